@@ -1,0 +1,61 @@
+package smartpool
+
+import "github.com/smartpool-go/smartpool/scheduler"
+
+// PoolBehavior declares a pool: its channels, grouped into levels, and where a
+// task that yielded re-enters. K is the user's own key type, usually a small
+// integer enum.
+//
+// New calls Config once, then Channel once for every key the configuration
+// lists, then Followup once for every key; it never calls them again, so
+// later changes to what they return have no effect on a running pool.
+type PoolBehavior[K comparable] interface {
+	// Config returns the pool's configuration.
+	Config() Config[K]
+	// Channel returns the channel for key k.
+	Channel(k K) Channel
+	// Followup returns the key of the channel through which a task that
+	// was taken from channel `from` and then yielded re-enters the pool.
+	// Return `from` itself to keep tasks where they came from, or a key of a
+	// higher level so that the pool finishes what it started before it
+	// takes new work.
+	Followup(from K) K
+}
+
+// Config is what a PoolBehavior declares. Zero fields mean the documented
+// defaults. New copies what it needs; the value may be reused.
+type Config[K comparable] struct {
+	// Workers is the number of worker goroutines, the most tasks that run
+	// at once. 0 means runtime.GOMAXPROCS(0). At most MaxWorkers.
+	Workers int
+	// Schedule chooses the level a free worker serves. nil means
+	// scheduler.HighestFirst(). A Scheduler value serves one pool.
+	Schedule scheduler.Scheduler
+	// Levels lists the channels, level by level, highest level first. At
+	// least one level; every level at least one channel; every key once.
+	Levels [][]ChannelParams[K]
+	// PanicHandler receives every panic a task raises, with the key of the
+	// channel the task came from, on the worker that recovered it; the
+	// worker then carries on. nil means: log it with log/slog at error level.
+	// A panic in the handler itself is recovered and logged.
+	PanicHandler func(key K, p *PanicError)
+}
+
+// ChannelParams places one channel in a level and sets its close policy.
+type ChannelParams[K comparable] struct {
+	// Key names the channel; the behavior's Channel method maps it to the
+	// channel itself.
+	Key K
+	// CompleteOnClose makes Close run every task queued in this channel
+	// before it returns. Otherwise Close drops the queued tasks and reports
+	// them. Tasks already running are never interrupted either way.
+	CompleteOnClose bool
+	// OnDrop, if set, is called once for every task Close drops from this
+	// channel, outside every pool lock, so that resources the task held can
+	// be released. It may call Submit (which returns ErrClosed). A panic in
+	// it is recovered and sent to the panic handler.
+	OnDrop func(t Task)
+}
+
+// MaxWorkers is the largest Workers value New accepts.
+const MaxWorkers = 1 << 16

@@ -1,0 +1,109 @@
+package smartpool
+
+import "context"
+
+// Task is a unit of work. Run is called once, on a worker goroutine, with a
+// context that carries the pool's task handle and is cancelled when a Close
+// gives up waiting (its context ended), so a long task can stop early.
+//
+// Most code submits plain functions (see Func); a type that implements Task
+// itself can be pre-allocated and reused, and is what a channel's drop
+// callback receives back.
+type Task interface {
+	Run(ctx context.Context)
+}
+
+// Func adapts a function to Task without allocating.
+type Func func(ctx context.Context)
+
+// Run calls f(ctx).
+func (f Func) Run(ctx context.Context) { f(ctx) }
+
+// Channel is a source of tasks: a queue with its own ordering, or anything
+// that can be polled. The channels package has FIFO, Deadline, Priority and
+// Multi; users may write their own.
+//
+// # Contract
+//
+// New calls Queues, then Attach, once each, before any worker starts. A
+// channel has Queues() independent queues, numbered from 0; each has one
+// availability bit, reached through the Bits given to Attach.
+//
+// The bit rule: a queue's bit may be set spuriously for a moment, but once the
+// channel's lock is released it is never clear while the queue holds a task
+// the pool may run. The simple way to keep it: call Bits.Set when the queue
+// goes from empty to non-empty and Bits.Clear when it goes back to empty, both
+// with the channel's lock held; then, after unlocking, call Bits.Wake with the
+// number of tasks added.
+//
+// Poll is called by workers, concurrently, for a queue whose bit they saw set;
+// it returns nil when the queue is empty. Push is the by-key submit
+// (Pool.Submit): it enqueues a task with the channel's default ordering.
+// Close is called once, by OwnedPool.Close: from then on Push and every
+// submit method of the channel return ErrClosed; if drop is true the channel
+// also removes every queued task, clears its bits and returns the tasks, which
+// the pool reports as dropped. Len may be called at any time, from any
+// goroutine. No method may block for long: they run on workers and
+// submitters.
+type Channel interface {
+	Queues() int
+	Attach(b Bits) error
+	Push(t Task) error
+	Poll(queue int) Task
+	Len() int
+	Close(drop bool) []Task
+}
+
+// Bits is a channel's handle on the availability bits of its queues. The zero
+// Bits belongs to no pool: its methods do nothing, so a channel can be used
+// and tested on its own. Bits is a small value; copy it freely.
+type Bits struct {
+	e    *engine
+	base int // global number of the channel's queue 0
+	n    int
+}
+
+// Attached reports whether b belongs to a pool.
+func (b Bits) Attached() bool { return b.e != nil }
+
+// Len returns the number of queues b covers.
+func (b Bits) Len() int { return b.n }
+
+// Slice returns the Bits of queues [i, i+n) of b, for composite channels that
+// hand parts of their queues to inner channels.
+func (b Bits) Slice(i, n int) Bits {
+	if i < 0 || n < 0 || i+n > b.n {
+		panic("smartpool: Bits.Slice out of range")
+	}
+	return Bits{e: b.e, base: b.base + i, n: n}
+}
+
+// Set marks queue i as holding work. Call it with the channel's lock held.
+func (b Bits) Set(i int) {
+	if b.e != nil {
+		b.e.field.Set(b.index(i))
+	}
+}
+
+// Clear marks queue i as empty. Call it with the channel's lock held.
+func (b Bits) Clear(i int) {
+	if b.e != nil && b.e.field.Clear(b.index(i)) {
+		b.e.wake() // a repair republished work: see the availability-bit protocol
+	}
+}
+
+// Wake tells the pool that n tasks were added, so that idle workers start.
+// Call it after releasing the channel's lock. It costs one atomic load when no
+// worker is idle.
+func (b Bits) Wake(n int) {
+	if b.e != nil && n > 0 {
+		b.e.wake()
+	}
+}
+
+func (b Bits) index(i int) int {
+	if uint(i) >= uint(b.n) {
+		panic("smartpool: queue index out of range")
+	}
+	return b.base + i
+}

@@ -1,0 +1,156 @@
+package channels
+
+import (
+	"context"
+	"sync"
+
+	"github.com/smartpool-go/smartpool"
+)
+
+// FIFO is an unbounded first-in, first-out channel. Tasks are kept in a ring
+// buffer that grows by doubling and never shrinks below its high-water mark,
+// so a warm FIFO allocates nothing per task.
+//
+// The zero FIFO is ready to use. A FIFO must not be copied after first use.
+type FIFO struct {
+	mu     sync.Mutex
+	ring   []smartpool.Task // len is a power of two, or 0; guarded by mu
+	head   int              // index of the oldest task; guarded by mu
+	n      int              // tasks queued; guarded by mu
+	closed bool             // guarded by mu
+	bits   smartpool.Bits   // set by Attach before the pool starts
+}
+
+// NewFIFO returns an empty FIFO.
+func NewFIFO() *FIFO { return new(FIFO) }
+
+// Submit queues fn. It returns smartpool.ErrNilTask for a nil fn and
+// smartpool.ErrClosed once the pool's Close started. It does not block.
+func (f *FIFO) Submit(fn func(ctx context.Context)) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return f.Push(smartpool.Func(fn))
+}
+
+// Push queues t; it is the by-key submit of smartpool.Pool.Submit.
+func (f *FIFO) Push(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	f.pushLocked(t)
+	b := f.bits // read under mu: Attach may run concurrently
+	f.mu.Unlock()
+	b.Wake(1)
+	return nil
+}
+
+// SubmitBatch queues every function in fns, in order, under one lock, and
+// wakes at most as many workers as it queued. A nil function fails the whole
+// batch with smartpool.ErrNilTask before anything is queued.
+func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
+	for _, fn := range fns {
+		if fn == nil {
+			return smartpool.ErrNilTask
+		}
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	for _, fn := range fns {
+		f.pushLocked(smartpool.Func(fn))
+	}
+	b := f.bits
+	f.mu.Unlock()
+	b.Wake(len(fns))
+	return nil
+}
+
+func (f *FIFO) pushLocked(t smartpool.Task) {
+	if f.n == len(f.ring) {
+		f.growLocked()
+	}
+	f.ring[(f.head+f.n)&(len(f.ring)-1)] = t
+	f.n++
+	if f.n == 1 {
+		f.bits.Set(0)
+	}
+}
+
+func (f *FIFO) growLocked() {
+	size := max(2*len(f.ring), 16)
+	ring := make([]smartpool.Task, size)
+	for i := range f.n {
+		ring[i] = f.ring[(f.head+i)&(len(f.ring)-1)]
+	}
+	f.ring, f.head = ring, 0
+}
+
+// Poll removes and returns the oldest task, or nil if the FIFO is empty.
+func (f *FIFO) Poll(int) smartpool.Task {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	t := f.ring[f.head]
+	f.ring[f.head] = nil // do not retain the task after it left
+	f.head = (f.head + 1) & (len(f.ring) - 1)
+	f.n--
+	if f.n == 0 {
+		f.bits.Clear(0)
+	}
+	f.mu.Unlock()
+	return t
+}
+
+// Len returns the number of queued tasks.
+func (f *FIFO) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// Queues returns 1: a FIFO is one queue.
+func (f *FIFO) Queues() int { return 1 }
+
+// Attach binds the FIFO to a pool; it is called by smartpool.New. It returns
+// smartpool.ErrAttached if the FIFO already belongs to a pool.
+func (f *FIFO) Attach(b smartpool.Bits) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bits.Attached() {
+		return smartpool.ErrAttached
+	}
+	f.bits = b
+	if f.n > 0 {
+		f.bits.Set(0)
+	}
+	return nil
+}
+
+// Close stops admission and, if drop is set, empties the FIFO and returns
+// its tasks oldest first; it is called by the pool's Close.
+func (f *FIFO) Close(drop bool) []smartpool.Task {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	if !drop || f.n == 0 {
+		return nil
+	}
+	out := make([]smartpool.Task, f.n)
+	for i := range out {
+		j := (f.head + i) & (len(f.ring) - 1)
+		out[i], f.ring[j] = f.ring[j], nil
+	}
+	f.head, f.n = 0, 0
+	f.bits.Clear(0)
+	return out
+}

@@ -1,0 +1,194 @@
+// Package avail is the availability bitfield of a smartpool: one bit per
+// queue, grouped by level, with one summary word whose bit l says "level l
+// has work". Workers read the summary with a single atomic load to choose a
+// level and to decide to sleep; no lock is ever taken.
+//
+// # The availability-bit protocol
+//
+// Queue bits are owned by their channel: a channel sets its queue's bit when
+// the queue becomes non-empty and clears it when it becomes empty, both while
+// holding the channel's own lock, so once that lock is released the bit equals
+// "this queue holds an eligible task" (it may be set spuriously for a moment,
+// never clear while the queue has work).
+//
+// The summary bit of a level is derived from the level's words:
+//
+//   - Set: a word going from zero to non-zero ORs the level's summary bit.
+//   - Clear: a word going to zero clears the summary bit only if every word of
+//     the level reads zero, then re-reads the words and ORs the summary bit
+//     back if any is non-zero (repair).
+//
+// Invariant: whenever no Set or Clear is in progress, the summary bit of level
+// l is set if any word of level l is non-zero. The repair closes the race in
+// which a concurrent Set saw an empty word and ORed the summary before this
+// Clear cleared it. The summary may be set spuriously (a repair that re-read a
+// word another Clear emptied a moment later); workers that find a level empty
+// call Tidy, which is Clear's summary step, so a spurious bit never survives a
+// worker's visit. During a Clear the summary may read zero while a concurrent
+// Set's queue has work; Clear reports a repair so its caller wakes a worker,
+// which is how that window cannot lose a wake-up.
+//
+// All operations use sync/atomic, which is sequentially consistent; the sleep
+// protocol in the root package relies on that (a Set followed by a load of the
+// idle stack, against a push on the idle stack followed by a load of the
+// summary).
+package avail
+
+import (
+	"errors"
+	"math/bits"
+	"sync/atomic"
+)
+
+// MaxQueues is the largest number of queues (bits) one Field holds.
+const MaxQueues = 4096
+
+// MaxLevels is the largest number of levels: one summary bit each.
+const MaxLevels = 64
+
+// ErrTooMany is returned by New when the layout exceeds MaxQueues or
+// MaxLevels.
+var ErrTooMany = errors.New("too many queues or levels")
+
+// pad keeps the summary word and each level's words on their own cache lines,
+// so that submitters to one level do not invalidate another level's line.
+type pad [64]byte
+
+// Field is the bitfield. It is built once by New and then shared by every
+// worker and channel of a pool; all methods are safe for concurrent use.
+type Field struct {
+	_       pad
+	summary atomic.Uint64 // bit l: level l may have work (see protocol)
+	_       pad
+	levels  []level
+	queues  []queueRef // indexed by global queue number
+}
+
+type level struct {
+	first int             // global number of the level's first queue
+	n     int             // number of queues in the level
+	words []atomic.Uint64 // bit i of words[i/64]: local queue i has work
+}
+
+type queueRef struct {
+	word  *atomic.Uint64
+	mask  uint64
+	level int
+}
+
+// New builds a Field for levels whose queue counts are given, highest level
+// first. Global queue numbers are assigned in that order.
+func New(queuesPerLevel []int) (*Field, error) {
+	if len(queuesPerLevel) > MaxLevels {
+		return nil, ErrTooMany
+	}
+	total := 0
+	for _, n := range queuesPerLevel {
+		total += n
+	}
+	if total > MaxQueues {
+		return nil, ErrTooMany
+	}
+	f := &Field{levels: make([]level, len(queuesPerLevel)), queues: make([]queueRef, 0, total)}
+	for l, n := range queuesPerLevel {
+		nw := (n + 63) / 64
+		// 8 spare words (one cache line) after each level's words.
+		words := make([]atomic.Uint64, nw+8)[:nw]
+		f.levels[l] = level{first: len(f.queues), n: n, words: words}
+		for i := 0; i < n; i++ {
+			f.queues = append(f.queues, queueRef{word: &words[i/64], mask: 1 << (i % 64), level: l})
+		}
+	}
+	return f, nil
+}
+
+// Summary returns the level summary: bit l set means level l may have work.
+func (f *Field) Summary() uint64 { return f.summary.Load() }
+
+// Levels returns the number of levels.
+func (f *Field) Levels() int { return len(f.levels) }
+
+// LevelRange returns the global number of level l's first queue and its queue count.
+func (f *Field) LevelRange(l int) (first, n int) { return f.levels[l].first, f.levels[l].n }
+
+// Has reports whether global queue q's bit is set.
+func (f *Field) Has(q int) bool {
+	r := &f.queues[q]
+	return r.word.Load()&r.mask != 0
+}
+
+// Set marks global queue q as having work. Call it with the queue's lock held
+// when the queue becomes non-empty.
+func (f *Field) Set(q int) {
+	r := &f.queues[q]
+	if r.word.Or(r.mask) == 0 {
+		f.summary.Or(1 << r.level)
+	}
+}
+
+// Clear marks global queue q as empty. Call it with the queue's lock held when
+// the queue becomes empty. It reports whether it had to repair the summary
+// after a concurrent Set; the caller then wakes a worker (see protocol).
+func (f *Field) Clear(q int) (repaired bool) {
+	r := &f.queues[q]
+	if r.word.And(^r.mask) != r.mask {
+		return false // the word still has other work
+	}
+	return f.Tidy(r.level)
+}
+
+// Tidy clears level l's summary bit if all its words are zero, then repairs it
+// if a word became non-zero meanwhile. It reports whether it repaired.
+func (f *Field) Tidy(l int) (repaired bool) {
+	lv := &f.levels[l]
+	bit := uint64(1) << l
+	if !lv.empty() {
+		return false
+	}
+	f.summary.And(^bit)
+	if lv.empty() {
+		return false
+	}
+	f.summary.Or(bit)
+	return true
+}
+
+func (lv *level) empty() bool {
+	for i := range lv.words {
+		if lv.words[i].Load() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Next returns the local index of the first queue of level l with its bit
+// set, searching in rotation from local index from (0 <= from < n), or -1 if
+// every bit of the level is clear.
+func (f *Field) Next(l, from int) int {
+	lv := &f.levels[l]
+	nw := len(lv.words)
+	if nw == 1 { // the common case: one word, one load
+		w := lv.words[0].Load()
+		if w == 0 {
+			return -1
+		}
+		if hi := w & (^uint64(0) << uint(from)); hi != 0 {
+			return bits.TrailingZeros64(hi)
+		}
+		return bits.TrailingZeros64(w)
+	}
+	wi := from / 64
+	w := lv.words[wi].Load() & (^uint64(0) << uint(from%64))
+	for i := 0; i <= nw; i++ {
+		if w != 0 {
+			return wi*64 + bits.TrailingZeros64(w)
+		}
+		wi++
+		if wi == nw {
+			wi = 0
+		}
+		w = lv.words[wi].Load()
+	}
+	return -1
+}

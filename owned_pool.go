@@ -1,0 +1,122 @@
+package smartpool
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/smartpool-go/smartpool/scheduler"
+)
+
+// OwnedPool owns a running pool: it is the only handle that can close it.
+// Share Pool() with code that only submits. All methods are safe for
+// concurrent use. Do not copy an OwnedPool.
+type OwnedPool[K comparable] struct {
+	pool *Pool[K]
+}
+
+// New validates the behavior's configuration, attaches its channels and
+// starts the workers. Every configuration mistake is an error wrapping
+// ErrConfig and a rule sentinel (ErrNoLevels, ErrEmptyLevel, ErrDuplicateKey,
+// ErrNegativeWorker, ErrTooManyWorkers, ErrNilChannel, ErrNoQueues,
+// ErrFollowup, ErrTooManyQueues, ErrAttached) or scheduler.ErrBadPolicy; New
+// then starts no goroutine. A channel that was attached before the failing
+// one stays bound to the failed pool and cannot be reused.
+func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
+	if b == nil {
+		return nil, configErr(ErrNilChannel, "nil behavior")
+	}
+	cfg := b.Config()
+	workers := cfg.Workers
+	switch {
+	case workers < 0:
+		return nil, configErr(ErrNegativeWorker, "Workers = %d", workers)
+	case workers > MaxWorkers:
+		return nil, configErr(ErrTooManyWorkers, "Workers = %d, at most %d", workers, MaxWorkers)
+	case workers == 0:
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sched := cfg.Schedule
+	if sched == nil {
+		sched = scheduler.HighestFirst()
+	}
+	lo, err := buildLayout(&cfg, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := sched.Start(len(cfg.Levels)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	follow, err := followups(b, lo)
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEngine(lo.perLevel, workers, sched)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index, followup: follow}
+	p.setPanicHandler(cfg.PanicHandler)
+	e.chans = make([]chanInfo, len(lo.channels))
+	for i, c := range lo.channels {
+		e.chans[i] = chanInfo{c: c, level: lo.level[i], coc: lo.params[i].CompleteOnClose, onDrop: lo.params[i].OnDrop}
+		for q := range c.Queues() {
+			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i})
+		}
+	}
+	if err := lo.attach(e); err != nil {
+		return nil, err
+	}
+	e.finish = func() { e.report = p.buildReport() }
+	e.start()
+	return &OwnedPool[K]{pool: p}, nil
+}
+
+// Pool returns the shareable handle used to submit work and read stats.
+func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
+
+// Close shuts the pool down gracefully and waits until it is closed or ctx
+// ends.
+//
+// The first call stops admission: from then on every submit returns
+// ErrClosed. Queued tasks of complete-on-close channels all run; queued
+// tasks of the other channels are dropped, counted, and handed to their
+// channel's OnDrop callback. Running tasks are never interrupted. Close
+// returns the report once every worker has exited.
+//
+// If ctx ends first, Close returns ctx.Err() and a nil report, and cancels
+// the context of every task (a hint to stop early; nothing is interrupted);
+// the close carries on, and a later Close call waits for it again. Every
+// call after the pool closed returns the same report. Calls may be
+// concurrent.
+//
+// Called from inside a task with that task's context, Close starts the close
+// and returns ErrCloseFromTask at once, since the pool cannot finish while the
+// calling task runs. Called from a task with any other context, it waits
+// forever: do not.
+func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
+	e := o.pool.e
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e.startClose()
+	if e.workerOf(ctx) != nil {
+		return nil, ErrCloseFromTask
+	}
+	select {
+	case <-e.done:
+		return e.report.(*Report[K]), nil
+	case <-ctx.Done():
+		select {
+		case <-e.done: // both ready: the pool closed, say so
+			return e.report.(*Report[K]), nil
+		default:
+		}
+		e.cancelTasks()
+		return nil, ctx.Err()
+	}
+}
+
+// Done returns a channel that is closed when the pool has closed (after a
+// Close call started it and the last worker exited).
+func (o *OwnedPool[K]) Done() <-chan struct{} { return o.pool.e.done }

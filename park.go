@@ -1,0 +1,77 @@
+package smartpool
+
+// # Sleep and wake-up protocol
+//
+// Idle workers park on their own one-slot channel (worker.wake); the parked
+// ones are on a lock-free stack (internal/idle). Nothing global is locked.
+//
+// Parking (worker.park):
+//
+//  1. push yourself on the idle stack;
+//  2. re-read the availability summary and the closing flag;
+//  3. if either shows something to do, pop one worker from the stack (maybe
+//     yourself) and send it a wake-up;
+//  4. receive from your wake channel.
+//
+// Submitting (Bits.Wake, engine.wake), after the queue's bit is set:
+//
+//  1. if the idle stack is empty, stop: every worker is awake and will re-read
+//     the summary before it parks;
+//  2. if another wake-up is already in flight (waking is set), stop: the woken
+//     worker will look for work, and pass a wake-up on if it finds more;
+//  3. otherwise set waking, pop a worker and send it a wake-up that makes it
+//     the waking worker (or clear waking if the stack emptied meanwhile).
+//
+// No lost wake-up: sync/atomic is sequentially consistent, so of "set the bit,
+// then load the stack" (submitter) and "push on the stack, then load the
+// summary" (parker), at least one sees the other's write: either the
+// submitter sees the parked worker and wakes someone, or the parker sees the
+// bit and wakes someone (step 3), and whoever is woken re-reads the summary.
+// The throttle (waking) cannot lose one either: the waking worker clears the
+// flag before it re-reads the summary, both when it found work (it then wakes
+// the next worker if the summary is still non-zero, which chains wake-ups
+// across a batch: at most one per new task) and when it found none (it then
+// parks through the steps above). A submitter that skipped because the flag
+// was set wrote its bit before reading the flag, so that re-read sees it.
+//
+// Close sets the closing flag and then pops every worker off the stack and
+// wakes it. A worker that parks after that sees the flag at step 2 and wakes
+// one worker, so every push after Close is matched by a pop.
+
+// wake starts one idle worker unless none is idle or a wake-up is in flight.
+func (e *engine) wake() {
+	if e.idle.Empty() || !e.waking.CompareAndSwap(false, true) {
+		return
+	}
+	if i := e.idle.Pop(); i >= 0 {
+		e.workers[i].wake <- true
+		return
+	}
+	e.waking.Store(false)
+}
+
+// wakeAny pops one idle worker, whoever it is, and wakes it without making it
+// the waking worker. Used by a parker that saw work after it registered.
+func (e *engine) wakeAny() {
+	if i := e.idle.Pop(); i >= 0 {
+		e.workers[i].wake <- false
+	}
+}
+
+// wakeAll wakes every parked worker; used by Close.
+func (e *engine) wakeAll() {
+	for i := e.idle.Pop(); i >= 0; i = e.idle.Pop() {
+		e.workers[i].wake <- false
+	}
+}
+
+// park blocks w until it is woken and reports whether it was made the waking
+// worker.
+func (w *worker) park() (waking bool) {
+	e := w.e
+	e.idle.Push(w.id)
+	if e.field.Summary() != 0 || e.closing.Load() {
+		e.wakeAny()
+	}
+	return <-w.wake
+}

@@ -1,0 +1,90 @@
+package smartpool
+
+import "context"
+
+// Pool is the shareable handle of a running pool: submit by key, read stats.
+// Get it from OwnedPool.Pool. All methods are safe for concurrent use.
+type Pool[K comparable] struct {
+	e        *engine
+	keys     []K         // channel index -> key; read-only
+	index    map[K]int   // key -> channel index; read-only
+	followup []int       // channel index -> followup channel index; read-only
+	onPanic  func(K, *PanicError)
+}
+
+// Submit queues fn in the channel named key, with that channel's default
+// ordering (see each channel's Push). It returns ErrNilTask for a nil fn,
+// then ErrClosed once Close started, then ErrUnknownKey for a key the
+// configuration does not list. It does not block.
+func (p *Pool[K]) Submit(key K, fn func(ctx context.Context)) error {
+	if fn == nil {
+		return ErrNilTask
+	}
+	return p.SubmitTask(key, Func(fn))
+}
+
+// SubmitTask is Submit for a Task value.
+func (p *Pool[K]) SubmitTask(key K, t Task) error {
+	if t == nil {
+		return ErrNilTask
+	}
+	if p.e.closing.Load() {
+		return ErrClosed
+	}
+	i, ok := p.index[key]
+	if !ok {
+		return ErrUnknownKey
+	}
+	return p.e.chans[i].c.Push(t)
+}
+
+// State is a pool's lifecycle stage. It only moves forward.
+type State int
+
+// The lifecycle stages.
+const (
+	Running State = iota // accepting work
+	Closing              // Close started: admission stopped, draining
+	Closed               // every worker exited; the report is final
+)
+
+func (s State) String() string {
+	switch s {
+	case Running:
+		return "running"
+	case Closing:
+		return "closing"
+	case Closed:
+		return "closed"
+	}
+	return "State(?)"
+}
+
+// State returns the pool's current lifecycle stage.
+func (p *Pool[K]) State() State {
+	select {
+	case <-p.e.done:
+		return Closed
+	default:
+	}
+	if p.e.closing.Load() {
+		return Closing
+	}
+	return Running
+}
+
+func (p *Pool[K]) setPanicHandler(h func(K, *PanicError)) {
+	p.onPanic = h
+	p.e.panicked = func(ch int, pe *PanicError) {
+		defer func() {
+			if r := recover(); r != nil {
+				logPanic("panic handler", &PanicError{Value: r, Stack: stack()})
+			}
+		}()
+		if p.onPanic == nil {
+			logPanic(p.keys[ch], pe)
+			return
+		}
+		p.onPanic(p.keys[ch], pe)
+	}
+}

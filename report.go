@@ -1,0 +1,74 @@
+package smartpool
+
+// ChannelStats counts one channel's tasks. Counts only grow.
+type ChannelStats[K comparable] struct {
+	Key             K
+	Level           int
+	CompleteOnClose bool
+	Queued          int    // tasks waiting in the channel now
+	Ran             uint64 // tasks that returned normally
+	Panicked        uint64 // tasks that panicked (recovered)
+	Goexited        uint64 // tasks that called runtime.Goexit
+	Dropped         uint64 // tasks Close dropped from the queue
+}
+
+// Finished returns the number of tasks that left the channel: ran,
+// panicked, goexited or dropped.
+func (c ChannelStats[K]) Finished() uint64 { return c.Ran + c.Panicked + c.Goexited + c.Dropped }
+
+// Stats is a snapshot of a pool's counters, channel by channel in
+// configuration order. Counters read while the pool runs are each exact at
+// some instant, not all at the same one.
+type Stats[K comparable] struct {
+	Workers  int
+	Channels []ChannelStats[K]
+}
+
+// Report is what Close returns: the final Stats of a closed pool.
+type Report[K comparable] = Stats[K]
+
+// Channel returns the stats of the channel named key, and false if no
+// channel has that key.
+func (s *Stats[K]) Channel(key K) (ChannelStats[K], bool) {
+	for _, c := range s.Channels {
+		if c.Key == key {
+			return c, true
+		}
+	}
+	return ChannelStats[K]{}, false
+}
+
+// Total sums every channel's counters; its Key and Level are zero.
+func (s *Stats[K]) Total() ChannelStats[K] {
+	var t ChannelStats[K]
+	for _, c := range s.Channels {
+		t.Queued += c.Queued
+		t.Ran += c.Ran
+		t.Panicked += c.Panicked
+		t.Goexited += c.Goexited
+		t.Dropped += c.Dropped
+	}
+	return t
+}
+
+// Stats returns a snapshot of the pool's counters.
+func (p *Pool[K]) Stats() *Stats[K] {
+	e := p.e
+	s := &Stats[K]{Workers: len(e.workers), Channels: make([]ChannelStats[K], len(e.chans))}
+	for i := range e.chans {
+		c := &s.Channels[i]
+		c.Key, c.CompleteOnClose = p.keys[i], e.chans[i].coc
+		c.Level = e.chans[i].level
+		c.Queued = e.chans[i].c.Len()
+		c.Dropped = e.chans[i].dropped.Load()
+		for _, w := range e.workers {
+			st := &w.stats[i]
+			c.Ran += st.ran.Load()
+			c.Panicked += st.panicked.Load()
+			c.Goexited += st.goexited.Load()
+		}
+	}
+	return s
+}
+
+func (p *Pool[K]) buildReport() *Report[K] { return p.Stats() }

@@ -1,0 +1,163 @@
+package smartpool
+
+// # Worker loop
+//
+// Every worker runs the same loop: read the closing flag; find a task (read
+// the availability summary, let the scheduler pick a level, poll the level's
+// queues in rotation from this worker's own cursor); run it; or, when there is
+// none, exit if the pool is closing and otherwise park (park.go).
+//
+// The closing flag is read before the search: Close marks every channel
+// closed before it sets the flag, so a worker that saw the flag and then found
+// the summary empty knows no task can arrive any more, and may exit.
+//
+// Ownership: a worker's fields are touched only by its own goroutine, except
+// wake (any waker sends), stats (read by Stats and the close report) and, at
+// start and after a runtime.Goexit, the goroutine that starts the loop.
+
+import (
+	"context"
+	"math/bits"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/smartpool-go/smartpool/scheduler"
+)
+
+type worker struct {
+	e      *engine
+	id     int
+	wake   chan bool // capacity 1; true: you are the waking worker (park.go)
+	picker scheduler.Picker
+	cursor []int // per level: local queue index to try first
+	ctx    context.Context
+	stats  []taskStats // per channel; written only by this worker
+	_      pad
+}
+
+// taskStats counts outcomes of one channel's tasks on one worker. Single
+// writer: the worker stores Load()+1, a plain increment that readers may load
+// at any time.
+type taskStats struct {
+	ran, panicked, goexited atomic.Uint64
+}
+
+func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
+
+// taskContext is the context tasks receive: the pool's base context plus the
+// worker, for Yield and for detecting Close called from a task.
+type taskContext struct {
+	context.Context
+	w *worker
+}
+
+type workerKey struct{}
+
+func (c *taskContext) Value(key any) any {
+	if key == (workerKey{}) {
+		return c.w
+	}
+	return c.Context.Value(key)
+}
+
+func (w *worker) loop() {
+	e := w.e
+	defer e.exit()
+	waking := false
+	for {
+		closing := e.closing.Load()
+		t, q := w.find()
+		if t == nil {
+			if waking {
+				waking = false
+				e.waking.Store(false)
+			}
+			if closing {
+				return
+			}
+			waking = w.park()
+			continue
+		}
+		if waking {
+			waking = false
+			e.waking.Store(false)
+			if e.field.Summary() != 0 {
+				e.wake() // pass the wake-up on: there is more work
+			}
+		}
+		if !w.run(t, q) {
+			return // runtime.Goexit: run started a replacement
+		}
+	}
+}
+
+// find returns a task and its queue, or nil when the summary reads empty.
+func (w *worker) find() (Task, *queueRef) {
+	e := w.e
+	for {
+		avail := e.field.Summary()
+		if avail == 0 {
+			return nil, nil
+		}
+		l := w.picker.Pick(avail, time.Now)
+		if uint(l) >= 64 || avail&(1<<uint(l)) == 0 {
+			l = bits.TrailingZeros64(avail)
+		}
+		if t, q := w.pollLevel(l); t != nil {
+			return t, q
+		}
+		e.field.Tidy(l) // the level looked busy but was not: drop a spurious summary bit
+	}
+}
+
+// pollLevel polls level l's queues whose bits are set, in rotation from the
+// worker's cursor, and returns the first task it gets.
+func (w *worker) pollLevel(l int) (Task, *queueRef) {
+	e := w.e
+	first, n := e.field.LevelRange(l)
+	from := w.cursor[l]
+	for range n {
+		i := e.field.Next(l, from)
+		if i < 0 {
+			return nil, nil
+		}
+		from = i + 1
+		if from == n {
+			from = 0
+		}
+		q := &e.queues[first+i]
+		if t := q.c.Poll(q.local); t != nil {
+			w.cursor[l] = from
+			return t, q
+		}
+	}
+	return nil, nil
+}
+
+// run runs t and records its outcome. It reports false if t called
+// runtime.Goexit, after starting a goroutine that carries on the loop.
+func (w *worker) run(t Task, q *queueRef) (ok bool) {
+	st := &w.stats[q.ch]
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		if r := recover(); r != nil {
+			inc(&st.panicked)
+			w.e.panicked(q.ch, &PanicError{Value: r, Stack: debug.Stack()})
+			ok = true
+			return
+		}
+		// recover returned nil without a panic in flight: runtime.Goexit is
+		// unwinding this goroutine. Hand the worker to a new goroutine.
+		inc(&st.goexited)
+		w.e.live.Add(1)
+		go w.loop()
+	}()
+	t.Run(w.ctx)
+	finished = true
+	inc(&st.ran)
+	return true
+}
