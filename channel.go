@@ -39,10 +39,15 @@ func (f Func) Run(ctx context.Context) { f(ctx) }
 // Poll is called by workers, concurrently, for a queue whose bit they saw set;
 // it returns nil when the queue is empty. Push is the by-key submit
 // (Pool.Submit): it enqueues a task with the channel's default ordering.
-// Close is called once, by OwnedPool.Close: from then on Push and every
-// submit method of the channel return ErrClosed; if drop is true the channel
-// also removes every queued task, clears its bits and returns the tasks, which
-// the pool reports as dropped. Len may be called at any time, from any
+// Admission: every submit method and Push must return ErrClosed, with the
+// channel's lock held, once Bits.Closed reports true. The pool reports Closed
+// before it calls Close, so that a producer that saw ErrClosed from one
+// channel gets it from every channel afterwards.
+//
+// Close is called once, by OwnedPool.Close, after Bits.Closed turned true;
+// if drop is true the channel removes every queued task, clears its bits and
+// returns the tasks, which the pool reports as dropped. Taking the lock in
+// Close also waits out any submit still in progress. Len may be called at any time, from any
 // goroutine. No method may block for long: they run on workers and
 // submitters.
 type Channel interface {
@@ -91,6 +96,10 @@ func (b Bits) Clear(i int) {
 		b.e.wake() // a repair republished work: see the availability-bit protocol
 	}
 }
+
+// Closed reports whether the pool stopped admission (its Close started).
+// Channels check it under their lock on every submit; it is one atomic load.
+func (b Bits) Closed() bool { return b.e != nil && b.e.stopped.Load() }
 
 // Wake tells the pool that n tasks were added, so that idle workers start.
 // Call it after releasing the channel's lock. It costs one atomic load when no

@@ -16,18 +16,19 @@ type pad [64]byte
 // engine is the key-agnostic heart of a pool: bits, queues, workers, close
 // state. Pool[K] and OwnedPool[K] wrap it with the user's key type.
 type engine struct {
-	field   *avail.Field
-	queues  []queueRef // by global queue number; read-only after New
-	chans   []chanInfo // by channel index; read-only after New except counters
-	workers []*worker  // read-only after New
-	idle    *idle.Stack
+	field    *avail.Field
+	queues   []queueRef // by global queue number; read-only after New
+	chans    []chanInfo // by channel index; read-only after New except counters
+	workers  []*worker  // read-only after New
+	idle     *idle.Stack
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
 	_      pad
 	waking atomic.Bool // a woken worker has not yet found work or parked (park.go)
 	_      pad
 
-	closing   atomic.Bool   // set once by startClose, after every channel is closed
+	stopped   atomic.Bool   // admission stopped: set first by startClose
+	closing   atomic.Bool   // set by startClose after every channel is closed
 	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished; report set before
@@ -50,7 +51,7 @@ type chanInfo struct {
 	level   int
 	coc     bool
 	onDrop  func(Task)
-	dropped atomic.Uint64 // written only by the closer
+	dropped atomic.Uint64
 }
 
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine, error) {
@@ -92,6 +93,7 @@ func (e *engine) exit() {
 // startClose stops admission and starts the drain, once. See OwnedPool.Close.
 func (e *engine) startClose() {
 	e.closeOnce.Do(func() {
+		e.stopped.Store(true)
 		dropped := make([][]Task, len(e.chans))
 		for i := range e.chans {
 			dropped[i] = e.chans[i].c.Close(!e.chans[i].coc)
@@ -107,7 +109,7 @@ func (e *engine) startClose() {
 
 func (e *engine) announceDrops(ch int, ts []Task) {
 	c := &e.chans[ch]
-	c.dropped.Store(c.dropped.Load() + uint64(len(ts)))
+	c.dropped.Add(uint64(len(ts)))
 	if c.onDrop == nil {
 		return
 	}

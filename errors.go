@@ -51,5 +51,7 @@ func configErr(rule error, format string, args ...any) error {
 	return &configError{rule: rule, msg: fmt.Sprintf(format, args...)}
 }
 
-func (e *configError) Error() string   { return "smartpool: bad configuration: " + e.rule.Error() + ": " + e.msg }
+func (e *configError) Error() string {
+	return "smartpool: bad configuration: " + e.rule.Error() + ": " + e.msg
+}
 func (e *configError) Unwrap() []error { return []error{ErrConfig, e.rule} }

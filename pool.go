@@ -6,9 +6,9 @@ import "context"
 // Get it from OwnedPool.Pool. All methods are safe for concurrent use.
 type Pool[K comparable] struct {
 	e        *engine
-	keys     []K         // channel index -> key; read-only
-	index    map[K]int   // key -> channel index; read-only
-	followup []int       // channel index -> followup channel index; read-only
+	keys     []K       // channel index -> key; read-only
+	index    map[K]int // key -> channel index; read-only
+	followup []int     // channel index -> followup channel index; read-only
 	onPanic  func(K, *PanicError)
 }
 
@@ -28,7 +28,7 @@ func (p *Pool[K]) SubmitTask(key K, t Task) error {
 	if t == nil {
 		return ErrNilTask
 	}
-	if p.e.closing.Load() {
+	if p.e.stopped.Load() {
 		return ErrClosed
 	}
 	i, ok := p.index[key]
@@ -67,7 +67,7 @@ func (p *Pool[K]) State() State {
 		return Closed
 	default:
 	}
-	if p.e.closing.Load() {
+	if p.e.stopped.Load() {
 		return Closing
 	}
 	return Running

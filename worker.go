@@ -86,6 +86,13 @@ func (w *worker) loop() {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}
+		if e.stopped.Load() && !e.chans[q.ch].coc {
+			// Close started after this task was queued: a dropping channel's
+			// task that has not started is dropped, even if it was polled
+			// before Close emptied the channel.
+			e.announceDrops(q.ch, []Task{t})
+			continue
+		}
 		if !w.run(t, q) {
 			return // runtime.Goexit: run started a replacement
 		}

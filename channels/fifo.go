@@ -39,7 +39,7 @@ func (f *FIFO) Push(t smartpool.Task) error {
 		return smartpool.ErrNilTask
 	}
 	f.mu.Lock()
-	if f.closed {
+	if f.closed || f.bits.Closed() {
 		f.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -60,7 +60,7 @@ func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
 		}
 	}
 	f.mu.Lock()
-	if f.closed {
+	if f.closed || f.bits.Closed() {
 		f.mu.Unlock()
 		return smartpool.ErrClosed
 	}

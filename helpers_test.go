@@ -1,0 +1,207 @@
+package smartpool_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/scheduler"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Test durations (TESTPLAN §4): LONG bounds every wait for an event.
+const long = 10 * time.Second
+
+// scale multiplies a count by SMARTPOOL_TEST_SCALE and divides it by 4 under
+// the race detector (raceDivisor, set in race_test.go).
+func scale(n int) int {
+	f := 1.0
+	if s, err := strconv.ParseFloat(os.Getenv("SMARTPOOL_TEST_SCALE"), 64); err == nil && s > 0 {
+		f = s
+	}
+	return max(1, int(float64(n)*f)/raceDivisor)
+}
+
+// seeded returns a PCG seeded from SMARTPOOL_TEST_SEED or at random, and logs
+// the seed so a failure can be replayed.
+func seeded(t testing.TB) *rand.Rand {
+	seed, err := strconv.ParseUint(os.Getenv("SMARTPOOL_TEST_SEED"), 10, 64)
+	if err != nil {
+		seed = rand.Uint64()
+	}
+	t.Logf("seed %d (replay with SMARTPOOL_TEST_SEED=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, 0x5eed))
+}
+
+// ch is one channel of a test behavior.
+type ch struct {
+	key      string
+	c        smartpool.Channel
+	coc      bool
+	onDrop   func(smartpool.Task)
+	followup string // "" means itself
+}
+
+// behavior is a PoolBehavior built from a table, keyed by strings.
+type behavior struct {
+	workers int
+	sched   scheduler.Scheduler
+	levels  [][]ch
+	onPanic func(string, *smartpool.PanicError)
+}
+
+func (b *behavior) Config() smartpool.Config[string] {
+	cfg := smartpool.Config[string]{Workers: b.workers, Schedule: b.sched, PanicHandler: b.onPanic}
+	for _, lv := range b.levels {
+		var ps []smartpool.ChannelParams[string]
+		for _, c := range lv {
+			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnDrop: c.onDrop})
+		}
+		cfg.Levels = append(cfg.Levels, ps)
+	}
+	return cfg
+}
+
+func (b *behavior) find(k string) *ch {
+	for _, lv := range b.levels {
+		for i := range lv {
+			if lv[i].key == k {
+				return &lv[i]
+			}
+		}
+	}
+	return nil
+}
+
+func (b *behavior) Channel(k string) smartpool.Channel {
+	if c := b.find(k); c != nil {
+		return c.c
+	}
+	return nil
+}
+
+func (b *behavior) Followup(k string) string {
+	if c := b.find(k); c != nil && c.followup != "" {
+		return c.followup
+	}
+	return k
+}
+
+// start builds the pool and registers a cleanup that closes it within 2×long,
+// dumping every goroutine's stack if it does not.
+func start(t testing.TB, b *behavior) *smartpool.OwnedPool[string] {
+	t.Helper()
+	o, err := smartpool.New[string](b)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { closeWithin(t, o, 2*long) })
+	return o
+}
+
+func closeWithin(t testing.TB, o *smartpool.OwnedPool[string], d time.Duration) *smartpool.Report[string] {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	r, err := o.Close(ctx)
+	if err != nil {
+		var buf bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+		t.Fatalf("Close: %v\n%s", err, buf.String())
+	}
+	return r
+}
+
+// fifo returns a complete-on-close FIFO channel named key.
+func fifo(key string) ch { return ch{key: key, c: channels.NewFIFO(), coc: true} }
+
+// submit submits fn by key and fails the test on error.
+func submit(t testing.TB, o *smartpool.OwnedPool[string], key string, fn func(context.Context)) {
+	t.Helper()
+	if err := o.Pool().Submit(key, fn); err != nil {
+		t.Fatalf("Submit(%q): %v", key, err)
+	}
+}
+
+// gate is a handshake: tasks signal started and wait for release.
+type gate struct {
+	started chan string
+	release chan struct{}
+}
+
+func newGate() *gate { return &gate{started: make(chan string, 1<<16), release: make(chan struct{})} }
+
+func (g *gate) task(name string) func(context.Context) {
+	return func(context.Context) {
+		g.started <- name
+		<-g.release
+	}
+}
+
+// waitStarted waits for n tasks to signal started and returns their names.
+func (g *gate) waitStarted(t testing.TB, n int) []string {
+	t.Helper()
+	var names []string
+	timeout := time.After(long)
+	for range n {
+		select {
+		case s := <-g.started:
+			names = append(names, s)
+		case <-timeout:
+			t.Fatalf("only %d of %d tasks started within %v", len(names), n, long)
+		}
+	}
+	return names
+}
+
+// ledger records each task's outcomes by ID.
+type ledger struct {
+	mu  sync.Mutex
+	ran map[int]int
+}
+
+func newLedger() *ledger { return &ledger{ran: map[int]int{}} }
+
+func (l *ledger) record(id int) {
+	l.mu.Lock()
+	l.ran[id]++
+	l.mu.Unlock()
+}
+
+// waitFor waits until done is closed, failing after long.
+func waitFor(t testing.TB, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(long):
+		var buf bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+		t.Fatalf("timed out waiting for %s\n%s", what, buf.String())
+	}
+}
+
+// eventually polls cond until it holds, failing after long. It yields the
+// processor between polls; it is a bounded wait for an event, not a sleep.
+func eventually(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(long)
+	for !cond() {
+		if time.Now().After(deadline) {
+			var buf bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+			t.Fatalf("condition not met within %v\n%s", long, buf.String())
+		}
+		runtime.Gosched()
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package smartpool_test
+
+const raceDivisor = 4
