@@ -205,3 +205,5 @@ func eventually(t testing.TB, cond func() bool) {
 		runtime.Gosched()
 	}
 }
+
+func seededFrom(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }

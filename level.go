@@ -3,6 +3,7 @@ package smartpool
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
 	"github.com/smartpool-go/smartpool/scheduler"
@@ -63,18 +64,16 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 	return lo, nil
 }
 
-// isNil reports whether a Channel is nil or a typed nil pointer, which
-// behaviors return easily from a switch over keys.
-func isNil(ch Channel) (isNil bool) {
+// isNil reports whether a Channel is nil or holds a nil pointer, map, slice
+// or func, which a behavior's switch over keys returns easily.
+func isNil(ch Channel) bool {
 	if ch == nil {
 		return true
 	}
-	defer func() {
-		if recover() != nil {
-			isNil = true
-		}
-	}()
-	_ = ch.Queues() // a typed nil whose method dereferences it panics here
+	switch v := reflect.ValueOf(ch); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
 	return false
 }
 

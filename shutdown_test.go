@@ -437,10 +437,12 @@ func TestShutdown_IdlePoolIsFast(t *testing.T) {
 		closeWithin(t, o, long)
 		slowest = max(slowest, time.Since(began))
 		deadline := time.Now().Add(time.Second)
-		for runtime.NumGoroutine() != base && time.Now().Before(deadline) {
+		// <= rather than ==: a goroutine of an earlier test may still have
+		// been exiting when base was read.
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
 			runtime.Gosched()
 		}
-		require.Equal(t, base, runtime.NumGoroutine(), "cycle %d", i)
+		require.LessOrEqual(t, runtime.NumGoroutine(), base, "cycle %d", i)
 	}
 	t.Logf("slowest close: %v", slowest)
 }

@@ -20,8 +20,8 @@ import (
 const MaxLevels = 64
 
 // ErrBadPolicy is wrapped by every error a Scheduler's Start returns for a
-// configuration it cannot serve (wrong number of slices or weights, a slice or
-// weight that is not positive).
+// configuration it cannot serve (a number of levels out of range, the wrong
+// number of slices or weights, a slice or weight out of range).
 var ErrBadPolicy = errors.New("scheduler: bad policy")
 
 // Scheduler is a scheduling policy for one pool.

@@ -1,0 +1,311 @@
+package benchmarks
+
+import (
+	"context"
+	"sync"
+
+	"github.com/alitto/pond/v2"
+	"github.com/gammazero/workerpool"
+	"github.com/panjf2000/ants/v2"
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/sourcegraph/conc/pool"
+	"golang.org/x/sync/errgroup"
+)
+
+// Pool is what a workload sees of a pool under test. Every adapter counts
+// its unfinished tasks with a sync.WaitGroup and wraps each task in one
+// closure that calls Done, so that harness cost is the same for every pool.
+type Pool interface {
+	// Submit runs fn on the pool. It may block, as the pool's own submit does.
+	Submit(fn func())
+	// Wait blocks until every task submitted so far, including tasks that
+	// tasks submitted, has finished.
+	Wait()
+	// Close releases the pool's goroutines. Call it after Wait.
+	Close()
+}
+
+// Prioritizer is implemented by pools that can run a task ahead of those
+// queued with Submit. The priority-latency workload submits its urgent tasks
+// through it when a pool has it, and with Submit otherwise.
+type Prioritizer interface {
+	SubmitHigh(fn func())
+}
+
+// Adapter names a pool and builds it.
+type Adapter struct {
+	// Name is the short name used in tables and charts.
+	Name string
+	// Policy says what the pool's submit does when every worker is busy.
+	Policy string
+	// New returns a pool of the given size. Unbounded pools ignore it.
+	New func(workers int) Pool
+	// NewIO returns the pool the blocking-io workload uses, and a footnote
+	// about it (or ""). nil means New(IOInFlight).
+	NewIO func() (Pool, string)
+}
+
+// ChanBuffer is the buffer of the hand-written channel pools, a common choice.
+const ChanBuffer = 1024
+
+// Adapters returns every pool under test, in table order.
+func Adapters() []Adapter {
+	return []Adapter{
+		{Name: "goroutines", Policy: "no queue: one goroutine per task", New: newGoroutines},
+		{Name: "chan-pool", Policy: "queues 1,024, then blocks", New: newChanPool},
+		{Name: "two-chan", Policy: "queues 1,024 per chan, then blocks", New: newTwoChan},
+		{Name: "ants", Policy: "no queue: blocks", New: newAnts},
+		{Name: "pond", Policy: "queues, unbounded", New: newPond},
+		{Name: "workerpool", Policy: "queues, unbounded", New: newWorkerpool},
+		{Name: "conc", Policy: "no queue: blocks", New: newConc},
+		{Name: "errgroup", Policy: "no queue: blocks", New: newErrgroup},
+		{Name: "smartpool", Policy: "queues, unbounded", New: NewSmartpool, NewIO: smartpoolIO},
+	}
+}
+
+// tracker is the WaitGroup every adapter embeds for Wait.
+type tracker struct{ wg sync.WaitGroup }
+
+func (t *tracker) Wait() { t.wg.Wait() }
+
+type goroutines struct{ tracker }
+
+func newGoroutines(int) Pool { return new(goroutines) }
+
+func (p *goroutines) Submit(fn func()) {
+	p.wg.Add(1)
+	go func() { fn(); p.wg.Done() }()
+}
+
+func (p *goroutines) Close() {}
+
+// chanPool is the pool people write by hand: workers ranging over a
+// buffered channel of functions.
+type chanPool struct {
+	tracker
+	tasks chan func()
+}
+
+func newChanPool(workers int) Pool {
+	p := &chanPool{tasks: make(chan func(), ChanBuffer)}
+	for range workers {
+		go func() {
+			for f := range p.tasks {
+				f()
+			}
+		}()
+	}
+	return p
+}
+
+func (p *chanPool) Submit(fn func()) {
+	p.wg.Add(1)
+	p.tasks <- func() { fn(); p.wg.Done() }
+}
+
+func (p *chanPool) Close() { close(p.tasks) }
+
+// twoChan is the naive priority pool: two buffered channels and workers
+// that take from the high one first, then from whichever is ready.
+type twoChan struct {
+	tracker
+	high, low chan func()
+	quit      chan struct{}
+}
+
+func newTwoChan(workers int) Pool {
+	p := &twoChan{high: make(chan func(), ChanBuffer), low: make(chan func(), ChanBuffer), quit: make(chan struct{})}
+	for range workers {
+		go p.work()
+	}
+	return p
+}
+
+func (p *twoChan) work() {
+	for {
+		select {
+		case f := <-p.high:
+			f()
+			continue
+		default:
+		}
+		select {
+		case f := <-p.high:
+			f()
+		case f := <-p.low:
+			f()
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+func (p *twoChan) Submit(fn func()) {
+	p.wg.Add(1)
+	p.low <- func() { fn(); p.wg.Done() }
+}
+
+// SubmitHigh queues fn on the high channel.
+func (p *twoChan) SubmitHigh(fn func()) {
+	p.wg.Add(1)
+	p.high <- func() { fn(); p.wg.Done() }
+}
+
+func (p *twoChan) Close() { close(p.quit) }
+
+type antsPool struct {
+	tracker
+	p *ants.Pool
+}
+
+func newAnts(workers int) Pool {
+	p, err := ants.NewPool(workers)
+	if err != nil {
+		panic(err) // only for a size < 1, which no workload asks for
+	}
+	return &antsPool{p: p}
+}
+
+func (p *antsPool) Submit(fn func()) {
+	p.wg.Add(1)
+	if err := p.p.Submit(func() { fn(); p.wg.Done() }); err != nil {
+		panic(err) // the pool is open and blocking: Submit does not fail
+	}
+}
+
+func (p *antsPool) Close() { p.p.Release() }
+
+type pondPool struct {
+	tracker
+	p pond.Pool
+}
+
+func newPond(workers int) Pool { return &pondPool{p: pond.NewPool(workers)} }
+
+func (p *pondPool) Submit(fn func()) {
+	p.wg.Add(1)
+	if err := p.p.Go(func() { fn(); p.wg.Done() }); err != nil {
+		panic(err) // unbounded and open: Go does not fail
+	}
+}
+
+func (p *pondPool) Close() { p.p.StopAndWait() }
+
+type workerPool struct {
+	tracker
+	p *workerpool.WorkerPool
+}
+
+func newWorkerpool(workers int) Pool { return &workerPool{p: workerpool.New(workers)} }
+
+func (p *workerPool) Submit(fn func()) {
+	p.wg.Add(1)
+	p.p.Submit(func() { fn(); p.wg.Done() })
+}
+
+func (p *workerPool) Close() { p.p.StopWait() }
+
+type concPool struct {
+	tracker
+	p *pool.Pool
+}
+
+func newConc(workers int) Pool { return &concPool{p: pool.New().WithMaxGoroutines(workers)} }
+
+func (p *concPool) Submit(fn func()) {
+	p.wg.Add(1)
+	p.p.Go(func() { fn(); p.wg.Done() })
+}
+
+func (p *concPool) Close() { p.p.Wait() }
+
+type errgroupPool struct {
+	tracker
+	g errgroup.Group
+}
+
+func newErrgroup(workers int) Pool {
+	p := new(errgroupPool)
+	p.g.SetLimit(workers)
+	return p
+}
+
+func (p *errgroupPool) Submit(fn func()) {
+	p.wg.Add(1)
+	p.g.Go(func() error { fn(); p.wg.Done(); return nil })
+}
+
+func (p *errgroupPool) Close() { _ = p.g.Wait() }
+
+// Smartpool is the adapter of a smartpool with one FIFO channel per queue,
+// spread over levels, level 0 (the highest) first. Submit uses the last
+// queue, on the lowest level; SubmitHigh uses queue 0, on the highest.
+type Smartpool struct {
+	tracker
+	owned *smartpool.OwnedPool[int]
+	fifos []*channels.FIFO // by queue number; read-only
+}
+
+// NewSmartpool returns a smartpool with a high and a low FIFO level.
+func NewSmartpool(workers int) Pool { return NewSmartpoolLevels(workers, 2, 2) }
+
+// NewSmartpoolLevels returns a smartpool with the given number of FIFO
+// queues spread evenly over the given number of levels (queues >= levels).
+// It panics if smartpool.New rejects the configuration.
+func NewSmartpoolLevels(workers, queues, levels int) *Smartpool {
+	b := &spBehavior{workers: workers, levels: make([][]smartpool.ChannelParams[int], levels)}
+	for q := range queues {
+		b.fifos = append(b.fifos, channels.NewFIFO())
+		l := q * levels / queues
+		b.levels[l] = append(b.levels[l], smartpool.ChannelParams[int]{Key: q, CompleteOnClose: true})
+	}
+	owned, err := smartpool.New[int](b)
+	if err != nil {
+		panic(err)
+	}
+	return &Smartpool{owned: owned, fifos: b.fifos}
+}
+
+// Submit queues fn on the lowest level.
+func (p *Smartpool) Submit(fn func()) { p.SubmitTo(len(p.fifos)-1, fn) }
+
+// SubmitHigh queues fn on the highest level.
+func (p *Smartpool) SubmitHigh(fn func()) { p.SubmitTo(0, fn) }
+
+// SubmitTo queues fn on queue q, numbered from the highest level's first.
+func (p *Smartpool) SubmitTo(q int, fn func()) {
+	p.wg.Add(1)
+	if err := p.fifos[q].Submit(func(context.Context) { fn(); p.wg.Done() }); err != nil {
+		panic(err) // open and unbounded: Submit does not fail
+	}
+}
+
+// Close closes the pool, running whatever is still queued.
+func (p *Smartpool) Close() {
+	if _, err := p.owned.Close(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+// smartpoolIO is smartpool's blocking-io pool. Until smartpool can yield a
+// task's wait, it gets the same IOInFlight workers as every other pool. When
+// it can, return a 2-worker pool whose Submit runs fn through the yield, and
+// drop the footnote.
+func smartpoolIO() (Pool, string) {
+	return NewSmartpool(IOInFlight), "smartpool has no yield API yet: it runs with 64 workers like the others, not 2 workers and yields"
+}
+
+type spBehavior struct {
+	workers int
+	fifos   []*channels.FIFO
+	levels  [][]smartpool.ChannelParams[int]
+}
+
+func (b *spBehavior) Config() smartpool.Config[int] {
+	return smartpool.Config[int]{Workers: b.workers, Levels: b.levels}
+}
+
+func (b *spBehavior) Channel(k int) smartpool.Channel { return b.fifos[k] }
+
+func (b *spBehavior) Followup(k int) int { return k }

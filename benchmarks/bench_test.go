@@ -1,0 +1,71 @@
+package benchmarks_test
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/smartpool-go/smartpool/benchmarks"
+)
+
+// BenchmarkSpawnSpam is workload 1 per pool, for benchstat:
+//
+//	go test -run '^$' -bench . -count 6 | tee new.txt; benchstat old.txt new.txt
+func BenchmarkSpawnSpam(b *testing.B) {
+	for _, a := range benchmarks.Adapters() {
+		b.Run(a.Name, func(b *testing.B) {
+			p := a.New(runtime.GOMAXPROCS(0))
+			defer p.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			benchmarks.SpawnSpam(p, b.N, 1)
+		})
+	}
+}
+
+// TestAdapters checks that every adapter runs each task exactly once and
+// that Wait waits for them. (Nested submits are fork-join's business: pools
+// without a queue deadlock on them.)
+func TestAdapters(t *testing.T) {
+	for _, a := range benchmarks.Adapters() {
+		t.Run(a.Name, func(t *testing.T) {
+			p := a.New(2)
+			var ran atomic.Int64
+			for range 100 {
+				p.Submit(func() { ran.Add(1) })
+			}
+			p.Wait()
+			p.Close()
+			if got := ran.Load(); got != 100 {
+				t.Fatalf("ran %d tasks, want 100", got)
+			}
+		})
+	}
+}
+
+// TestRunSmall runs the whole suite at a tiny scale and renders it.
+func TestRunSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every workload")
+	}
+	r := benchmarks.Run(benchmarks.Config{Scale: 0.002, Rounds: 1})
+	var md, svg bytes.Buffer
+	if err := benchmarks.WriteMarkdown(&md, r, "docs/bench.svg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := benchmarks.WriteChart(&svg, r.Headline, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## 8. levels scaling", "| smartpool |", "<svg"} {
+		if !strings.Contains(md.String()+svg.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	for i, p := range r.Headline.Pools {
+		if p == "smartpool" && r.Headline.ForkJoin[i] == "deadlock" {
+			t.Error("smartpool deadlocked in fork-join")
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package channels_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+// kind is one channel kind under test, with every submit method it has.
+type kind struct {
+	name string
+	make func() smartpool.Channel
+	// submits are the kind's submit methods, each queuing a no-op task.
+	submits func(ch smartpool.Channel) map[string]func() error
+	// nilSubmits are the same methods given a nil task or function.
+	nilSubmits func(ch smartpool.Channel) map[string]func() error
+}
+
+func noop(context.Context) {}
+
+var far = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func kinds() []kind {
+	return []kind{
+		{
+			name: "FIFO",
+			make: func() smartpool.Channel { return channels.NewFIFO() },
+			submits: func(ch smartpool.Channel) map[string]func() error {
+				f := ch.(*channels.FIFO)
+				return map[string]func() error{
+					"Submit":      func() error { return f.Submit(noop) },
+					"Push":        func() error { return f.Push(idTask(0)) },
+					"SubmitBatch": func() error { return f.SubmitBatch(noop, noop) },
+				}
+			},
+			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
+				f := ch.(*channels.FIFO)
+				return map[string]func() error{
+					"Submit":      func() error { return f.Submit(nil) },
+					"Push":        func() error { return f.Push(nil) },
+					"SubmitBatch": func() error { return f.SubmitBatch(noop, nil) },
+				}
+			},
+		},
+		{
+			name: "Deadline",
+			make: func() smartpool.Channel { return channels.NewDeadline() },
+			submits: func(ch smartpool.Channel) map[string]func() error {
+				d := ch.(*channels.Deadline)
+				return map[string]func() error{
+					"Submit":     func() error { return d.Submit(far, noop) },
+					"SubmitTask": func() error { return d.SubmitTask(far, idTask(0)) },
+					"Push":       func() error { return d.Push(idTask(0)) },
+				}
+			},
+			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
+				d := ch.(*channels.Deadline)
+				return map[string]func() error{
+					"Submit":     func() error { return d.Submit(far, nil) },
+					"SubmitTask": func() error { return d.SubmitTask(far, nil) },
+					"Push":       func() error { return d.Push(nil) },
+				}
+			},
+		},
+		{
+			name: "Priority",
+			make: func() smartpool.Channel { return channels.NewPriority() },
+			submits: func(ch smartpool.Channel) map[string]func() error {
+				p := ch.(*channels.Priority)
+				return map[string]func() error{
+					"Submit":     func() error { return p.Submit(1, noop) },
+					"SubmitTask": func() error { return p.SubmitTask(-1, idTask(0)) },
+					"Push":       func() error { return p.Push(idTask(0)) },
+				}
+			},
+			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
+				p := ch.(*channels.Priority)
+				return map[string]func() error{
+					"Submit":     func() error { return p.Submit(1, nil) },
+					"SubmitTask": func() error { return p.SubmitTask(1, nil) },
+					"Push":       func() error { return p.Push(nil) },
+				}
+			},
+		},
+		{
+			name: "Multi",
+			make: func() smartpool.Channel {
+				// NewDeadline is variadic, so it needs a wrapper to be a newShard.
+				return channels.NewMulti(3, func() *channels.Deadline { return channels.NewDeadline() })
+			},
+			submits: func(ch smartpool.Channel) map[string]func() error {
+				m := ch.(*channels.Multi[*channels.Deadline])
+				return map[string]func() error{
+					"Submit":           func() error { return m.Submit(noop) },
+					"Push":             func() error { return m.Push(idTask(0)) },
+					"Next().Submit":    func() error { return m.Next().Submit(far, noop) },
+					"Shards()[2].Push": func() error { return m.Shards()[2].Push(idTask(0)) },
+				}
+			},
+			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
+				m := ch.(*channels.Multi[*channels.Deadline])
+				return map[string]func() error{
+					"Submit":        func() error { return m.Submit(nil) },
+					"Push":          func() error { return m.Push(nil) },
+					"Next().Submit": func() error { return m.Next().Submit(far, nil) },
+				}
+			},
+		},
+	}
+}
+
+func TestNilTask(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			ch := k.make()
+			for name, submit := range k.nilSubmits(ch) {
+				if err := submit(); !errors.Is(err, smartpool.ErrNilTask) {
+					t.Errorf("%s(nil) = %v, want ErrNilTask", name, err)
+				}
+			}
+			if n := ch.Len(); n != 0 {
+				t.Errorf("Len = %d after nil submits, want 0", n)
+			}
+		})
+	}
+}
+
+func TestSubmitAfterClose(t *testing.T) {
+	for _, k := range kinds() {
+		for _, drop := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/drop=%v", k.name, drop), func(t *testing.T) {
+				ch := k.make()
+				submits := k.submits(ch)
+				for name, submit := range submits {
+					if err := submit(); err != nil {
+						t.Fatalf("%s before Close: %v", name, err)
+					}
+				}
+				queued := ch.Len()
+				out := ch.Close(drop)
+				for name, submit := range submits {
+					if err := submit(); !errors.Is(err, smartpool.ErrClosed) {
+						t.Errorf("%s after Close(%v) = %v, want ErrClosed", name, drop, err)
+					}
+				}
+				if drop {
+					if len(out) != queued || ch.Len() != 0 || ch.Poll(0) != nil {
+						t.Errorf("Close(true) returned %d of %d tasks, Len %d", len(out), queued, ch.Len())
+					}
+					if again := ch.Close(true); len(again) != 0 {
+						t.Errorf("second Close(true) returned %d tasks", len(again))
+					}
+					return
+				}
+				if len(out) != 0 || ch.Len() != queued {
+					t.Errorf("Close(false) returned %d tasks, Len %d, want 0 and %d", len(out), ch.Len(), queued)
+				}
+				polled := 0
+				for q := range ch.Queues() {
+					for ch.Poll(q) != nil {
+						polled++
+					}
+				}
+				if polled != queued {
+					t.Errorf("polled %d tasks after Close(false), want %d", polled, queued)
+				}
+			})
+		}
+	}
+}
+
+func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name string
+		fill func() smartpool.Channel
+		want []int
+	}{
+		{"FIFO", func() smartpool.Channel {
+			f := channels.NewFIFO()
+			for i := range 5 {
+				mustOK(t, f.Push(idTask(i)))
+			}
+			return f
+		}, []int{0, 1, 2, 3, 4}},
+		{"Deadline", func() smartpool.Channel {
+			d := channels.NewDeadline()
+			for i, at := range []time.Duration{3, 1, 2, 1, 0} {
+				mustOK(t, d.SubmitTask(now.Add(at*time.Second), idTask(i)))
+			}
+			return d
+		}, []int{4, 1, 3, 2, 0}},
+		{"Priority", func() smartpool.Channel {
+			p := channels.NewPriority()
+			for i, prio := range []int{0, 2, 2, -1, 5} {
+				mustOK(t, p.SubmitTask(prio, idTask(i)))
+			}
+			return p
+		}, []int{4, 1, 2, 0, 3}},
+		{"Multi", func() smartpool.Channel {
+			m := channels.NewMulti(2, channels.NewFIFO)
+			for i := range 5 {
+				mustOK(t, m.Push(idTask(i)))
+			}
+			return m
+		}, []int{0, 2, 4, 1, 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ch := c.fill()
+			var got []int
+			for _, task := range ch.Close(true) {
+				got = append(got, idOf(t, task))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("Close(true) = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// spy is a channel that keeps the Bits the pool gave it, so that a test can
+// offer the same, attached, Bits to another channel.
+type spy struct {
+	smartpool.Channel
+	bits smartpool.Bits
+}
+
+func (s *spy) Attach(b smartpool.Bits) error {
+	s.bits = b
+	return s.Channel.Attach(b)
+}
+
+func TestAttachTwice(t *testing.T) {
+	s := &spy{Channel: channels.NewFIFO()}
+	o := newPool(t, poolOpts{workers: 1}, s)
+	defer closePool(t, o)
+	if !s.bits.Attached() || s.bits.Len() != 1 {
+		t.Fatalf("spy got bits %v", s.bits)
+	}
+	for _, k := range append(kinds(), kind{name: "Multi(1)", make: func() smartpool.Channel {
+		return channels.NewMulti(1, channels.NewPriority)
+	}}) {
+		t.Run(k.name, func(t *testing.T) {
+			ch := k.make()
+			if ch.Queues() != 1 {
+				// Bits for a different number of queues: refused, not ErrAttached.
+				if err := ch.Attach(s.bits); err == nil || errors.Is(err, smartpool.ErrAttached) {
+					t.Fatalf("Attach of a 1-queue Bits to a %d-queue channel = %v", ch.Queues(), err)
+				}
+				return
+			}
+			// Unattached Bits do not bind: the channel stays free.
+			mustOK(t, ch.Attach(smartpool.Bits{}))
+			mustOK(t, ch.Attach(smartpool.Bits{}))
+			mustOK(t, ch.Attach(s.bits))
+			if err := ch.Attach(s.bits); !errors.Is(err, smartpool.ErrAttached) {
+				t.Fatalf("second Attach = %v, want ErrAttached", err)
+			}
+			if err := ch.Attach(smartpool.Bits{}); !errors.Is(err, smartpool.ErrAttached) {
+				t.Fatalf("Attach after attach = %v, want ErrAttached", err)
+			}
+		})
+	}
+}
+
+func TestSecondPoolRefused(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			ch := k.make()
+			o := newPool(t, poolOpts{workers: 1}, ch)
+			defer closePool(t, o)
+			_, err := smartpool.New[int](&testBehavior{chans: []smartpool.Channel{ch}, opts: poolOpts{workers: 1}})
+			if !errors.Is(err, smartpool.ErrAttached) || !errors.Is(err, smartpool.ErrConfig) {
+				t.Fatalf("New with an attached channel = %v, want ErrConfig and ErrAttached", err)
+			}
+		})
+	}
+}
+
+func TestMultiNoShards(t *testing.T) {
+	var zero channels.Multi[*channels.FIFO]
+	cases := map[string]*channels.Multi[*channels.FIFO]{
+		"n=0":          channels.NewMulti(0, channels.NewFIFO),
+		"n<0":          channels.NewMulti(-3, channels.NewFIFO),
+		"n huge":       channels.NewMulti(1<<30, channels.NewFIFO),
+		"nil newShard": channels.NewMulti[*channels.FIFO](2, nil),
+		"nil shard":    channels.NewMulti(2, func() *channels.FIFO { return nil }),
+		"zero value":   &zero,
+	}
+	for name, m := range cases {
+		t.Run(name, func(t *testing.T) {
+			if m.Queues() != 0 || m.Len() != 0 || len(m.Shards()) != 0 || m.Next() != nil {
+				t.Fatalf("Queues %d, Len %d, Shards %d, Next %v", m.Queues(), m.Len(), len(m.Shards()), m.Next())
+			}
+			if err := m.Push(idTask(1)); !errors.Is(err, smartpool.ErrNoQueues) {
+				t.Fatalf("Push = %v, want ErrNoQueues", err)
+			}
+			if err := m.Submit(nil); !errors.Is(err, smartpool.ErrNilTask) {
+				t.Fatalf("Submit(nil) = %v, want ErrNilTask", err)
+			}
+			if m.Poll(0) != nil || m.Close(true) != nil {
+				t.Fatal("a Multi with no shards returned a task")
+			}
+			_, err := smartpool.New[int](&testBehavior{chans: []smartpool.Channel{m}, opts: poolOpts{workers: 1}})
+			if !errors.Is(err, smartpool.ErrNoQueues) {
+				t.Fatalf("New = %v, want ErrNoQueues", err)
+			}
+		})
+	}
+}
+
+// noQueues is a broken channel with no queues.
+type noQueues struct{ *channels.FIFO }
+
+func (noQueues) Queues() int { return 0 }
+
+func TestMultiShardWithoutQueuesRefused(t *testing.T) {
+	m := channels.NewMulti(2, func() smartpool.Channel { return noQueues{channels.NewFIFO()} })
+	if m.Queues() != 0 {
+		t.Fatalf("Queues = %d, want 0", m.Queues())
+	}
+}
+
+func TestMultiSameShardTwiceRefused(t *testing.T) {
+	f := channels.NewFIFO()
+	m := channels.NewMulti(2, func() *channels.FIFO { return f })
+	_, err := smartpool.New[int](&testBehavior{chans: []smartpool.Channel{m}, opts: poolOpts{workers: 1}})
+	if !errors.Is(err, smartpool.ErrAttached) {
+		t.Fatalf("New = %v, want ErrAttached", err)
+	}
+}
+
+func TestMultiRotation(t *testing.T) {
+	m := channels.NewMulti(3, channels.NewFIFO)
+	shards := m.Shards()
+	for i := range 7 {
+		if got, want := m.Next(), shards[i%3]; got != want {
+			t.Fatalf("Next #%d is not shard %d", i, i%3)
+		}
+	}
+	shards[0] = nil // Shards returns a copy
+	if m.Shards()[0] == nil {
+		t.Fatal("Shards shares its slice with the Multi")
+	}
+	for _, q := range []int{-1, 3, 1 << 20} {
+		if m.Poll(q) != nil {
+			t.Fatalf("Poll(%d) returned a task", q)
+		}
+	}
+}

@@ -1,0 +1,282 @@
+package channels
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/btree"
+
+	"github.com/smartpool-go/smartpool"
+)
+
+// Deadline is an unbounded earliest-deadline-first channel: Poll returns the
+// queued task whose deadline is earliest, and among equal deadlines the one
+// submitted first. It is one queue.
+//
+// # Late tasks
+//
+// A task is late when its deadline is before the time Poll reads (once per
+// call). By default a late task still runs: its deadline is the earliest, so
+// it is naturally the next one Poll returns, and it is counted in
+// DeadlineStats.Late. With the DropLate option, Poll instead removes late
+// tasks without running them, counts them in DeadlineStats.DroppedLate, hands
+// each to the option's callback, and goes on to the next task. The pool never
+// sees a task dropped this way: it is not in the pool's Stats or Report.
+//
+// Deadlines are compared by their wall-clock reading only: the monotonic
+// clock reading that time.Now carries is dropped on submit, so that the order
+// is the same total order for every pair of deadlines, whatever clock they
+// came from; lateness is judged by the wall clock too. Any time.Time is
+// accepted, including the zero Time (always late) and far-future times
+// (never late).
+//
+// Tasks live in a B-tree whose emptied nodes are kept for reuse, so a warm
+// Deadline usually allocates nothing per task.
+//
+// The zero Deadline is ready to use and keeps late tasks. A Deadline must not
+// be copied after first use. All methods are safe for concurrent use and none
+// blocks beyond a short critical section (Poll also runs the DropLate
+// callback).
+type Deadline struct {
+	mu       sync.Mutex
+	tree     *btree.BTreeG[deadlineItem] // nil until the first submit; guarded by mu
+	seq      uint64                      // submissions so far, the tie-breaker; guarded by mu
+	closed   bool                        // guarded by mu
+	bits     smartpool.Bits              // set by Attach before the pool starts; guarded by mu
+	dropLate bool                        // set by NewDeadline, read-only after
+	onDrop   func(smartpool.Task)        // set by NewDeadline, read-only after
+
+	late        atomic.Uint64 // written under mu
+	droppedLate atomic.Uint64 // written under mu
+	dropPanics  atomic.Uint64
+}
+
+// deadlineItem is one queued task and its key (at, seq).
+type deadlineItem struct {
+	at   time.Time // monotonic reading stripped
+	seq  uint64
+	task smartpool.Task
+}
+
+func deadlineLess(a, b deadlineItem) bool {
+	if c := a.at.Compare(b.at); c != 0 {
+		return c < 0
+	}
+	return a.seq < b.seq
+}
+
+// deadlineDegree is the B-tree's degree: nodes hold up to 63 items of 48
+// bytes, a few kilobytes, which keeps the tree shallow and the cache warm.
+const deadlineDegree = 32
+
+// dropBatch is how many late tasks Poll removes under one lock hold before it
+// unlocks to run the DropLate callback on them.
+const dropBatch = 16
+
+// DeadlineOption configures a Deadline built by NewDeadline.
+type DeadlineOption struct {
+	apply func(d *Deadline)
+}
+
+// DropLate makes Poll drop late tasks instead of returning them (see
+// Deadline). Poll calls onDrop once for every dropped task, on the polling
+// goroutine (a pool worker), after it released the channel's lock, so onDrop
+// may call any method of the channel. A nil onDrop drops late tasks silently;
+// they are still counted.
+//
+// onDrop should be quick: the worker runs no task while it runs. A panic in
+// onDrop is recovered and counted in DeadlineStats.DropPanics, and Poll goes
+// on; the panic value is not kept, so recover in onDrop if it matters.
+func DropLate(onDrop func(t smartpool.Task)) DeadlineOption {
+	return DeadlineOption{apply: func(d *Deadline) {
+		d.dropLate = true
+		d.onDrop = onDrop
+	}}
+}
+
+// NewDeadline returns an empty Deadline configured by opts.
+func NewDeadline(opts ...DeadlineOption) *Deadline {
+	d := new(Deadline)
+	for _, o := range opts {
+		if o.apply != nil {
+			o.apply(d)
+		}
+	}
+	return d
+}
+
+// Submit queues fn to run by deadline. It returns smartpool.ErrNilTask for a
+// nil fn and smartpool.ErrClosed once the pool's Close started. It does not
+// block.
+func (d *Deadline) Submit(deadline time.Time, fn func(ctx context.Context)) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return d.SubmitTask(deadline, smartpool.Func(fn))
+}
+
+// SubmitTask queues t to run by deadline. It returns smartpool.ErrNilTask for
+// a nil t and smartpool.ErrClosed once the pool's Close started. It does not
+// block.
+func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	at := deadline.Round(0) // drop the monotonic reading: see Deadline
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	if d.tree == nil {
+		d.tree = btree.NewG(deadlineDegree, deadlineLess)
+	}
+	d.seq++
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t})
+	if d.tree.Len() == 1 {
+		d.bits.Set(0)
+	}
+	b := d.bits // read under mu: Attach may run concurrently
+	d.mu.Unlock()
+	b.Wake(1)
+	return nil
+}
+
+// Push queues t with the deadline time.Now(); it is the by-key submit of
+// smartpool.Pool.Submit. Such a task runs after every queued task whose
+// deadline has already passed and before every task due later. It is late as
+// soon as the clock moves on, so it is counted in DeadlineStats.Late when it
+// runs, and with DropLate it is almost always dropped: submit through Submit
+// or SubmitTask with a real deadline when late tasks are dropped.
+func (d *Deadline) Push(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	return d.SubmitTask(time.Now(), t)
+}
+
+// Poll removes and returns the task with the earliest deadline, or nil if the
+// Deadline is empty. It reads the clock once, to tell late tasks; with
+// DropLate it drops those (see Deadline) and returns the first task that is
+// not late, or nil.
+func (d *Deadline) Poll(int) smartpool.Task {
+	now := time.Now()
+	for {
+		var dropped [dropBatch]smartpool.Task
+		n := 0
+		var t smartpool.Task
+		d.mu.Lock()
+		for d.tree != nil && d.tree.Len() > 0 {
+			it, _ := d.tree.DeleteMin()
+			if !it.at.Before(now) {
+				t = it.task
+				break
+			}
+			if !d.dropLate {
+				d.late.Add(1)
+				t = it.task
+				break
+			}
+			d.droppedLate.Add(1)
+			dropped[n] = it.task
+			n++
+			if n == len(dropped) {
+				break
+			}
+		}
+		if (t != nil || n > 0) && d.tree.Len() == 0 {
+			d.bits.Clear(0)
+		}
+		d.mu.Unlock()
+		for i := range n {
+			d.callOnDrop(dropped[i])
+		}
+		if t != nil || n < len(dropped) {
+			return t
+		}
+		// A full batch of late tasks: there may be more.
+	}
+}
+
+func (d *Deadline) callOnDrop(t smartpool.Task) {
+	if d.onDrop == nil {
+		return
+	}
+	defer func() {
+		if recover() != nil {
+			d.dropPanics.Add(1)
+		}
+	}()
+	d.onDrop(t)
+}
+
+// Len returns the number of queued tasks, late ones included.
+func (d *Deadline) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tree == nil {
+		return 0
+	}
+	return d.tree.Len()
+}
+
+// Queues returns 1: a Deadline is one queue.
+func (d *Deadline) Queues() int { return 1 }
+
+// Attach binds the Deadline to a pool; it is called by smartpool.New. It
+// returns smartpool.ErrAttached if the Deadline already belongs to a pool.
+func (d *Deadline) Attach(b smartpool.Bits) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bits.Attached() {
+		return smartpool.ErrAttached
+	}
+	d.bits = b
+	if d.tree != nil && d.tree.Len() > 0 {
+		d.bits.Set(0)
+	}
+	return nil
+}
+
+// Close stops admission and, if drop is set, empties the Deadline and
+// returns its tasks earliest deadline first; it is called by the pool's
+// Close. Tasks removed this way are not counted in DeadlineStats (the pool
+// reports them as dropped) and are not passed to the DropLate callback.
+func (d *Deadline) Close(drop bool) []smartpool.Task {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if !drop || d.tree == nil || d.tree.Len() == 0 {
+		return nil
+	}
+	out := make([]smartpool.Task, 0, d.tree.Len())
+	d.tree.Ascend(func(it deadlineItem) bool {
+		out = append(out, it.task)
+		return true
+	})
+	d.tree.Clear(true) // nodes kept for reuse are zeroed, the rest are let go
+	d.bits.Clear(0)
+	return out
+}
+
+// DeadlineStats counts a Deadline's late tasks. Counts only grow.
+type DeadlineStats struct {
+	// Late counts late tasks Poll returned to run (without DropLate).
+	Late uint64
+	// DroppedLate counts late tasks Poll dropped (with DropLate).
+	DroppedLate uint64
+	// DropPanics counts calls of the DropLate callback that panicked.
+	DropPanics uint64
+}
+
+// Stats returns the Deadline's counters. Each is exact at some instant, not
+// all at the same one. It does not take the channel's lock.
+func (d *Deadline) Stats() DeadlineStats {
+	return DeadlineStats{
+		Late:        d.late.Load(),
+		DroppedLate: d.droppedLate.Load(),
+		DropPanics:  d.dropPanics.Load(),
+	}
+}

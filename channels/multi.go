@@ -1,0 +1,207 @@
+package channels
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool"
+)
+
+// Multi is one logical channel sharded over several inner channels, its
+// shards, to cut lock contention: submitters spread over the shards in
+// rotation, so concurrent submits mostly take different locks. Each shard
+// keeps its own queues and availability bits, and the pool polls each shard
+// queue separately.
+//
+// # Ordering
+//
+// Each shard keeps its own order (FIFO for FIFO shards, earliest deadline for
+// Deadline shards, and so on). Across shards there is no order: tasks are
+// served only roughly in the shards' order, and a task may run before an
+// older one, or a later deadline before an earlier one, that sits in another
+// shard.
+//
+// # Emptiness
+//
+// Len sums the shards one after the other, and Poll looks at one shard only,
+// so either may see an empty shard while another holds work. That is by
+// design and loses nothing: a pool finds work through each shard queue's own
+// availability bit, never through Len.
+//
+// A Multi with no shards (see NewMulti; the zero Multi has none either)
+// reports Queues() == 0, which smartpool.New refuses with
+// smartpool.ErrNoQueues, and its Push returns smartpool.ErrNoQueues. So does
+// Queues for a Multi with a shard that has no queues. A Multi must not be
+// copied after first use. All methods are safe for concurrent use and none
+// blocks beyond the shards' short critical sections.
+type Multi[C smartpool.Channel] struct {
+	shards []C           // read-only after NewMulti
+	first  []int         // first[s]: the Multi's queue number of shard s's queue 0; read-only
+	single bool          // every shard has one queue, so queue i is shard i; read-only
+	queues int           // read-only; 0 if any shard has no queues
+	next   atomic.Uint32 // pushes and Next calls so far: the rotation
+
+	mu       sync.Mutex
+	attached bool // guarded by mu
+}
+
+// maxShards bounds NewMulti's n: far more queues than any pool accepts.
+const maxShards = 1 << 16
+
+// NewMulti returns a Multi of n shards, each made by one call of newShard,
+// which must return a new channel each time. For n <= 0, n > 65536, a nil
+// newShard or a nil shard it returns a Multi with no shards (see Multi)
+// rather than panic. NewMulti calls each shard's Queues once; a shard must
+// always report the same count.
+func NewMulti[C smartpool.Channel](n int, newShard func() C) *Multi[C] {
+	m := new(Multi[C])
+	if n <= 0 || n > maxShards || newShard == nil {
+		return m
+	}
+	shards := make([]C, n)
+	first := make([]int, n+1)
+	for s := range shards {
+		c := newShard()
+		if isNilChannel(c) {
+			return m
+		}
+		shards[s] = c
+		first[s+1] = first[s] + max(c.Queues(), 0)
+	}
+	m.shards, m.first = shards, first
+	for s := range shards {
+		if first[s+1] == first[s] {
+			return m // a shard nothing could poll: Queues 0 refuses the whole Multi
+		}
+	}
+	m.queues = first[n]
+	m.single = m.queues == n
+	return m
+}
+
+// isNilChannel reports whether c is a nil interface or a typed nil pointer
+// (or other nil-able kind), which a constructor returns easily by mistake.
+func isNilChannel(c smartpool.Channel) bool {
+	if c == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(c); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// Shards returns the shards, in queue order, in a new slice.
+func (m *Multi[C]) Shards() []C { return append([]C(nil), m.shards...) }
+
+// Next returns the next shard in the rotation Push uses, for typed submits
+// such as m.Next().Submit(deadline, fn). It returns the zero C if the Multi
+// has no shards.
+func (m *Multi[C]) Next() C {
+	if len(m.shards) == 0 {
+		var zero C
+		return zero
+	}
+	// The counter wraps at 2^32; the rotation then skips a little, harmlessly.
+	i := m.next.Add(1) - 1
+	return m.shards[i%uint32(len(m.shards))]
+}
+
+// Submit queues fn in the next shard with that shard's default ordering (its
+// Push). It returns smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues
+// if the Multi has no shards, and otherwise what the shard's Push returns
+// (smartpool.ErrClosed once the pool's Close started). It does not block.
+func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return m.Push(smartpool.Func(fn))
+}
+
+// Push queues t in the next shard, through the shard's Push; it is the by-key
+// submit of smartpool.Pool.Submit. Errors are as for Submit.
+func (m *Multi[C]) Push(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	if len(m.shards) == 0 {
+		return smartpool.ErrNoQueues
+	}
+	return m.Next().Push(t)
+}
+
+// Poll polls the shard that owns queue i, with the shard's own queue number;
+// it returns nil if that queue is empty or i is out of range.
+func (m *Multi[C]) Poll(i int) smartpool.Task {
+	if i < 0 || i >= m.queues {
+		return nil
+	}
+	if m.single {
+		return m.shards[i].Poll(0)
+	}
+	// The shard whose first queue is the last one at most i. first is
+	// strictly increasing: queues > 0 means no shard is empty.
+	s, found := slices.BinarySearch(m.first, i)
+	if !found {
+		s--
+	}
+	return m.shards[s].Poll(i - m.first[s])
+}
+
+// Len returns the sum of the shards' Len, each read at a different instant
+// (see Multi).
+func (m *Multi[C]) Len() int {
+	n := 0
+	for _, s := range m.shards {
+		n += s.Len()
+	}
+	return n
+}
+
+// Queues returns the sum of the shards' queue counts, or 0 if the Multi has
+// no shards or a shard has no queues.
+func (m *Multi[C]) Queues() int { return m.queues }
+
+// Attach binds the Multi to a pool; it is called by smartpool.New. Each shard
+// gets the slice of b that covers its own queues. It returns
+// smartpool.ErrAttached if the Multi already belongs to a pool, an error if b
+// does not cover exactly Queues() queues, and a shard's Attach error
+// (wrapped, naming the shard) if a shard refuses, for instance because
+// newShard returned the same channel twice or one already attached.
+func (m *Multi[C]) Attach(b smartpool.Bits) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.attached {
+		return smartpool.ErrAttached
+	}
+	if b.Attached() && b.Len() != m.queues {
+		return fmt.Errorf("channels: Multi has %d queues, Attach got bits for %d", m.queues, b.Len())
+	}
+	for s, c := range m.shards {
+		var sub smartpool.Bits // unattached b: shards stay unattached too
+		if b.Attached() {
+			sub = b.Slice(m.first[s], m.first[s+1]-m.first[s])
+		}
+		if err := c.Attach(sub); err != nil {
+			return fmt.Errorf("channels: Multi shard %d: %w", s, err)
+		}
+	}
+	m.attached = b.Attached()
+	return nil
+}
+
+// Close closes every shard with the same drop and returns the tasks they
+// dropped, shard after shard, each shard's in its own order; it is called by
+// the pool's Close.
+func (m *Multi[C]) Close(drop bool) []smartpool.Task {
+	var out []smartpool.Task
+	for _, s := range m.shards {
+		out = append(out, s.Close(drop)...)
+	}
+	return out
+}

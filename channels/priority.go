@@ -1,0 +1,194 @@
+package channels
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/smartpool-go/smartpool"
+)
+
+// Priority is an unbounded channel ordered by a scalar priority: Poll returns
+// the queued task with the highest priority, and among equal priorities the
+// one submitted first. Every int is a valid priority. It is one queue.
+//
+// Tasks live in a binary heap held in a slice that grows by doubling and
+// never shrinks below its high-water mark, so a warm Priority allocates
+// nothing per task. Priorities are fixed at submit: a task waiting behind a
+// steady stream of higher priorities waits for as long as that stream lasts.
+//
+// The zero Priority is ready to use. A Priority must not be copied after
+// first use. All methods are safe for concurrent use and none blocks beyond a
+// short critical section.
+type Priority struct {
+	mu     sync.Mutex
+	heap   []prioItem     // a binary heap under prioItem.before; guarded by mu
+	seq    uint64         // submissions so far, the tie-breaker; guarded by mu
+	closed bool           // guarded by mu
+	bits   smartpool.Bits // set by Attach before the pool starts; guarded by mu
+}
+
+type prioItem struct {
+	prio int
+	seq  uint64
+	task smartpool.Task
+}
+
+// before reports whether a runs before b: higher priority, then older.
+func (a *prioItem) before(b *prioItem) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	return a.seq < b.seq
+}
+
+// NewPriority returns an empty Priority.
+func NewPriority() *Priority { return new(Priority) }
+
+// Submit queues fn with priority prio (higher runs first). It returns
+// smartpool.ErrNilTask for a nil fn and smartpool.ErrClosed once the pool's
+// Close started. It does not block.
+func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return p.SubmitTask(prio, smartpool.Func(fn))
+}
+
+// SubmitTask queues t with priority prio (higher runs first). It returns
+// smartpool.ErrNilTask for a nil t and smartpool.ErrClosed once the pool's
+// Close started. It does not block.
+func (p *Priority) SubmitTask(prio int, t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	p.seq++
+	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: t})
+	p.upLocked(len(p.heap) - 1)
+	if len(p.heap) == 1 {
+		p.bits.Set(0)
+	}
+	b := p.bits // read under mu: Attach may run concurrently
+	p.mu.Unlock()
+	b.Wake(1)
+	return nil
+}
+
+// Push queues t with priority 0; it is the by-key submit of
+// smartpool.Pool.Submit. It runs after queued tasks of positive priority and
+// before those of negative priority.
+func (p *Priority) Push(t smartpool.Task) error { return p.SubmitTask(0, t) }
+
+// Poll removes and returns the task with the highest priority, or nil if the
+// Priority is empty.
+func (p *Priority) Poll(int) smartpool.Task {
+	p.mu.Lock()
+	n := len(p.heap) - 1
+	if n < 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	t := p.heap[0].task
+	p.heap[0] = p.heap[n]
+	p.heap[n] = prioItem{} // do not retain the task after it left
+	p.heap = p.heap[:n]
+	if n > 0 {
+		p.downLocked(0)
+	} else {
+		p.bits.Clear(0)
+	}
+	p.mu.Unlock()
+	return t
+}
+
+func (p *Priority) upLocked(i int) {
+	h := p.heap
+	it := h[i]
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !it.before(&h[parent]) {
+			break
+		}
+		h[i] = h[parent]
+		i = parent
+	}
+	h[i] = it
+}
+
+func (p *Priority) downLocked(i int) {
+	h := p.heap
+	n := len(h)
+	it := h[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r].before(&h[c]) {
+			c = r
+		}
+		if !h[c].before(&it) {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = it
+}
+
+// Len returns the number of queued tasks.
+func (p *Priority) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.heap)
+}
+
+// Queues returns 1: a Priority is one queue.
+func (p *Priority) Queues() int { return 1 }
+
+// Attach binds the Priority to a pool; it is called by smartpool.New. It
+// returns smartpool.ErrAttached if the Priority already belongs to a pool.
+func (p *Priority) Attach(b smartpool.Bits) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bits.Attached() {
+		return smartpool.ErrAttached
+	}
+	p.bits = b
+	if len(p.heap) > 0 {
+		p.bits.Set(0)
+	}
+	return nil
+}
+
+// Close stops admission and, if drop is set, empties the Priority and
+// returns its tasks in the order Poll would have returned them; it is called
+// by the pool's Close.
+func (p *Priority) Close(drop bool) []smartpool.Task {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if !drop || len(p.heap) == 0 {
+		return nil
+	}
+	slices.SortFunc(p.heap, func(a, b prioItem) int {
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	out := make([]smartpool.Task, len(p.heap))
+	for i := range p.heap {
+		out[i] = p.heap[i].task
+	}
+	clear(p.heap)
+	p.heap = p.heap[:0]
+	p.bits.Clear(0)
+	return out
+}
