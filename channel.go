@@ -39,8 +39,13 @@ func (f Func) Run(ctx context.Context) { f(ctx) }
 // Poll is called by workers, concurrently, for a queue whose bit they saw set;
 // it returns nil when the queue is empty. Push is the by-key submit
 // (Pool.Submit): it enqueues a task with the channel's default ordering.
-// Admission: every submit method and Push must return ErrClosed, with the
-// channel's lock held, once Bits.Closed reports true. The pool reports Closed
+// Requeue enqueues a task that already ran and yielded, re-entering through
+// this channel as its followup (see Yield), with the default ordering too; it
+// must accept the task even after Bits.Closed turned true, and refuse it with
+// ErrClosed only once Close(true) emptied the channel. The pool calls it;
+// users do not.
+// Admission: every submit method and Push (not Requeue) must return
+// ErrClosed, with the channel's lock held, once Bits.Closed reports true. The pool reports Closed
 // before it calls Close, so that a producer that saw ErrClosed from one
 // channel gets it from every channel afterwards.
 //
@@ -54,6 +59,7 @@ type Channel interface {
 	Queues() int
 	Attach(b Bits) error
 	Push(t Task) error
+	Requeue(t Task) error
 	Poll(queue int) Task
 	Len() int
 	Close(drop bool) []Task

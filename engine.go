@@ -20,6 +20,7 @@ type engine struct {
 	queues   []queueRef // by global queue number; read-only after New
 	chans    []chanInfo // by channel index; read-only after New except counters
 	workers  []*worker  // read-only after New
+	followup []int      // channel index -> followup channel index; read-only
 	idle     *idle.Stack
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
@@ -27,6 +28,7 @@ type engine struct {
 	waking atomic.Bool // a woken worker has not yet found work or parked (park.go)
 	_      pad
 
+	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: set first by startClose
 	closing   atomic.Bool   // set by startClose after every channel is closed
 	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
@@ -63,7 +65,6 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	for i := range workers {
 		w := &worker{e: e, id: i, wake: make(chan bool, 1), picker: sched.NewPicker(), cursor: make([]int, len(perLevel))}
-		w.ctx = &taskContext{Context: e.base, w: w}
 		e.workers = append(e.workers, w)
 	}
 	return e, nil
@@ -77,7 +78,7 @@ func (e *engine) start() {
 	}
 	e.live.Store(int32(len(e.workers)) + 1)
 	for _, w := range e.workers {
-		go w.loop()
+		go w.loop(newTaskContext(e, w))
 	}
 }
 
@@ -101,20 +102,30 @@ func (e *engine) startClose() {
 		e.closing.Store(true)
 		e.wakeAll()
 		for i, ts := range dropped {
-			e.announceDrops(i, ts)
+			e.dropTasks(i, ts)
 		}
 		e.exit() // the closer's share of live
 	})
 }
 
-func (e *engine) announceDrops(ch int, ts []Task) {
+// dropTasks reports tasks removed from channel ch by Close: it counts them
+// and hands them to the channel's OnDrop, outside every lock. A yielded
+// task's resumption is not the user's task: its goroutine is told instead,
+// and counts itself as dropped from its origin channel.
+func (e *engine) dropTasks(ch int, ts []Task) {
 	c := &e.chans[ch]
-	c.dropped.Add(uint64(len(ts)))
-	if c.onDrop == nil {
-		return
-	}
 	for _, t := range ts {
-		e.callOnDrop(ch, t)
+		if r, ok := t.(*resumption); ok {
+			r.drop()
+			continue
+		}
+		c.dropped.Add(1)
+		if d, ok := t.(droppable); ok {
+			d.dropped()
+		}
+		if c.onDrop != nil {
+			e.callOnDrop(ch, t)
+		}
 	}
 }
 
@@ -127,15 +138,13 @@ func (e *engine) callOnDrop(ch int, t Task) {
 	e.chans[ch].onDrop(t)
 }
 
-// workerOf returns the worker of e whose task context ctx is (or derives
-// from), or nil.
-func (e *engine) workerOf(ctx context.Context) *worker {
-	if ctx == nil {
-		return nil
-	}
-	w, _ := ctx.Value(workerKey{}).(*worker)
-	if w == nil || w.e != e {
-		return nil
-	}
-	return w
+// droppable is implemented by the library's own task types (futures,
+// scopes) that must resolve when Close drops them.
+type droppable interface{ dropped() }
+
+// calledFromTask reports whether ctx is (or derives from) the context of a
+// task of this pool.
+func (e *engine) calledFromTask(ctx context.Context) bool {
+	tc := taskOf(ctx)
+	return tc != nil && tc.e == e
 }

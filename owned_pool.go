@@ -55,7 +55,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index, followup: follow}
+	e.followup = follow
+	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index}
 	p.setPanicHandler(cfg.PanicHandler)
 	e.chans = make([]chanInfo, len(lo.channels))
 	for i, c := range lo.channels {
@@ -100,7 +101,7 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 		ctx = context.Background()
 	}
 	e.startClose()
-	if e.workerOf(ctx) != nil {
+	if e.calledFromTask(ctx) {
 		return nil, ErrCloseFromTask
 	}
 	select {

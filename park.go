@@ -36,7 +36,9 @@ package smartpool
 //
 // Close sets the closing flag and then pops every worker off the stack and
 // wakes it. A worker that parks after that sees the flag at step 2 and wakes
-// one worker, so every push after Close is matched by a pop.
+// one worker, so every push after Close is matched by a pop: unless yielded
+// tasks are still due (e.inflight, yield.go), in which case closing workers
+// park for real and whoever takes inflight to zero wakes them all.
 
 // wake starts one idle worker unless none is idle or a wake-up is in flight.
 func (e *engine) wake() {
@@ -70,7 +72,7 @@ func (e *engine) wakeAll() {
 func (w *worker) park() (waking bool) {
 	e := w.e
 	e.idle.Push(w.id)
-	if e.field.Summary() != 0 || e.closing.Load() {
+	if e.field.Summary() != 0 || (e.closing.Load() && e.inflight.Load() == 0) {
 		e.wakeAny()
 	}
 	return <-w.wake

@@ -16,7 +16,6 @@ package smartpool
 // start and after a runtime.Goexit, the goroutine that starts the loop.
 
 import (
-	"context"
 	"math/bits"
 	"runtime/debug"
 	"sync/atomic"
@@ -30,9 +29,8 @@ type worker struct {
 	id     int
 	wake   chan bool // capacity 1; true: you are the waking worker (park.go)
 	picker scheduler.Picker
-	cursor []int // per level: local queue index to try first
-	ctx    context.Context
-	stats  []taskStats // per channel; written only by this worker
+	cursor []int       // per level: local queue index to try first
+	stats  []taskStats // per channel; written only by the goroutine holding the slot
 	_      pad
 }
 
@@ -45,35 +43,27 @@ type taskStats struct {
 
 func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 
-// taskContext is the context tasks receive: the pool's base context plus the
-// worker, for Yield and for detecting Close called from a task.
-type taskContext struct {
-	context.Context
-	w *worker
-}
-
-type workerKey struct{}
-
-func (c *taskContext) Value(key any) any {
-	if key == (workerKey{}) {
-		return c.w
-	}
-	return c.Context.Value(key)
-}
-
-func (w *worker) loop() {
+// loop is a worker's goroutine. tc is the context its tasks receive; if a
+// task yields, tc leaves with it (yield.go) and the worker carries on in a new
+// goroutine, so this one returns without counting as a worker's exit.
+func (w *worker) loop(tc *taskContext) {
 	e := w.e
-	defer e.exit()
+	defer func() {
+		if !tc.detached {
+			e.exit()
+		}
+	}()
 	waking := false
 	for {
 		closing := e.closing.Load()
+		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
 		t, q := w.find()
 		if t == nil {
 			if waking {
 				waking = false
 				e.waking.Store(false)
 			}
-			if closing {
+			if closing && !suspended {
 				return
 			}
 			waking = w.park()
@@ -90,11 +80,15 @@ func (w *worker) loop() {
 			// Close started after this task was queued: a dropping channel's
 			// task that has not started is dropped, even if it was polled
 			// before Close emptied the channel.
-			e.announceDrops(q.ch, []Task{t})
+			e.dropTasks(q.ch, []Task{t})
 			continue
 		}
-		if !w.run(t, q) {
-			return // runtime.Goexit: run started a replacement
+		if r, ok := t.(*resumption); ok {
+			w.resume(r, q)
+			continue
+		}
+		if !w.run(tc, t, q) {
+			return // the task yielded, or called runtime.Goexit
 		}
 	}
 }
@@ -142,29 +136,50 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 	return nil, nil
 }
 
-// run runs t and records its outcome. It reports false if t called
-// runtime.Goexit, after starting a goroutine that carries on the loop.
-func (w *worker) run(t Task, q *queueRef) (ok bool) {
-	st := &w.stats[q.ch]
+// run runs t and records its outcome. It reports false when this goroutine
+// must stop running the worker loop: the task yielded (it then ends on this
+// goroutine, detached from the worker), or it called runtime.Goexit (a new
+// goroutine then carries on the loop).
+func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
+	tc.cur = q
 	finished := false
 	defer func() {
 		if finished {
 			return
 		}
-		if r := recover(); r != nil {
-			inc(&st.panicked)
-			w.e.panicked(q.ch, &PanicError{Value: r, Stack: debug.Stack()})
+		r := recover()
+		switch {
+		case r != nil:
+			pe := &PanicError{Value: r, Stack: debug.Stack()}
+			if tc.detached {
+				w.e.panicked(tc.origin, pe)
+				tc.end(panicked)
+				return
+			}
+			inc(&w.stats[q.ch].panicked)
+			w.e.panicked(q.ch, pe)
 			ok = true
-			return
+		case tc.detached:
+			// recover returned nil without a panic in flight: Goexit.
+			if tc.dropped {
+				tc.end(dropped)
+			} else {
+				tc.end(goexited)
+			}
+		default:
+			// runtime.Goexit is unwinding the worker's goroutine: hand the
+			// worker to a new one.
+			inc(&w.stats[q.ch].goexited)
+			w.e.live.Add(1)
+			go w.loop(tc)
 		}
-		// recover returned nil without a panic in flight: runtime.Goexit is
-		// unwinding this goroutine. Hand the worker to a new goroutine.
-		inc(&st.goexited)
-		w.e.live.Add(1)
-		go w.loop()
 	}()
-	t.Run(w.ctx)
+	t.Run(tc)
 	finished = true
-	inc(&st.ran)
+	if tc.detached {
+		tc.end(ran)
+		return false
+	}
+	inc(&w.stats[q.ch].ran)
 	return true
 }

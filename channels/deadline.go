@@ -43,7 +43,8 @@ type Deadline struct {
 	mu       sync.Mutex
 	tree     *btree.BTreeG[deadlineItem] // nil until the first submit; guarded by mu
 	seq      uint64                      // submissions so far, the tie-breaker; guarded by mu
-	closed   bool                        // guarded by mu
+	closed   bool                        // Close was called; guarded by mu
+	dropped  bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
 	bits     smartpool.Bits              // set by Attach before the pool starts; guarded by mu
 	dropLate bool                        // set by NewDeadline, read-only after
 	onDrop   func(smartpool.Task)        // set by NewDeadline, read-only after
@@ -55,9 +56,10 @@ type Deadline struct {
 
 // deadlineItem is one queued task and its key (at, seq).
 type deadlineItem struct {
-	at   time.Time // monotonic reading stripped
-	seq  uint64
-	task smartpool.Task
+	at      time.Time // monotonic reading stripped
+	seq     uint64
+	task    smartpool.Task
+	requeue bool // a yielded task re-entering: never dropped as late
 }
 
 func deadlineLess(a, b deadlineItem) bool {
@@ -121,12 +123,20 @@ func (d *Deadline) Submit(deadline time.Time, fn func(ctx context.Context)) erro
 // a nil t and smartpool.ErrClosed once the pool's Close started. It does not
 // block.
 func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
+	return d.push(deadline, t, false)
+}
+
+// Requeue queues a yielded task re-entering the pool with the deadline
+// time.Now(); see smartpool.Channel. It is never dropped as late.
+func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, true) }
+
+func (d *Deadline) push(deadline time.Time, t smartpool.Task, requeue bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	at := deadline.Round(0) // drop the monotonic reading: see Deadline
 	d.mu.Lock()
-	if d.closed {
+	if d.dropped || !requeue && (d.closed || d.bits.Closed()) {
 		d.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -134,7 +144,7 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t})
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t, requeue: requeue})
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}
@@ -174,7 +184,7 @@ func (d *Deadline) Poll(int) smartpool.Task {
 				t = it.task
 				break
 			}
-			if !d.dropLate {
+			if !d.dropLate || it.requeue {
 				d.late.Add(1)
 				t = it.task
 				break
@@ -248,6 +258,7 @@ func (d *Deadline) Close(drop bool) []smartpool.Task {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
+	d.dropped = d.dropped || drop
 	if !drop || d.tree == nil || d.tree.Len() == 0 {
 		return nil
 	}

@@ -13,12 +13,13 @@ import (
 //
 // The zero FIFO is ready to use. A FIFO must not be copied after first use.
 type FIFO struct {
-	mu     sync.Mutex
-	ring   []smartpool.Task // len is a power of two, or 0; guarded by mu
-	head   int              // index of the oldest task; guarded by mu
-	n      int              // tasks queued; guarded by mu
-	closed bool             // guarded by mu
-	bits   smartpool.Bits   // set by Attach before the pool starts
+	mu      sync.Mutex
+	ring    []smartpool.Task // len is a power of two, or 0; guarded by mu
+	head    int              // index of the oldest task; guarded by mu
+	n       int              // tasks queued; guarded by mu
+	closed  bool             // Close was called; guarded by mu
+	dropped bool             // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits    smartpool.Bits   // set by Attach before the pool starts
 }
 
 // NewFIFO returns an empty FIFO.
@@ -34,12 +35,17 @@ func (f *FIFO) Submit(fn func(ctx context.Context)) error {
 }
 
 // Push queues t; it is the by-key submit of smartpool.Pool.Submit.
-func (f *FIFO) Push(t smartpool.Task) error {
+func (f *FIFO) Push(t smartpool.Task) error { return f.push(t, false) }
+
+// Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
+func (f *FIFO) Requeue(t smartpool.Task) error { return f.push(t, true) }
+
+func (f *FIFO) push(t smartpool.Task, requeue bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	f.mu.Lock()
-	if f.closed || f.bits.Closed() {
+	if f.dropped || !requeue && (f.closed || f.bits.Closed()) {
 		f.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -142,6 +148,7 @@ func (f *FIFO) Close(drop bool) []smartpool.Task {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
+	f.dropped = f.dropped || drop
 	if !drop || f.n == 0 {
 		return nil
 	}

@@ -135,6 +135,18 @@ func (m *Multi[C]) Push(t smartpool.Task) error {
 	return m.Next().Push(t)
 }
 
+// Requeue queues a yielded task re-entering the pool in the next shard,
+// through the shard's Requeue; see smartpool.Channel.
+func (m *Multi[C]) Requeue(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	if len(m.shards) == 0 {
+		return smartpool.ErrNoQueues
+	}
+	return m.Next().Requeue(t)
+}
+
 // Poll polls the shard that owns queue i, with the shard's own queue number;
 // it returns nil if that queue is empty or i is out of range.
 func (m *Multi[C]) Poll(i int) smartpool.Task {

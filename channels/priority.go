@@ -22,11 +22,12 @@ import (
 // first use. All methods are safe for concurrent use and none blocks beyond a
 // short critical section.
 type Priority struct {
-	mu     sync.Mutex
-	heap   []prioItem     // a binary heap under prioItem.before; guarded by mu
-	seq    uint64         // submissions so far, the tie-breaker; guarded by mu
-	closed bool           // guarded by mu
-	bits   smartpool.Bits // set by Attach before the pool starts; guarded by mu
+	mu      sync.Mutex
+	heap    []prioItem     // a binary heap under prioItem.before; guarded by mu
+	seq     uint64         // submissions so far, the tie-breaker; guarded by mu
+	closed  bool           // Close was called; guarded by mu
+	dropped bool           // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits    smartpool.Bits // set by Attach before the pool starts; guarded by mu
 }
 
 type prioItem struct {
@@ -59,12 +60,18 @@ func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
 // SubmitTask queues t with priority prio (higher runs first). It returns
 // smartpool.ErrNilTask for a nil t and smartpool.ErrClosed once the pool's
 // Close started. It does not block.
-func (p *Priority) SubmitTask(prio int, t smartpool.Task) error {
+func (p *Priority) SubmitTask(prio int, t smartpool.Task) error { return p.push(prio, t, false) }
+
+// Requeue queues a yielded task re-entering the pool with priority 0; see
+// smartpool.Channel.
+func (p *Priority) Requeue(t smartpool.Task) error { return p.push(0, t, true) }
+
+func (p *Priority) push(prio int, t smartpool.Task, requeue bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	p.mu.Lock()
-	if p.closed {
+	if p.dropped || !requeue && (p.closed || p.bits.Closed()) {
 		p.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -174,6 +181,7 @@ func (p *Priority) Close(drop bool) []smartpool.Task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	p.dropped = p.dropped || drop
 	if !drop || len(p.heap) == 0 {
 		return nil
 	}

@@ -36,8 +36,9 @@ const MaxSlice = time.Duration(1 << 56)
 //
 // Pick reads the clock (it calls now once per pick) and keeps the slice
 // clock in one atomic word that pickers advance by compare-and-swap, so
-// concurrent pickers agree on the turn; it never blocks, and allocates only
-// for the first pick after Start and when it moves its epoch, once in years.
+// concurrent pickers agree on the turn. It never blocks, and allocates only
+// rarely: for the first pick after Start, and when it moves its epoch (every
+// few years, or after the clock stepped back).
 //
 // Start returns an error wrapping ErrBadPolicy unless there is exactly one
 // slice per level and every slice is positive and at most MaxSlice. The

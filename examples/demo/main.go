@@ -1,0 +1,222 @@
+// Command demo shows what a smartpool is for: a game server whose workers
+// are buried under a backlog of background work, yet still start every game
+// tick and player request within microseconds.
+//
+// The pool has three levels, highest first: Realtime (game ticks), Responsive
+// (player requests) and, in the lowest level, Backlog (a FIFO sharded four
+// ways) next to BacklogDeadline (earliest deadline first). Workers always
+// serve the highest level with work (scheduler.HighestFirst).
+//
+// The program floods the backlog with small CPU tasks, more than the workers
+// can finish, then submits ticks and requests at a steady rate for two
+// seconds, one request of which panics. It then closes the pool: queued ticks
+// and requests complete, queued backlog work is dropped, and the report
+// accounts for every task. Finally it prints each level's submit-to-start
+// latency. Run it with
+//
+//	go run ./examples/demo
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/scheduler"
+)
+
+type lane int // the pool's channel key
+
+const (
+	Realtime lane = iota
+	Responsive
+	Backlog
+	BacklogDeadline
+)
+
+func (l lane) String() string {
+	return [...]string{"Realtime", "Responsive", "Backlog", "BacklogDeadline"}[l]
+}
+
+// gameServer is the pool's behavior.
+type gameServer struct {
+	realtime, responsive *channels.FIFO
+	backlog              *channels.Multi[*channels.FIFO]
+	backlogDeadline      *channels.Deadline
+	backlogDrops         atomic.Int64 // counted by Backlog's OnDrop
+}
+
+func (g *gameServer) Config() smartpool.Config[lane] {
+	return smartpool.Config[lane]{
+		Workers:  runtime.GOMAXPROCS(0),
+		Schedule: scheduler.HighestFirst(),
+		Levels: [][]smartpool.ChannelParams[lane]{
+			{{Key: Realtime, CompleteOnClose: true}},
+			{{Key: Responsive, CompleteOnClose: true}},
+			{
+				{Key: Backlog, OnDrop: func(smartpool.Task) { g.backlogDrops.Add(1) }},
+				{Key: BacklogDeadline},
+			},
+		},
+		PanicHandler: func(k lane, p *smartpool.PanicError) {
+			fmt.Printf("recovered a panic in a %v task: %v\n", k, p.Value)
+		},
+	}
+}
+
+func (g *gameServer) Channel(k lane) smartpool.Channel {
+	switch k {
+	case Realtime:
+		return g.realtime
+	case Responsive:
+		return g.responsive
+	case Backlog:
+		return g.backlog
+	case BacklogDeadline:
+		return g.backlogDeadline
+	}
+	return nil
+}
+
+// Followup sends background work that yielded to Responsive, so that the
+// pool finishes what it started before it takes new work.
+func (g *gameServer) Followup(from lane) lane {
+	if from == Backlog || from == BacklogDeadline {
+		return Responsive
+	}
+	return from
+}
+
+const (
+	runFor           = 2 * time.Second
+	tickEvery        = time.Millisecond      // Realtime
+	requestEvery     = 2 * time.Millisecond  // Responsive
+	backlogCost      = 40 * time.Microsecond // one backlog task
+	backlogPerWorker = 60_000                // 2.4 s of work per worker: outlasts runFor
+)
+
+// spin burns the CPU for d: it stands for real work.
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
+type latencies struct { // submit-to-start delays
+	mu sync.Mutex
+	d  []time.Duration // guarded by mu
+}
+
+// task returns a task that records its delay, then works for cost.
+func (l *latencies) task(cost time.Duration) func(context.Context) {
+	submitted := time.Now()
+	return func(context.Context) {
+		d := time.Since(submitted)
+		l.mu.Lock()
+		l.d = append(l.d, d)
+		l.mu.Unlock()
+		spin(cost)
+	}
+}
+
+func main() {
+	g := &gameServer{
+		realtime:        channels.NewFIFO(),
+		responsive:      channels.NewFIFO(),
+		backlog:         channels.NewMulti(4, channels.NewFIFO),
+		backlogDeadline: channels.NewDeadline(),
+	}
+	owned, err := smartpool.New[lane](g)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	pool := owned.Pool()
+	workers := pool.Stats().Workers
+	var level [3]latencies // by level: Realtime, Responsive, backlog
+	submitted := map[lane]uint64{}
+	must := func(k lane, err error) {
+		if err != nil {
+			fmt.Println("submit:", err)
+			os.Exit(1)
+		}
+		submitted[k]++
+	}
+
+	// The flood: three quarters plain backlog, a quarter with deadlines.
+	flood := backlogPerWorker * workers
+	began := time.Now()
+	for i := range flood {
+		if i%4 == 3 {
+			due := began.Add(time.Duration(i) * time.Microsecond)
+			must(BacklogDeadline, g.backlogDeadline.Submit(due, level[2].task(backlogCost)))
+		} else {
+			must(Backlog, pool.Submit(Backlog, level[2].task(backlogCost)))
+		}
+	}
+	fmt.Printf("%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
+		workers, flood, backlogCost, tickEvery, requestEvery, runFor)
+
+	// The steady load, on one schedule so that late ticks catch up. With
+	// as many busy workers as Ps, this goroutine itself waits for a P until
+	// Go preempts a worker (after 10 ms), so ticks may arrive in bursts.
+	start, last := time.Now(), time.Now()
+	var gap time.Duration // the longest between two ticks
+	for i := 0; time.Since(start) < runFor; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * tickEvery)))
+		gap, last = max(gap, time.Since(last)), time.Now()
+		must(Realtime, pool.Submit(Realtime, level[0].task(20*time.Microsecond)))
+		if i%int(requestEvery/tickEvery) == 0 {
+			must(Responsive, pool.Submit(Responsive, level[1].task(50*time.Microsecond)))
+		}
+		if i == 500 {
+			must(Responsive, pool.Submit(Responsive, func(context.Context) { panic("malformed request") }))
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	report, err := owned.Close(ctx)
+	if err != nil {
+		fmt.Println("close:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("longest gap between two ticks: %v; pool closed %v after the flood began\n\n",
+		gap.Round(100*time.Microsecond), time.Since(began).Round(time.Millisecond))
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "channel\tlevel\tsubmitted\tran\tdropped\tpanicked\t")
+	accounted := true
+	for _, c := range report.Channels {
+		fmt.Fprintf(tw, "%v\t%d\t%d\t%d\t%d\t%d\t\n", c.Key, c.Level, submitted[c.Key], c.Ran, c.Dropped, c.Panicked)
+		accounted = accounted && c.Finished() == submitted[c.Key]
+	}
+	tw.Flush()
+	bl, _ := report.Channel(Backlog)
+	fmt.Printf("every task accounted for: %v; Backlog's OnDrop counted %d drops, the report %d\n\n",
+		accounted, g.backlogDrops.Load(), bl.Dropped)
+
+	fmt.Fprintln(tw, "submit to start\tstarted\tp50\tp99\tmax\t")
+	for l, name := range []string{"Realtime", "Responsive", "both backlogs"} {
+		d := level[l].d // the pool closed: no task writes any more
+		slices.Sort(d)
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t\n", name, len(d), round(d[len(d)/2]), round(d[len(d)*99/100]), round(d[len(d)-1]))
+	}
+	tw.Flush()
+}
+
+// round keeps three significant digits.
+func round(d time.Duration) time.Duration {
+	unit := time.Duration(1)
+	for d/unit >= 1000 {
+		unit *= 10
+	}
+	return d.Round(unit)
+}
