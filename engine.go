@@ -36,6 +36,8 @@ type engine struct {
 	done      chan struct{} // closed when the close has finished; report set before
 	report    any           // *Report[K]; written once before done is closed
 
+	timers schedules // After, At, Every
+
 	base        context.Context // parent of every task context
 	cancelTasks context.CancelFunc
 	finish      func() // builds the report; run by whoever takes live to zero
@@ -62,6 +64,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 		return nil, configErr(ErrTooManyQueues, "%v", err)
 	}
 	e := &engine{field: field, idle: idle.New(workers), done: make(chan struct{})}
+	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	for i := range workers {
 		w := &worker{e: e, id: i, wake: make(chan bool, 1), picker: sched.NewPicker(), cursor: make([]int, len(perLevel))}
@@ -91,9 +94,19 @@ func (e *engine) exit() {
 	}
 }
 
+// submit is the by-key submit: refused once Close started, then the
+// channel's Push.
+func (e *engine) submit(ch int, t Task) error {
+	if e.stopped.Load() {
+		return ErrClosed
+	}
+	return e.chans[ch].c.Push(t)
+}
+
 // startClose stops admission and starts the drain, once. See OwnedPool.Close.
 func (e *engine) startClose() {
 	e.closeOnce.Do(func() {
+		e.timers.close()
 		e.stopped.Store(true)
 		dropped := make([][]Task, len(e.chans))
 		for i := range e.chans {

@@ -207,3 +207,5 @@ func eventually(t testing.TB, cond func() bool) {
 }
 
 func seededFrom(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
+
+func runtimeGoexit() { runtime.Goexit() }

@@ -35,7 +35,7 @@ func (p *Pool[K]) SubmitTask(key K, t Task) error {
 	if !ok {
 		return ErrUnknownKey
 	}
-	return p.e.chans[i].c.Push(t)
+	return p.e.submit(i, t)
 }
 
 // State is a pool's lifecycle stage. It only moves forward.

@@ -20,8 +20,12 @@ func (c ChannelStats[K]) Finished() uint64 { return c.Ran + c.Panicked + c.Goexi
 // configuration order. Counters read while the pool runs are each exact at
 // some instant, not all at the same one.
 type Stats[K comparable] struct {
-	Workers  int
-	Channels []ChannelStats[K]
+	Workers int
+	// Suspended counts yielded tasks of complete-on-close channels that
+	// have not finished (plus any task re-entering the pool at the moment
+	// of the snapshot): Close waits for them.
+	Suspended int
+	Channels  []ChannelStats[K]
 }
 
 // Report is what Close returns: the final Stats of a closed pool.
@@ -54,7 +58,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
 	e := p.e
-	s := &Stats[K]{Workers: len(e.workers), Channels: make([]ChannelStats[K], len(e.chans))}
+	s := &Stats[K]{Workers: len(e.workers), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
 	for i := range e.chans {
 		c := &s.Channels[i]
 		c.Key, c.CompleteOnClose = p.keys[i], e.chans[i].coc

@@ -181,6 +181,11 @@ func (tc *taskContext) end(how outcome) {
 	tc.release <- how
 }
 
+// suspended returns the number of yielded tasks Close waits for: those of
+// complete-on-close channels not yet finished, plus any task re-entering at
+// this instant.
+func (e *engine) suspended() int { return int(max(e.inflight.Load(), 0)) }
+
 // leaveInflight decrements e.inflight and, if that ends a close's wait for
 // suspended tasks, wakes every worker so they can exit.
 func (e *engine) leaveInflight() {

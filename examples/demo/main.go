@@ -1,6 +1,6 @@
 // Command demo shows what a smartpool is for: a game server whose workers
-// are buried under a backlog of background work, yet still start every game
-// tick and player request within microseconds.
+// are buried under seconds of background work, yet start game ticks and
+// player requests within about a millisecond.
 //
 // The pool has three levels, highest first: Realtime (game ticks), Responsive
 // (player requests) and, in the lowest level, Backlog (a FIFO sharded four
@@ -56,7 +56,7 @@ type gameServer struct {
 
 func (g *gameServer) Config() smartpool.Config[lane] {
 	return smartpool.Config[lane]{
-		Workers:  runtime.GOMAXPROCS(0),
+		Workers:  runtime.GOMAXPROCS(0), // the default, spelled out
 		Schedule: scheduler.HighestFirst(),
 		Levels: [][]smartpool.ChannelParams[lane]{
 			{{Key: Realtime, CompleteOnClose: true}},
@@ -86,8 +86,8 @@ func (g *gameServer) Channel(k lane) smartpool.Channel {
 	return nil
 }
 
-// Followup sends background work that yielded to Responsive, so that the
-// pool finishes what it started before it takes new work.
+// Followup sends background work that yielded (smartpool.Yield) to
+// Responsive, so that the pool finishes what it started before new work.
 func (g *gameServer) Followup(from lane) lane {
 	if from == Backlog || from == BacklogDeadline {
 		return Responsive
@@ -133,14 +133,7 @@ func main() {
 		backlog:         channels.NewMulti(4, channels.NewFIFO),
 		backlogDeadline: channels.NewDeadline(),
 	}
-	owned, err := smartpool.New[lane](g)
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	pool := owned.Pool()
-	workers := pool.Stats().Workers
-	var level [3]latencies // by level: Realtime, Responsive, backlog
+	var level [3]latencies // by level: Realtime, Responsive, both backlogs
 	submitted := map[lane]uint64{}
 	must := func(k lane, err error) {
 		if err != nil {
@@ -150,7 +143,9 @@ func main() {
 		submitted[k]++
 	}
 
-	// The flood: three quarters plain backlog, a quarter with deadlines.
+	// The flood, queued before the pool starts: three quarters plain
+	// backlog, a quarter with deadlines.
+	workers := runtime.GOMAXPROCS(0)
 	flood := backlogPerWorker * workers
 	began := time.Now()
 	for i := range flood {
@@ -158,9 +153,15 @@ func main() {
 			due := began.Add(time.Duration(i) * time.Microsecond)
 			must(BacklogDeadline, g.backlogDeadline.Submit(due, level[2].task(backlogCost)))
 		} else {
-			must(Backlog, pool.Submit(Backlog, level[2].task(backlogCost)))
+			must(Backlog, g.backlog.Submit(level[2].task(backlogCost)))
 		}
 	}
+	owned, err := smartpool.New[lane](g)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	pool := owned.Pool()
 	fmt.Printf("%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
 		workers, flood, backlogCost, tickEvery, requestEvery, runFor)
 

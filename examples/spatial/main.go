@@ -65,10 +65,11 @@ func (f *Focus) At() Point {
 type Spatial struct {
 	focus *Focus // read-only after NewSpatial
 
-	mu     sync.Mutex
-	items  []spatialItem  // in submission order; guarded by mu
-	closed bool           // guarded by mu
-	bits   smartpool.Bits // set by Attach; guarded by mu
+	mu      sync.Mutex
+	items   []spatialItem  // in submission order; guarded by mu
+	closed  bool           // Close was called; guarded by mu
+	dropped bool           // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits    smartpool.Bits // set by Attach; guarded by mu
 }
 
 type spatialItem struct {
@@ -90,12 +91,22 @@ func (s *Spatial) Submit(at Point, fn func(context.Context)) error {
 }
 
 // SubmitTask is Submit for a Task value.
-func (s *Spatial) SubmitTask(at Point, t smartpool.Task) error {
+func (s *Spatial) SubmitTask(at Point, t smartpool.Task) error { return s.push(at, t, false) }
+
+// Push queues t where the focus is now; it is the by-key submit of
+// Pool.Submit. The focus may move away before t runs.
+func (s *Spatial) Push(t smartpool.Task) error { return s.push(s.focus.At(), t, false) }
+
+// Requeue queues a task that yielded and re-enters the pool, as Push does;
+// see smartpool.Channel. It is refused only once Close(true) emptied s.
+func (s *Spatial) Requeue(t smartpool.Task) error { return s.push(s.focus.At(), t, true) }
+
+func (s *Spatial) push(at Point, t smartpool.Task, requeue bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	s.mu.Lock()
-	if s.closed || s.bits.Closed() {
+	if s.dropped || !requeue && (s.closed || s.bits.Closed()) {
 		s.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -108,9 +119,6 @@ func (s *Spatial) SubmitTask(at Point, t smartpool.Task) error {
 	b.Wake(1)
 	return nil
 }
-
-// Push queues t at the origin; it is the by-key submit of Pool.Submit.
-func (s *Spatial) Push(t smartpool.Task) error { return s.SubmitTask(Point{}, t) }
 
 // Poll removes and returns the task nearest to the focus, or nil.
 func (s *Spatial) Poll(int) smartpool.Task {
@@ -165,6 +173,7 @@ func (s *Spatial) Close(drop bool) []smartpool.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.dropped = s.dropped || drop
 	if !drop || len(s.items) == 0 {
 		return nil
 	}

@@ -1,0 +1,157 @@
+package smartpool
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Errors a Future or a Group reports for tasks that did not return.
+var (
+	// ErrDropped is the result of a task that Close dropped before it ran,
+	// or while it was yielded.
+	ErrDropped = errors.New("smartpool: task dropped at close")
+	// ErrGoexit is the result of a task that called runtime.Goexit.
+	ErrGoexit = errors.New("smartpool: task called runtime.Goexit")
+)
+
+// Future is the result of a task started with Go or NewFuture. It resolves
+// once: with the task's value and error; with a *PanicError if the task
+// panicked (the panic goes to the Future, not to the pool's panic handler);
+// with ErrDropped if Close dropped the task; with ErrGoexit if it called
+// runtime.Goexit; or with the submit error if the task was never queued.
+// A Future is safe for concurrent use and must not be copied.
+type Future[T any] struct {
+	once sync.Once
+	done chan struct{}
+	val  T     // written once, before done is closed
+	err  error // written once, before done is closed
+}
+
+func newFuture[T any]() *Future[T] { return &Future[T]{done: make(chan struct{})} }
+
+func (f *Future[T]) resolve(v T, err error) {
+	f.once.Do(func() {
+		f.val, f.err = v, err
+		close(f.done)
+	})
+}
+
+// Done returns a channel closed when the Future has resolved.
+func (f *Future[T]) Done() <-chan struct{} { return f.done }
+
+// Wait returns the task's value and error once the Future resolves, or the
+// zero value and ctx.Err() if ctx ends first. Called from a pool task with
+// its context, the wait yields the worker (see Yield), so tasks may wait on
+// tasks at any pool size without deadlock.
+func (f *Future[T]) Wait(ctx context.Context) (T, error) {
+	select {
+	case <-f.done:
+		return f.val, f.err
+	default:
+	}
+	Yield(ctx, func() {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+		}
+	})
+	select {
+	case <-f.done:
+		return f.val, f.err
+	default:
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// futureTask runs fn and resolves f with what happened.
+type futureTask[T any] struct {
+	f  *Future[T]
+	fn func(ctx context.Context) (T, error)
+}
+
+func (t *futureTask[T]) Run(ctx context.Context) {
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		var zero T
+		if r := recover(); r != nil {
+			t.f.resolve(zero, &PanicError{Value: r, Stack: debug.Stack()})
+		} else if tc := taskOf(ctx); tc != nil && tc.dropped {
+			t.f.resolve(zero, ErrDropped)
+		} else {
+			t.f.resolve(zero, ErrGoexit)
+		}
+	}()
+	v, err := t.fn(ctx)
+	finished = true
+	t.f.resolve(v, err)
+}
+
+func (t *futureTask[T]) dropped() {
+	var zero T
+	t.f.resolve(zero, ErrDropped)
+}
+
+// NewFuture returns a task that runs fn, and the Future of its result, for
+// submitting to a channel's own submit method (a deadline, a priority). If
+// that submit fails, the Future never resolves: check its error. A task
+// submitted twice resolves the Future with its first run.
+func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]) {
+	f := newFuture[T]()
+	if fn == nil {
+		fn = func(context.Context) (T, error) { var zero T; return zero, ErrNilTask }
+	}
+	return &futureTask[T]{f: f, fn: fn}, f
+}
+
+// Go submits fn to the channel named key of p and returns the Future of its
+// result. A submit error (ErrNilTask, ErrClosed, ErrUnknownKey) resolves the
+// Future at once.
+func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error)) *Future[T] {
+	if fn == nil {
+		f := newFuture[T]()
+		var zero T
+		f.resolve(zero, ErrNilTask)
+		return f
+	}
+	t, f := NewFuture(fn)
+	if err := p.SubmitTask(key, t); err != nil {
+		var zero T
+		f.resolve(zero, err)
+	}
+	return f
+}
+
+// Sleep pauses the task for d without holding a worker (see Yield). It
+// returns ctx.Err() if ctx ends first, nil otherwise. Outside a pool task it
+// is a plain sleep that ctx can cut short.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	Yield(ctx, func() {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	})
+	return ctx.Err()
+}
+
+// Recv receives from ch without holding a worker (see Yield). ok is false if
+// ch is closed; err is ctx.Err() if ctx ended first.
+func Recv[T any](ctx context.Context, ch <-chan T) (v T, ok bool, err error) {
+	Yield(ctx, func() {
+		select {
+		case v, ok = <-ch:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	})
+	return v, ok, err
+}

@@ -1,0 +1,278 @@
+package smartpool_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFuture_Outcomes(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	ctx := context.Background()
+
+	v, err := smartpool.Go(p, "a", func(context.Context) (string, error) { return "ok", nil }).Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "ok", v)
+
+	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { return 0, errBoom }).Wait(ctx)
+	require.ErrorIs(t, err, errBoom)
+
+	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { panic(errBoom) }).Wait(ctx)
+	var pe *smartpool.PanicError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorIs(t, err, errBoom)
+
+	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }).Wait(ctx)
+	require.ErrorIs(t, err, smartpool.ErrGoexit)
+
+	_, err = smartpool.Go(p, "nope", func(context.Context) (int, error) { return 1, nil }).Wait(ctx)
+	require.ErrorIs(t, err, smartpool.ErrUnknownKey)
+	_, err = smartpool.Go[string, int](p, "a", nil).Wait(ctx)
+	require.ErrorIs(t, err, smartpool.ErrNilTask)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	block := make(chan struct{})
+	f := smartpool.Go(p, "a", func(context.Context) (int, error) { <-block; return 7, nil })
+	_, err = f.Wait(cancelled)
+	require.ErrorIs(t, err, context.Canceled)
+	close(block)
+	<-f.Done()
+	v2, err := f.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 7, v2)
+
+	closeWithin(t, o, long)
+	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { return 1, nil }).Wait(ctx)
+	require.ErrorIs(t, err, smartpool.ErrClosed)
+}
+
+// A future dropped by Close resolves with ErrDropped; so does one whose task
+// yielded in a dropping channel and came back after Close.
+func TestFuture_Dropped(t *testing.T) {
+	d := channels.NewFIFO()
+	o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{fifo("pin")}, {{key: "d", c: d}}}})
+	require.NoError(t, err)
+	p := o.Pool()
+	wake := make(chan struct{})
+	suspended := make(chan struct{})
+	yielded := smartpool.Go(p, "d", func(ctx context.Context) (int, error) {
+		smartpool.Yield(ctx, func() { close(suspended); <-wake })
+		return 1, nil
+	})
+	<-suspended
+	g := newGate()
+	submit(t, o, "pin", g.task("pin"))
+	g.waitStarted(t, 1)
+	queued := smartpool.Go(p, "d", func(context.Context) (int, error) { return 2, nil })
+	task, viaChannel := smartpool.NewFuture(func(context.Context) (int, error) { return 3, nil })
+	require.NoError(t, d.Push(task))
+	go func() {
+		eventually(t, func() bool { return p.State() >= smartpool.Closing })
+		close(g.release)
+	}()
+	closeWithin(t, o, long)
+	close(wake)
+	for _, f := range []*smartpool.Future[int]{queued, viaChannel, yielded} {
+		_, err := f.Wait(context.Background())
+		require.ErrorIs(t, err, smartpool.ErrDropped)
+	}
+}
+
+// push_future: results chained across two pools; the waiting task on pool
+// one yields while pool two computes.
+func TestFuture_ChainedAcrossPools(t *testing.T) {
+	one := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	two := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("b")}}})
+	sum := smartpool.Go(one.Pool(), "a", func(ctx context.Context) (int, error) {
+		total := 0
+		for i := range 10 {
+			v, err := smartpool.Go(two.Pool(), "b", func(context.Context) (int, error) { return i * i, nil }).Wait(ctx)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
+		return total, nil
+	})
+	v, err := sum.Wait(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 285, v)
+}
+
+// Recv waits on a Go channel without a worker.
+func TestRecv(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	c := make(chan int)
+	f := smartpool.Go(o.Pool(), "a", func(ctx context.Context) (int, error) {
+		v, ok, err := smartpool.Recv(ctx, c)
+		if !ok {
+			return 0, errors.New("closed")
+		}
+		return v, err
+	})
+	submit(t, o, "a", func(context.Context) { c <- 42 }) // runs while the first task waits
+	v, err := f.Wait(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 42, v)
+	close(c)
+	_, ok, err := smartpool.Recv(context.Background(), c)
+	require.False(t, ok)
+	require.NoError(t, err)
+}
+
+func TestGroup(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}, {fifo("b")}}})
+	p := o.Pool()
+	var ran atomic.Int32
+	err := smartpool.Scope(context.Background(), p, func(g *smartpool.Group[string]) {
+		for i := range 100 {
+			g.Go([]string{"a", "b"}[i%2], func(context.Context) error { ran.Add(1); return nil })
+		}
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, ran.Load())
+
+	err = smartpool.Scope(context.Background(), p, func(g *smartpool.Group[string]) {
+		g.Go("a", func(context.Context) error { return errBoom })
+		g.Go("a", func(context.Context) error { panic("later") })
+	})
+	require.ErrorIs(t, err, errBoom)
+
+	err = smartpool.Scope(context.Background(), p, func(g *smartpool.Group[string]) {
+		g.Go("a", func(context.Context) error { panic(errBoom) })
+	})
+	var pe *smartpool.PanicError
+	require.ErrorAs(t, err, &pe)
+
+	g := smartpool.NewGroup(p)
+	g.Go("nope", func(context.Context) error { return nil })
+	g.Go("a", nil)
+	require.ErrorIs(t, g.Wait(context.Background()), smartpool.ErrUnknownKey)
+
+	// Nested scopes from inside a task on a one-worker pool: the waits yield.
+	err = smartpool.Scope(context.Background(), p, func(outer *smartpool.Group[string]) {
+		outer.Go("a", func(ctx context.Context) error {
+			return smartpool.Scope(ctx, p, func(inner *smartpool.Group[string]) {
+				for range 10 {
+					inner.Go("b", func(context.Context) error { ran.Add(1); return nil })
+				}
+			})
+		})
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 110, ran.Load())
+}
+
+// scoped_op (synctest): 1,000 scoped tasks each waiting on a timer, on two
+// workers; the scope ends when the last timer has fired, with no worker
+// blocked meanwhile.
+func TestGroup_ScopedTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, err := smartpool.New[string](&behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+		require.NoError(t, err)
+		began := time.Now()
+		err = smartpool.Scope(context.Background(), o.Pool(), func(g *smartpool.Group[string]) {
+			for i := range 1000 {
+				g.Go("a", func(ctx context.Context) error { return smartpool.Sleep(ctx, time.Duration(1+i%10)*time.Second) })
+			}
+		})
+		require.NoError(t, err)
+		require.Equal(t, 10*time.Second, time.Since(began))
+		_, err = o.Close(context.Background())
+		require.NoError(t, err)
+	})
+}
+
+// timer_and_yield (synctest): 1,000 tasks started by After, each waiting
+// 3 s and then on three ticks of a ticker one second apart; Close waits for
+// all of them while no worker is blocked. (Pool schedules stop at Close:
+// tasks wait on runtime timers through Sleep and Recv.)
+func TestSchedule_TimerAndYield(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, err := smartpool.New[string](&behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+		require.NoError(t, err)
+		p := o.Pool()
+		var done atomic.Int32
+		for range 1000 {
+			_, err := p.After(time.Second, "a", func(ctx context.Context) {
+				_ = smartpool.Sleep(ctx, 3*time.Second)
+				ticker := time.NewTicker(time.Second)
+				defer ticker.Stop()
+				for range 3 {
+					if _, _, err := smartpool.Recv(ctx, ticker.C); err != nil {
+						return
+					}
+				}
+				done.Add(1)
+			})
+			require.NoError(t, err)
+		}
+		time.Sleep(time.Second) // fake time: let the After timers fire
+		synctest.Wait()
+		began := time.Now()
+		_, err = o.Close(context.Background())
+		require.NoError(t, err)
+		require.EqualValues(t, 1000, done.Load())
+		require.Equal(t, 6*time.Second, time.Since(began))
+	})
+}
+
+// Schedules: At in the past fires at once; Every with Skip and CatchUp
+// behave as documented when ticks are missed; Stop cancels; Close stops
+// every timer; bad arguments are errors.
+func TestSchedule_Policies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+		require.NoError(t, err)
+		p := o.Pool()
+		var at atomic.Int32
+		_, err = p.At(time.Now().Add(-time.Hour), "a", func(context.Context) { at.Add(1) })
+		require.NoError(t, err)
+		synctest.Wait()
+		require.EqualValues(t, 1, at.Load())
+
+		// A task that holds the only worker for 3.5 s makes ticks late; the
+		// timer still fires (submissions queue), so both policies are about
+		// when the next firings are due, observed through their count.
+		var skip, catchUp atomic.Int32
+		ts, err := p.Every(time.Second, smartpool.Skip, "a", func(context.Context) { skip.Add(1) })
+		require.NoError(t, err)
+		tc, err := p.Every(time.Second, smartpool.CatchUp, "a", func(context.Context) { catchUp.Add(1) })
+		require.NoError(t, err)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		require.EqualValues(t, 10, skip.Load())
+		require.EqualValues(t, 10, catchUp.Load())
+		require.True(t, ts.Stop())
+		require.False(t, ts.Stop())
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.EqualValues(t, 10, skip.Load())
+		require.EqualValues(t, 15, catchUp.Load())
+
+		_, err = p.Every(0, smartpool.Skip, "a", func(context.Context) {})
+		require.ErrorIs(t, err, smartpool.ErrBadSchedule)
+		_, err = p.Every(time.Second, smartpool.Missed(9), "a", func(context.Context) {})
+		require.ErrorIs(t, err, smartpool.ErrBadSchedule)
+		_, err = p.After(time.Second, "nope", func(context.Context) {})
+		require.ErrorIs(t, err, smartpool.ErrUnknownKey)
+		_, err = p.After(time.Second, "a", nil)
+		require.ErrorIs(t, err, smartpool.ErrNilTask)
+
+		_, err = o.Close(context.Background())
+		require.NoError(t, err)
+		require.False(t, tc.Stop(), "Close stopped the timer")
+		_, err = p.After(time.Second, "a", func(context.Context) {})
+		require.ErrorIs(t, err, smartpool.ErrClosed)
+	})
+}

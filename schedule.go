@@ -1,0 +1,160 @@
+package smartpool
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Missed says what a periodic schedule does with ticks it could not fire on
+// time (the process was busy or suspended).
+type Missed int
+
+const (
+	// Skip fires once for the missed ticks, then keeps to the original
+	// grid: the next tick is the first grid point after now (time.Ticker's
+	// policy).
+	Skip Missed = iota
+	// CatchUp fires once per missed tick, back to back, until it is on
+	// time again (smartpool's policy).
+	CatchUp
+)
+
+// ErrBadSchedule is returned by Every for a non-positive interval or an
+// unknown Missed policy.
+var ErrBadSchedule = errors.New("smartpool: bad schedule")
+
+// Timer is a scheduled submission made by After, At or Every. It uses a
+// runtime timer, not a goroutine; each firing submits the task to its
+// channel. Close stops every timer of the pool and waits for a firing in
+// progress. Safe for concurrent use.
+type Timer struct {
+	s      *schedules
+	ch     int
+	task   Task
+	every  time.Duration // 0 for one-shot
+	missed Missed
+
+	// guarded by s.mu
+	t       *time.Timer
+	next    time.Time // the grid point the pending firing is for
+	stopped bool
+}
+
+// schedules tracks a pool's timers so Close can stop them.
+type schedules struct {
+	e      *engine
+	mu     sync.Mutex
+	closed bool                // guarded by mu
+	active map[*Timer]struct{} // guarded by mu
+	firing sync.WaitGroup      // firings in progress
+}
+
+// After submits fn to the channel named key once d has elapsed. It returns
+// ErrNilTask, ErrClosed or ErrUnknownKey as Submit does, checked now.
+func (p *Pool[K]) After(d time.Duration, key K, fn func(ctx context.Context)) (*Timer, error) {
+	return p.schedule(time.Now().Add(d), 0, Skip, key, fn)
+}
+
+// At submits fn to the channel named key at time t (at once if t is past).
+func (p *Pool[K]) At(t time.Time, key K, fn func(ctx context.Context)) (*Timer, error) {
+	return p.schedule(t, 0, Skip, key, fn)
+}
+
+// Every submits fn to the channel named key every interval, the first time
+// one interval from now, until the Timer is stopped or the pool closes.
+// missed chooses what happens to ticks that could not fire on time.
+func (p *Pool[K]) Every(interval time.Duration, missed Missed, key K, fn func(ctx context.Context)) (*Timer, error) {
+	if interval <= 0 || (missed != Skip && missed != CatchUp) {
+		return nil, ErrBadSchedule
+	}
+	return p.schedule(time.Now().Add(interval), interval, missed, key, fn)
+}
+
+func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key K, fn func(ctx context.Context)) (*Timer, error) {
+	if fn == nil {
+		return nil, ErrNilTask
+	}
+	if p.e.stopped.Load() {
+		return nil, ErrClosed
+	}
+	ch, ok := p.index[key]
+	if !ok {
+		return nil, ErrUnknownKey
+	}
+	s := &p.e.timers
+	tm := &Timer{s: s, ch: ch, task: Func(fn), every: every, missed: missed}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	tm.next = at
+	tm.t = time.AfterFunc(time.Until(at), tm.fire)
+	s.active[tm] = struct{}{}
+	return tm, nil
+}
+
+// Stop cancels the Timer's future firings. It reports whether it stopped an
+// active timer (false if it had already fired its last, was stopped, or the
+// pool closed). A firing already in progress completes.
+func (tm *Timer) Stop() bool {
+	s := tm.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return tm.stopLocked()
+}
+
+func (tm *Timer) stopLocked() bool {
+	if tm.stopped {
+		return false
+	}
+	tm.stopped = true
+	tm.t.Stop()
+	delete(tm.s.active, tm)
+	return true
+}
+
+// fire runs on the runtime's timer goroutine: submit, then arm the next tick.
+func (tm *Timer) fire() {
+	s := tm.s
+	s.mu.Lock()
+	if tm.stopped || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.firing.Add(1)
+	s.mu.Unlock()
+	defer s.firing.Done()
+
+	err := s.e.submit(tm.ch, tm.task)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tm.stopped {
+		return
+	}
+	if err != nil || tm.every == 0 {
+		tm.stopLocked()
+		return
+	}
+	now := time.Now()
+	tm.next = tm.next.Add(tm.every)
+	if tm.missed == Skip && !tm.next.After(now) {
+		behind := now.Sub(tm.next)/tm.every + 1
+		tm.next = tm.next.Add(behind * tm.every)
+	}
+	tm.t.Reset(tm.next.Sub(now))
+}
+
+// close stops every timer and waits for firings in progress.
+func (s *schedules) close() {
+	s.mu.Lock()
+	s.closed = true
+	for tm := range s.active {
+		tm.stopLocked()
+	}
+	s.mu.Unlock()
+	s.firing.Wait()
+}
