@@ -5,21 +5,20 @@ import (
 	"sync"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/queue"
 )
 
-// FIFO is an unbounded first-in, first-out channel. Tasks are kept in a ring
-// buffer that grows by doubling and never shrinks below its high-water mark,
-// so a warm FIFO allocates nothing per task.
+// FIFO is an unbounded first-in, first-out channel. Tasks are kept in
+// segments of 128 that are reused once drained, so growing never copies the
+// queue and a warm FIFO allocates nothing per task (see internal/queue).
 //
 // The zero FIFO is ready to use. A FIFO must not be copied after first use.
 type FIFO struct {
 	mu      sync.Mutex
-	ring    []smartpool.Task // len is a power of two, or 0; guarded by mu
-	head    int              // index of the oldest task; guarded by mu
-	n       int              // tasks queued; guarded by mu
-	closed  bool             // Close was called; guarded by mu
-	dropped bool             // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits    smartpool.Bits   // set by Attach before the pool starts
+	q       queue.Queue[smartpool.Task] // guarded by mu
+	closed  bool                        // Close was called; guarded by mu
+	dropped bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits    smartpool.Bits              // set by Attach before the pool starts
 }
 
 // NewFIFO returns an empty FIFO.
@@ -80,37 +79,17 @@ func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
 }
 
 func (f *FIFO) pushLocked(t smartpool.Task) {
-	if f.n == len(f.ring) {
-		f.growLocked()
-	}
-	f.ring[(f.head+f.n)&(len(f.ring)-1)] = t
-	f.n++
-	if f.n == 1 {
+	f.q.Push(t)
+	if f.q.Len() == 1 {
 		f.bits.Set(0)
 	}
-}
-
-func (f *FIFO) growLocked() {
-	size := max(2*len(f.ring), 16)
-	ring := make([]smartpool.Task, size)
-	for i := range f.n {
-		ring[i] = f.ring[(f.head+i)&(len(f.ring)-1)]
-	}
-	f.ring, f.head = ring, 0
 }
 
 // Poll removes and returns the oldest task, or nil if the FIFO is empty.
 func (f *FIFO) Poll(int) smartpool.Task {
 	f.mu.Lock()
-	if f.n == 0 {
-		f.mu.Unlock()
-		return nil
-	}
-	t := f.ring[f.head]
-	f.ring[f.head] = nil // do not retain the task after it left
-	f.head = (f.head + 1) & (len(f.ring) - 1)
-	f.n--
-	if f.n == 0 {
+	t, ok := f.q.Pop()
+	if ok && f.q.Len() == 0 {
 		f.bits.Clear(0)
 	}
 	f.mu.Unlock()
@@ -121,7 +100,7 @@ func (f *FIFO) Poll(int) smartpool.Task {
 func (f *FIFO) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.n
+	return f.q.Len()
 }
 
 // Queues returns 1: a FIFO is one queue.
@@ -136,7 +115,7 @@ func (f *FIFO) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	f.bits = b
-	if f.n > 0 {
+	if f.q.Len() > 0 {
 		f.bits.Set(0)
 	}
 	return nil
@@ -149,15 +128,9 @@ func (f *FIFO) Close(drop bool) []smartpool.Task {
 	defer f.mu.Unlock()
 	f.closed = true
 	f.dropped = f.dropped || drop
-	if !drop || f.n == 0 {
+	if !drop || f.q.Len() == 0 {
 		return nil
 	}
-	out := make([]smartpool.Task, f.n)
-	for i := range out {
-		j := (f.head + i) & (len(f.ring) - 1)
-		out[i], f.ring[j] = f.ring[j], nil
-	}
-	f.head, f.n = 0, 0
 	f.bits.Clear(0)
-	return out
+	return f.q.Drain()
 }
