@@ -55,6 +55,13 @@ type ChannelParams[K comparable] struct {
 	// be released. It may call Submit (which returns ErrClosed). A panic in
 	// it is recovered and sent to the panic handler.
 	OnDrop func(t Task)
+	// MaxRunning, if positive, caps how many of this channel's tasks run at
+	// once (a yielded task does not count while it waits; it counts on the
+	// channel it re-enters through while it runs again). A channel at its
+	// cap is simply not eligible, so it costs the picker nothing; other
+	// channels keep the workers busy. Pool.SetMaxRunning changes it at run
+	// time. Zero means no cap, and then SetMaxRunning is refused.
+	MaxRunning int
 }
 
 // MaxWorkers is the largest Workers value New accepts.

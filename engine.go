@@ -53,9 +53,15 @@ type queueRef struct {
 type chanInfo struct {
 	c       Channel
 	level   int
+	first   int // global number of its queue 0
+	queues  int
 	coc     bool
 	onDrop  func(Task)
 	dropped atomic.Uint64
+
+	capped     bool         // MaxRunning was set at New: running is kept (limit.go)
+	maxRunning atomic.Int64 // the cap, when capped
+	running    atomic.Int64 // slots reserved, when capped
 }
 
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine, error) {

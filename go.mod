@@ -8,4 +8,7 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

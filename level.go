@@ -44,6 +44,9 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if isNil(ch) {
 				return nil, configErr(ErrNilChannel, "key %v", p.Key)
 			}
+			if p.MaxRunning < 0 {
+				return nil, configErr(ErrBadLimit, "MaxRunning of %v is %d", p.Key, p.MaxRunning)
+			}
 			n := ch.Queues()
 			if n < 1 {
 				return nil, configErr(ErrNoQueues, "key %v has %d queues", p.Key, n)

@@ -60,7 +60,9 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	p.setPanicHandler(cfg.PanicHandler)
 	e.chans = make([]chanInfo, len(lo.channels))
 	for i, c := range lo.channels {
-		e.chans[i] = chanInfo{c: c, level: lo.level[i], coc: lo.params[i].CompleteOnClose, onDrop: lo.params[i].OnDrop}
+		e.chans[i] = chanInfo{c: c, level: lo.level[i], first: lo.first[i], queues: c.Queues(),
+			coc: lo.params[i].CompleteOnClose, onDrop: lo.params[i].OnDrop, capped: lo.params[i].MaxRunning > 0}
+		e.chans[i].maxRunning.Store(int64(lo.params[i].MaxRunning))
 		for q := range c.Queues() {
 			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i})
 		}

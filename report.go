@@ -6,6 +6,8 @@ type ChannelStats[K comparable] struct {
 	Level           int
 	CompleteOnClose bool
 	Queued          int    // tasks waiting in the channel now
+	MaxRunning      int    // the concurrency cap, 0 if none
+	Running         int    // tasks holding one of the cap's slots now (0 if no cap)
 	Ran             uint64 // tasks that returned normally
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
@@ -65,6 +67,9 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Level = e.chans[i].level
 		c.Queued = e.chans[i].c.Len()
 		c.Dropped = e.chans[i].dropped.Load()
+		if e.chans[i].capped {
+			c.MaxRunning, c.Running = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
+		}
 		for _, w := range e.workers {
 			st := &w.stats[i]
 			c.Ran += st.ran.Load()

@@ -81,6 +81,7 @@ func (w *worker) loop(tc *taskContext) {
 			// task that has not started is dropped, even if it was polled
 			// before Close emptied the channel.
 			e.dropTasks(q.ch, []Task{t})
+			e.endSegment(q)
 			continue
 		}
 		if r, ok := t.(*resumption); ok {
@@ -128,12 +129,27 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 			from = 0
 		}
 		q := &e.queues[first+i]
+		capped := e.chans[q.ch].capped
+		if capped && !e.reserve(q.ch) {
+			continue
+		}
 		if t := q.c.Poll(q.local); t != nil {
 			w.cursor[l] = from
 			return t, q
 		}
+		if capped {
+			e.release(q.ch)
+		}
 	}
 	return nil, nil
+}
+
+// endSegment gives back the cap slot reserved for a task taken from q, if
+// its channel is capped (limit.go).
+func (e *engine) endSegment(q *queueRef) {
+	if e.chans[q.ch].capped {
+		e.release(q.ch)
+	}
 }
 
 // run runs t and records its outcome. It reports false when this goroutine
@@ -144,6 +160,9 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 	tc.cur = q
 	finished := false
 	defer func() {
+		if !tc.detached {
+			w.e.endSegment(q) // once detached, the slot went with the first Yield
+		}
 		if finished {
 			return
 		}

@@ -146,6 +146,7 @@ func (tc *taskContext) suspend() {
 	tc.grant = make(chan *worker, 1)
 	tc.release = make(chan outcome, 1)
 	tc.w = nil
+	e.endSegment(tc.cur)            // the run segment ends here; the task no longer runs
 	go w.loop(newTaskContext(e, w)) // the worker carries on; live is unchanged
 }
 
@@ -211,7 +212,9 @@ func (w *worker) resume(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
 	tc.cur = q
 	tc.grant <- w
-	switch how := <-tc.release; how {
+	how := <-tc.release
+	w.e.endSegment(q)
+	switch how {
 	case ran:
 		inc(&w.stats[tc.origin].ran)
 	case panicked:

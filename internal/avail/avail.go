@@ -13,13 +13,19 @@
 //
 // The summary bit of a level is derived from the level's words:
 //
-//   - Set: a word going from zero to non-zero ORs the level's summary bit.
+//   - Set: a word going from no eligible bit to one ORs the level's summary
+//     bit.
 //   - Clear: a word going to zero clears the summary bit only if every word of
 //     the level reads zero, then re-reads the words and ORs the summary bit
 //     back if any is non-zero (repair).
 //
-// Invariant: whenever no Set or Clear is in progress, the summary bit of level
-// l is set if any word of level l is non-zero. The repair closes the race in
+// A queue can also be blocked (its channel is at its concurrency cap): its
+// bit then does not count. "Eligible" below means set and not blocked; the
+// summary follows the eligible bits, and Block and Unblock keep it so with the
+// same clear-then-repair step.
+//
+// Invariant: whenever no Set, Clear, Block or Unblock is in progress, the
+// summary bit of level l is set if any queue of level l is eligible. The repair closes the race in
 // which a concurrent Set saw an empty word and ORed the summary before this
 // Clear cleared it. The summary may be set spuriously (a repair that re-read a
 // word another Clear emptied a moment later); workers that find a level empty
@@ -65,15 +71,17 @@ type Field struct {
 }
 
 type level struct {
-	first int             // global number of the level's first queue
-	n     int             // number of queues in the level
-	words []atomic.Uint64 // bit i of words[i/64]: local queue i has work
+	first   int             // global number of the level's first queue
+	n       int             // number of queues in the level
+	words   []atomic.Uint64 // bit i of words[i/64]: local queue i has work
+	blocked []atomic.Uint64 // bit i of blocked[i/64]: local queue i is blocked
 }
 
 type queueRef struct {
-	word  *atomic.Uint64
-	mask  uint64
-	level int
+	word    *atomic.Uint64
+	blocked *atomic.Uint64
+	mask    uint64
+	level   int
 }
 
 // New builds a Field for levels whose queue counts are given, highest level
@@ -94,9 +102,10 @@ func New(queuesPerLevel []int) (*Field, error) {
 		nw := (n + 63) / 64
 		// 8 spare words (one cache line) after each level's words.
 		words := make([]atomic.Uint64, nw+8)[:nw]
-		f.levels[l] = level{first: len(f.queues), n: n, words: words}
+		blocked := make([]atomic.Uint64, nw+8)[:nw]
+		f.levels[l] = level{first: len(f.queues), n: n, words: words, blocked: blocked}
 		for i := 0; i < n; i++ {
-			f.queues = append(f.queues, queueRef{word: &words[i/64], mask: 1 << (i % 64), level: l})
+			f.queues = append(f.queues, queueRef{word: &words[i/64], blocked: &blocked[i/64], mask: 1 << (i % 64), level: l})
 		}
 	}
 	return f, nil
@@ -121,8 +130,9 @@ func (f *Field) Has(q int) bool {
 // when the queue becomes non-empty.
 func (f *Field) Set(q int) {
 	r := &f.queues[q]
-	if r.word.Or(r.mask) == 0 {
-		f.summary.Or(1 << r.level)
+	old := r.word.Or(r.mask)
+	if b := r.blocked.Load(); old&^b == 0 && r.mask&^b != 0 {
+		f.summary.Or(1 << r.level) // the word's first eligible bit
 	}
 }
 
@@ -131,10 +141,37 @@ func (f *Field) Set(q int) {
 // after a concurrent Set; the caller then wakes a worker (see protocol).
 func (f *Field) Clear(q int) (repaired bool) {
 	r := &f.queues[q]
-	if r.word.And(^r.mask) != r.mask {
-		return false // the word still has other work
+	if r.word.And(^r.mask)&^r.mask&^r.blocked.Load() != 0 {
+		return false // the word still has other eligible work
 	}
 	return f.Tidy(r.level)
+}
+
+// Block makes global queue q ineligible whatever its bit, and drops the
+// level's summary bit if nothing else is eligible. It reports a repair as
+// Clear does.
+func (f *Field) Block(q int) (repaired bool) {
+	r := &f.queues[q]
+	r.blocked.Or(r.mask)
+	return f.Tidy(r.level)
+}
+
+// Blocked reports whether global queue q is blocked.
+func (f *Field) Blocked(q int) bool {
+	r := &f.queues[q]
+	return r.blocked.Load()&r.mask != 0
+}
+
+// Unblock makes global queue q eligible again. It reports whether the queue
+// has work, in which case the summary was set and the caller wakes a worker.
+func (f *Field) Unblock(q int) (hasWork bool) {
+	r := &f.queues[q]
+	r.blocked.And(^r.mask)
+	if r.word.Load()&r.mask == 0 {
+		return false
+	}
+	f.summary.Or(1 << r.level)
+	return true
 }
 
 // Tidy clears level l's summary bit if all its words are zero, then repairs it
@@ -155,21 +192,21 @@ func (f *Field) Tidy(l int) (repaired bool) {
 
 func (lv *level) empty() bool {
 	for i := range lv.words {
-		if lv.words[i].Load() != 0 {
+		if lv.words[i].Load()&^lv.blocked[i].Load() != 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// Next returns the local index of the first queue of level l with its bit
-// set, searching in rotation from local index from (0 <= from < n), or -1 if
-// every bit of the level is clear.
+// Next returns the local index of the first eligible queue of level l,
+// searching in rotation from local index from (0 <= from < n), or -1 if no
+// queue of the level is eligible.
 func (f *Field) Next(l, from int) int {
 	lv := &f.levels[l]
 	nw := len(lv.words)
-	if nw == 1 { // the common case: one word, one load
-		w := lv.words[0].Load()
+	if nw == 1 { // the common case: one word
+		w := lv.words[0].Load() &^ lv.blocked[0].Load()
 		if w == 0 {
 			return -1
 		}
@@ -179,7 +216,7 @@ func (f *Field) Next(l, from int) int {
 		return bits.TrailingZeros64(w)
 	}
 	wi := from / 64
-	w := lv.words[wi].Load() & (^uint64(0) << uint(from%64))
+	w := lv.eligible(wi) & (^uint64(0) << uint(from%64))
 	for i := 0; i <= nw; i++ {
 		if w != 0 {
 			return wi*64 + bits.TrailingZeros64(w)
@@ -188,7 +225,9 @@ func (f *Field) Next(l, from int) int {
 		if wi == nw {
 			wi = 0
 		}
-		w = lv.words[wi].Load()
+		w = lv.eligible(wi)
 	}
 	return -1
 }
+
+func (lv *level) eligible(wi int) uint64 { return lv.words[wi].Load() &^ lv.blocked[wi].Load() }

@@ -30,28 +30,40 @@ func TestModel(t *testing.T) {
 	layout := []int{1, 64, 65, 200, 3}
 	f, err := New(layout)
 	require.NoError(t, err)
-	set := map[int]bool{}
+	set, blocked := map[int]bool{}, map[int]bool{}
 	for range 20000 {
 		q := rng.IntN(len(f.queues))
-		if set[q] {
+		switch {
+		case rng.IntN(4) == 0 && blocked[q]:
+			f.Unblock(q)
+			delete(blocked, q)
+		case rng.IntN(4) == 0:
+			f.Block(q)
+			blocked[q] = true
+		case set[q]:
 			f.Clear(q)
 			delete(set, q)
-		} else {
+		default:
 			f.Set(q)
 			set[q] = true
 		}
+		require.Equal(t, blocked[q], f.Blocked(q))
+		eligible := func(q int) bool { return set[q] && !blocked[q] }
 		for l := range layout {
 			first, n := f.LevelRange(l)
 			any := false
 			for i := range n {
-				any = any || set[first+i]
+				any = any || eligible(first+i)
+			}
+			if !any {
+				f.Tidy(l) // Set on a blocked queue may leave a spurious summary bit
 			}
 			require.Equal(t, any, f.Summary()&(1<<l) != 0, "level %d summary", l)
 			from := rng.IntN(n)
 			want := -1
 			for i := range n {
 				j := (from + i) % n
-				if set[first+j] {
+				if eligible(first + j) {
 					want = j
 					break
 				}
