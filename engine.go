@@ -24,9 +24,10 @@ type engine struct {
 	idle     *idle.Stack
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
-	_      pad
-	waking atomic.Bool // a woken worker has not yet found work or parked (park.go)
-	_      pad
+	_       pad
+	waking  atomic.Bool   // a woken worker has not yet found work or parked (park.go)
+	wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
+	_       pad
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: set first by startClose

@@ -46,6 +46,7 @@ func (e *engine) wake() {
 		return
 	}
 	if i := e.idle.Pop(); i >= 0 {
+		e.wakeups.Add(1)
 		e.workers[i].wake <- true
 		return
 	}

@@ -23,6 +23,9 @@ func (c ChannelStats[K]) Finished() uint64 { return c.Ran + c.Panicked + c.Goexi
 // some instant, not all at the same one.
 type Stats[K comparable] struct {
 	Workers int
+	// Wakeups counts the times a parked worker was woken because work
+	// arrived (not counting Close's wake-ups): a measure of wake-up churn.
+	Wakeups uint64
 	// Suspended counts yielded tasks of complete-on-close channels that
 	// have not finished (plus any task re-entering the pool at the moment
 	// of the snapshot): Close waits for them.
@@ -60,7 +63,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
 	e := p.e
-	s := &Stats[K]{Workers: len(e.workers), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
+	s := &Stats[K]{Workers: len(e.workers), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
 	for i := range e.chans {
 		c := &s.Channels[i]
 		c.Key, c.CompleteOnClose = p.keys[i], e.chans[i].coc

@@ -320,3 +320,28 @@ func TestLeak_NoTaskRetention(t *testing.T) {
 	close(g.release)
 	<-closing
 }
+
+// A batch submit to a pool whose workers all sleep wakes at most as many
+// workers as it queued tasks (one wake-up, then each woken worker that
+// finds more work passes the wake-up on).
+func TestWake_BatchWakesOnlyTheShortfall(t *testing.T) {
+	f := channels.NewFIFO()
+	o := start(t, &behavior{workers: 8, levels: [][]ch{{{key: "a", c: f, coc: true}}}})
+	for _, n := range []int{1, 2, 3} {
+		// Whether or not all 8 workers are parked yet, a batch of n may
+		// cause at most n wake-ups (a pool that woke every idle worker per
+		// submit would show up to 8).
+		before := o.Pool().Stats().Wakeups
+		g := newGate()
+		fns := make([]func(context.Context), n)
+		for i := range fns {
+			fns[i] = g.task("x")
+		}
+		require.NoError(t, f.SubmitBatch(fns...))
+		g.waitStarted(t, n)
+		woken := o.Pool().Stats().Wakeups - before
+		close(g.release)
+		require.LessOrEqual(t, woken, uint64(n), "batch of %d", n)
+		eventually(t, func() bool { return o.Pool().Stats().Total().Ran == uint64(n*(n+1)/2) })
+	}
+}
