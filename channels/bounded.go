@@ -1,0 +1,549 @@
+package channels
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/queue"
+)
+
+// Bounded is a first-in, first-out channel with a capacity: its submit
+// methods never take it over that many queued tasks (yielded tasks
+// re-entering may, and a lowered capacity may leave it over; see below). It
+// is one queue. A full Bounded pushes back on its producers; what a submit
+// does on a full channel depends on the method and on the overflow policy
+// chosen at NewBounded:
+//
+//	                          default   DropOldest        CallerRuns
+//	Submit, SubmitTask        wait      drop the oldest   wait
+//	TrySubmit(Task), Push     ErrFull   drop the oldest   run in the caller
+//	Requeue (re-entries)      always accepted
+//
+// Push is the by-key submit of smartpool.Pool.Submit, so a pool's Submit to a
+// Bounded behaves like TrySubmitTask: it never blocks a caller who did not
+// pass a context.
+//
+// # Waiting: hand-off admission
+//
+// A Submit that finds no room joins a list of waiters, oldest first, and
+// blocks, holding no lock, on its own ready channel. Room is handed over
+// rather than announced: the call that frees a slot (Poll, or SetCapacity
+// raising the capacity) queues the oldest waiter's task itself, under the
+// channel's lock, and only then closes that waiter's ready channel. So a
+// freed slot can never be taken by a later TrySubmit while a waiter still
+// waits, waiters are admitted in the order they arrived, a wake-up cannot be
+// lost (the task is queued before its waiter is told) and nobody polls. While
+// anyone waits the channel is full: no submit jumps the line.
+//
+// The first of three events settles a waiter: its task is queued (Submit
+// returns nil); the pool's Close starts (Submit returns smartpool.ErrClosed
+// and the task was never queued; Close releases every waiter, and a Poll
+// after the pool stopped admission releases them too); or its ctx ends
+// (Submit removes the waiter and returns ctx.Err(); the task was never
+// queued). If ctx ends at the moment the task is handed its slot, the
+// hand-off wins and Submit returns nil. So Submit returns nil exactly when it
+// queued the task. Waiting starts no goroutine.
+//
+// # Re-entries
+//
+// A task that yielded re-enters through Requeue (see smartpool.Yield). It
+// already held admission when it was first queued, and refusing it would
+// drop a running task, so Requeue accepts it even when the channel is full,
+// until Close(true) emptied the channel. Queued re-entries count towards Len:
+// a Bounded may therefore hold more than its capacity for a while, and then
+// admits nothing new until Poll brings Len below the capacity. DropOldest
+// never drops a re-entry.
+//
+// # Capacity
+//
+// SetCapacity changes the capacity at run time: raising it admits waiters at
+// once; lowering it never drops a queued task, it only refuses (or, with an
+// overflow policy, displaces) new ones until Len falls below it.
+//
+// The zero Bounded, like one made by NewBounded with a capacity below 1, has
+// no queues: Queues returns 0, so smartpool.New refuses it with
+// smartpool.ErrNoQueues, and its submit methods and Requeue return
+// smartpool.ErrNoQueues. Use NewBounded. A Bounded must not be copied after
+// first use. All methods are safe for concurrent use; only Submit and
+// SubmitTask block, and only as described above.
+type Bounded struct {
+	mu         sync.Mutex
+	q          queue.Queue[boundedItem] // guarded by mu
+	front      queue.Queue[boundedItem] // re-entries DropOldest stepped over: all older than q's; guarded by mu
+	capacity   int                      // guarded by mu
+	head, tail *boundedWaiter           // blocked submitters, oldest first; guarded by mu
+	waiting    int                      // length of the waiter list; guarded by mu
+	closed     bool                     // Close was called; guarded by mu
+	dropped    bool                     // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits       smartpool.Bits           // set by Attach before the pool starts; guarded by mu
+
+	queues     int                  // 1, or 0 for a Bounded made with capacity < 1; read-only
+	dropOldest bool                 // set by NewBounded, read-only after
+	onDrop     func(smartpool.Task) // set by NewBounded, read-only after
+	callerRuns bool                 // set by NewBounded, read-only after
+
+	droppedOldest atomic.Uint64
+	callerRan     atomic.Uint64
+	dropPanics    atomic.Uint64
+}
+
+// boundedItem is one queued task.
+type boundedItem struct {
+	t       smartpool.Task
+	requeue bool // a yielded task re-entering: never dropped by DropOldest
+}
+
+// boundedWaiter is a Submit blocked on a full Bounded. Every field but ready
+// is guarded by the Bounded's mu; ready is closed, under mu, once settled.
+type boundedWaiter struct {
+	t          smartpool.Task // nil once settled
+	ready      chan struct{}
+	err        error // the outcome: nil (queued) or smartpool.ErrClosed
+	settled    bool
+	prev, next *boundedWaiter
+}
+
+// BoundedOption configures a Bounded built by NewBounded.
+type BoundedOption struct {
+	apply func(b *Bounded)
+}
+
+// DropOldest makes a full Bounded accept every new task and drop the oldest
+// queued task that was submitted (never a re-entry; see Bounded) to make up
+// for it, so that submits never wait and never fail for lack of room. If the
+// only tasks queued before it are re-entries, the new task is the oldest one
+// that may be dropped, and it is. Each submit on a full channel drops exactly
+// one task, so after the capacity was lowered Len stays put until Poll
+// brings it below the capacity.
+//
+// The submit that displaced a task calls onDrop with it, on the submitting
+// goroutine, after it released the channel's lock, so onDrop may call any
+// method of the channel. A nil onDrop drops silently; drops are counted in
+// BoundedStats either way. A panic in onDrop is recovered and counted in
+// BoundedStats.DropPanics, and the submit still returns nil; recover in
+// onDrop if the panic value matters. The pool never sees
+// a task dropped this way: it is not in the pool's Stats or Report.
+//
+// DropOldest and CallerRuns exclude each other: the last one given wins.
+func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
+	return BoundedOption{apply: func(b *Bounded) {
+		b.dropOldest, b.onDrop, b.callerRuns = true, onDrop, false
+	}}
+}
+
+// CallerRuns makes TrySubmit, TrySubmitTask and Push on a full Bounded run the
+// task at once in the calling goroutine, and return nil, instead of returning
+// smartpool.ErrFull: a producer that outpaces the pool is slowed down by doing
+// the work itself. Submit and SubmitTask still wait for room, bounded by
+// their context, as their callers asked.
+//
+// The task runs as a plain call, outside the pool: with context.Background(),
+// since these methods take no context and the pool's task context belongs to
+// a worker. So smartpool.Yield inside it just calls its wait function, the
+// pool does not count it in its Stats or Report, Close does not wait for it
+// nor cancel it, and a panic in it propagates to the caller, as if the caller
+// had called the task itself (through smartpool.Pool.Submit too). Runs are
+// counted in BoundedStats.CallerRan. After the pool's Close started, the
+// methods return smartpool.ErrClosed and run nothing.
+//
+// DropOldest and CallerRuns exclude each other: the last one given wins.
+func CallerRuns() BoundedOption {
+	return BoundedOption{apply: func(b *Bounded) {
+		b.callerRuns, b.dropOldest, b.onDrop = true, false, nil
+	}}
+}
+
+// NewBounded returns an empty Bounded that queues at most capacity submitted
+// tasks, configured by opts. For capacity < 1 it returns a Bounded with no
+// queues (see Bounded), which smartpool.New refuses with smartpool.ErrNoQueues:
+// a zero capacity is far more often a missing setting than a wish to admit
+// nothing.
+func NewBounded(capacity int, opts ...BoundedOption) *Bounded {
+	b := new(Bounded)
+	if capacity >= 1 {
+		b.queues, b.capacity = 1, capacity
+	}
+	for _, o := range opts {
+		if o.apply != nil {
+			o.apply(b)
+		}
+	}
+	return b
+}
+
+// Submit queues fn, waiting for room while the Bounded is full (see Bounded:
+// with DropOldest it never waits). It returns nil exactly when it queued fn;
+// otherwise smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues for a
+// Bounded without queues, ctx.Err() if ctx is done before fn is queued
+// (already on entry, even if there is room), or smartpool.ErrClosed once the
+// pool's Close started, including for a Submit that was waiting. A nil ctx
+// means context.Background().
+func (b *Bounded) Submit(ctx context.Context, fn func(ctx context.Context)) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return b.SubmitTask(ctx, smartpool.Func(fn))
+}
+
+// SubmitTask is Submit for a Task value.
+func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	if b.queues == 0 {
+		return smartpool.ErrNoQueues
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.dropOldest {
+		return b.offer(t)
+	}
+	b.mu.Lock()
+	if b.refusingLocked() {
+		b.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	if b.roomLocked() {
+		b.pushLocked(boundedItem{t: t})
+		bits := b.bits
+		b.mu.Unlock()
+		bits.Wake(1)
+		return nil
+	}
+	w := &boundedWaiter{t: t, ready: make(chan struct{})}
+	b.appendWaiterLocked(w)
+	b.mu.Unlock()
+
+	select {
+	case <-w.ready:
+		return w.err // written before ready was closed
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.settled { // settled as ctx ended: that outcome stands
+		return w.err
+	}
+	b.removeWaiterLocked(w)
+	w.t = nil
+	return ctx.Err()
+}
+
+// TrySubmit queues fn if there is room, and never waits. On a full Bounded it
+// returns smartpool.ErrFull, or applies the overflow policy (DropOldest,
+// CallerRuns). It returns smartpool.ErrNilTask for a nil fn,
+// smartpool.ErrNoQueues for a Bounded without queues and smartpool.ErrClosed
+// once the pool's Close started.
+func (b *Bounded) TrySubmit(fn func(ctx context.Context)) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return b.offer(smartpool.Func(fn))
+}
+
+// TrySubmitTask is TrySubmit for a Task value.
+func (b *Bounded) TrySubmitTask(t smartpool.Task) error { return b.offer(t) }
+
+// Push is TrySubmitTask; it is the by-key submit of smartpool.Pool.Submit,
+// which therefore returns smartpool.ErrFull for a full Bounded under the
+// default policy.
+func (b *Bounded) Push(t smartpool.Task) error { return b.offer(t) }
+
+// offer is the non-blocking submit, with the overflow policy.
+func (b *Bounded) offer(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	if b.queues == 0 {
+		return smartpool.ErrNoQueues
+	}
+	b.mu.Lock()
+	if b.refusingLocked() {
+		b.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	if b.roomLocked() {
+		b.pushLocked(boundedItem{t: t})
+		bits := b.bits
+		b.mu.Unlock()
+		bits.Wake(1)
+		return nil
+	}
+	switch {
+	case b.dropOldest:
+		b.pushLocked(boundedItem{t: t})
+		victim := b.evictLocked()
+		bits := b.bits
+		b.mu.Unlock()
+		bits.Wake(1)
+		b.drop(victim)
+		return nil
+	case b.callerRuns:
+		b.mu.Unlock()
+		b.callerRan.Add(1)
+		t.Run(context.Background())
+		return nil
+	}
+	b.mu.Unlock()
+	return smartpool.ErrFull
+}
+
+// Requeue queues a yielded task re-entering the pool, whatever the room (see
+// Bounded); see smartpool.Channel. It returns smartpool.ErrClosed only once
+// Close(true) emptied the channel.
+func (b *Bounded) Requeue(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	if b.queues == 0 {
+		return smartpool.ErrNoQueues
+	}
+	b.mu.Lock()
+	if b.dropped {
+		b.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	b.pushLocked(boundedItem{t: t, requeue: true})
+	bits := b.bits
+	b.mu.Unlock()
+	bits.Wake(1)
+	return nil
+}
+
+// Poll removes and returns the oldest task, or nil if the Bounded is empty.
+// The slot it frees goes to the oldest waiting Submit, if any (see Bounded).
+func (b *Bounded) Poll(int) smartpool.Task {
+	b.mu.Lock()
+	it, ok := b.front.Pop()
+	if !ok {
+		it, ok = b.q.Pop()
+	}
+	if !ok {
+		b.mu.Unlock()
+		return nil
+	}
+	admitted := 0
+	if b.head != nil {
+		admitted = b.admitLocked()
+	}
+	if b.lenLocked() == 0 {
+		b.bits.Clear(0)
+	}
+	bits := b.bits
+	b.mu.Unlock()
+	bits.Wake(admitted)
+	return it.t
+}
+
+// Len returns the number of queued tasks, re-entries included; it may exceed
+// Cap (see Bounded).
+func (b *Bounded) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lenLocked()
+}
+
+// Cap returns the capacity: 0 for a Bounded without queues.
+func (b *Bounded) Cap() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.capacity
+}
+
+// Waiting returns the number of Submit calls blocked for room.
+func (b *Bounded) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.waiting
+}
+
+// SetCapacity sets the capacity to n, or to 1 if n < 1, effective for the
+// next submit. Raising it hands the new room to waiting submitters at once;
+// lowering it drops nothing (see Bounded). It has no effect on a Bounded
+// without queues.
+func (b *Bounded) SetCapacity(n int) {
+	if b.queues == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.capacity = max(n, 1)
+	admitted := 0
+	if b.head != nil {
+		admitted = b.admitLocked()
+	}
+	bits := b.bits
+	b.mu.Unlock()
+	bits.Wake(admitted)
+}
+
+// Queues returns 1, or 0 for a Bounded made with capacity < 1 (see Bounded).
+func (b *Bounded) Queues() int { return b.queues }
+
+// Attach binds the Bounded to a pool; it is called by smartpool.New. It
+// returns smartpool.ErrAttached if the Bounded already belongs to a pool.
+func (b *Bounded) Attach(bits smartpool.Bits) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bits.Attached() {
+		return smartpool.ErrAttached
+	}
+	b.bits = bits
+	if b.lenLocked() > 0 {
+		b.bits.Set(0)
+	}
+	return nil
+}
+
+// Close stops admission, releases every waiting Submit with
+// smartpool.ErrClosed and, if drop is set, empties the Bounded and returns its
+// tasks oldest first; it is called by the pool's Close.
+func (b *Bounded) Close(drop bool) []smartpool.Task {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	b.dropped = b.dropped || drop
+	b.releaseLocked(smartpool.ErrClosed)
+	n := b.lenLocked()
+	if !drop || n == 0 {
+		return nil
+	}
+	b.bits.Clear(0)
+	out := make([]smartpool.Task, 0, n)
+	for _, q := range []*queue.Queue[boundedItem]{&b.front, &b.q} {
+		for it, ok := q.Pop(); ok; it, ok = q.Pop() {
+			out = append(out, it.t)
+		}
+	}
+	return out
+}
+
+// BoundedStats counts what a Bounded's overflow policy did.
+type BoundedStats struct {
+	// Dropped counts tasks DropOldest dropped.
+	Dropped uint64
+	// DropPanics counts calls of the DropOldest callback that panicked.
+	DropPanics uint64
+	// CallerRan counts tasks CallerRuns ran in a submitting goroutine.
+	CallerRan uint64
+}
+
+// Stats returns the overflow counters; each is read atomically, not all at
+// one instant.
+func (b *Bounded) Stats() BoundedStats {
+	return BoundedStats{
+		Dropped:    b.droppedOldest.Load(),
+		DropPanics: b.dropPanics.Load(),
+		CallerRan:  b.callerRan.Load(),
+	}
+}
+
+func (b *Bounded) lenLocked() int { return b.front.Len() + b.q.Len() }
+
+// roomLocked reports whether a submit may queue its task now. No one may jump
+// the waiters' line; while anyone waits the channel is full anyway.
+func (b *Bounded) roomLocked() bool { return b.head == nil && b.lenLocked() < b.capacity }
+
+// refusingLocked reports whether admission stopped: every submit method must
+// see it under the lock (see smartpool.Channel).
+func (b *Bounded) refusingLocked() bool { return b.closed || b.bits.Closed() }
+
+// pushLocked queues it, keeping the bit rule of smartpool.Channel.
+func (b *Bounded) pushLocked(it boundedItem) {
+	b.q.Push(it)
+	if b.lenLocked() == 1 {
+		b.bits.Set(0)
+	}
+}
+
+// evictLocked removes and returns the oldest submitted task. The re-entries
+// queued before it move to front, which Poll serves first, so the order of
+// everything else is kept. q holds at least one submitted task (the one just
+// pushed), and the Bounded stays non-empty: it was full before that push.
+func (b *Bounded) evictLocked() smartpool.Task {
+	for {
+		it, _ := b.q.Pop()
+		if !it.requeue {
+			return it.t
+		}
+		b.front.Push(it)
+	}
+}
+
+// drop reports a task DropOldest displaced. It runs without the lock.
+func (b *Bounded) drop(t smartpool.Task) {
+	b.droppedOldest.Add(1)
+	if b.onDrop == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			b.dropPanics.Add(1)
+		}
+	}()
+	b.onDrop(t)
+}
+
+// admitLocked hands free slots to waiters, oldest first, and returns how many
+// tasks it queued; once admission stopped it releases every waiter with
+// smartpool.ErrClosed instead. See "Waiting: hand-off admission".
+func (b *Bounded) admitLocked() int {
+	if b.refusingLocked() {
+		b.releaseLocked(smartpool.ErrClosed)
+		return 0
+	}
+	n := 0
+	for b.head != nil && b.lenLocked() < b.capacity {
+		w := b.head
+		b.removeWaiterLocked(w)
+		b.pushLocked(boundedItem{t: w.t})
+		settleLocked(w, nil)
+		n++
+	}
+	return n
+}
+
+// releaseLocked settles every waiter with err.
+func (b *Bounded) releaseLocked(err error) {
+	for b.head != nil {
+		w := b.head
+		b.removeWaiterLocked(w)
+		settleLocked(w, err)
+	}
+}
+
+func settleLocked(w *boundedWaiter, err error) {
+	w.t, w.err, w.settled = nil, err, true
+	close(w.ready)
+}
+
+func (b *Bounded) appendWaiterLocked(w *boundedWaiter) {
+	w.prev = b.tail
+	if b.tail == nil {
+		b.head = w
+	} else {
+		b.tail.next = w
+	}
+	b.tail = w
+	b.waiting++
+}
+
+func (b *Bounded) removeWaiterLocked(w *boundedWaiter) {
+	if w.prev == nil {
+		b.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		b.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	b.waiting--
+}

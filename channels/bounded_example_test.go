@@ -1,0 +1,80 @@
+package channels_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+func ExampleNewBounded() {
+	jobs := channels.NewBounded(2)
+	_ = jobs.TrySubmit(say("first"))
+	_ = jobs.TrySubmit(say("second"))
+	fmt.Println("TrySubmit when full:", jobs.TrySubmit(say("never runs")))
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	fmt.Println("Submit with a cancelled context:", jobs.Submit(cancelled, say("never runs either")))
+
+	o, err := smartpool.New[string](oneChannel{jobs})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Submit waits while the channel is full: the pool's worker makes room.
+	for i := range 3 {
+		if err := jobs.Submit(context.Background(), say(fmt.Sprint("waited for room ", i))); err != nil {
+			fmt.Println(err)
+		}
+	}
+	if _, err := o.Close(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println("Submit after Close:", jobs.Submit(context.Background(), say("refused")))
+	// Output:
+	// TrySubmit when full: smartpool: channel full
+	// Submit with a cancelled context: context canceled
+	// first
+	// second
+	// waited for room 0
+	// waited for room 1
+	// waited for room 2
+	// Submit after Close: smartpool: pool closed
+}
+
+// reading is a task that names itself, so a drop callback can say which.
+type reading string
+
+func (r reading) Run(context.Context) { fmt.Println("processed", string(r)) }
+
+func ExampleDropOldest() {
+	// Keep only the two freshest readings.
+	jobs := channels.NewBounded(2, channels.DropOldest(func(t smartpool.Task) {
+		fmt.Println("dropped", string(t.(reading)))
+	}))
+	for _, r := range []reading{"08:00", "08:01", "08:02", "08:03"} {
+		_ = jobs.TrySubmitTask(r) // never fails for lack of room
+	}
+	run(jobs)
+	fmt.Println("dropped in all:", jobs.Stats().Dropped)
+	// Output:
+	// dropped 08:00
+	// dropped 08:01
+	// processed 08:02
+	// processed 08:03
+	// dropped in all: 2
+}
+
+func ExampleCallerRuns() {
+	jobs := channels.NewBounded(1, channels.CallerRuns())
+	_ = jobs.TrySubmit(say("queued"))
+	// The channel is full: this one runs here and now, in the caller.
+	_ = jobs.TrySubmit(say("run by the caller"))
+	run(jobs)
+	fmt.Println("run by callers:", jobs.Stats().CallerRan)
+	// Output:
+	// run by the caller
+	// queued
+	// run by callers: 1
+}
