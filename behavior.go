@@ -57,11 +57,18 @@ type ChannelParams[K comparable] struct {
 	OnDrop func(t Task)
 	// MaxRunning, if positive, caps how many of this channel's tasks run at
 	// once (a yielded task does not count while it waits; it counts on the
-	// channel it re-enters through while it runs again). A channel at its
-	// cap is simply not eligible, so it costs the picker nothing; other
-	// channels keep the workers busy. Pool.SetMaxRunning changes it at run
-	// time. Zero means no cap, and then SetMaxRunning is refused.
+	// channel it re-enters through while it runs again): a CPU-side cap. A
+	// channel at its cap is simply not eligible, so it costs the picker
+	// nothing; other channels keep the workers busy. Pool.SetCap changes it
+	// at run time. Zero means no cap, and then SetCap is refused.
 	MaxRunning int
+	// MaxInFlight, if positive, caps how many of this channel's tasks are in
+	// progress at once, running or yielded: a resource-side cap (requests
+	// per host, connections) that a task keeps while it waits. Such a
+	// channel may not be any channel's followup (including its own), so
+	// that re-entering tasks never queue behind the cap they hold. At most
+	// one of MaxRunning and MaxInFlight may be set.
+	MaxInFlight int
 }
 
 // MaxWorkers is the largest Workers value New accepts.

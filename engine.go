@@ -60,7 +60,8 @@ type chanInfo struct {
 	onDrop  func(Task)
 	dropped atomic.Uint64
 
-	capped     bool         // MaxRunning was set at New: running is kept (limit.go)
+	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
+	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
 	maxRunning atomic.Int64 // the cap, when capped
 	running    atomic.Int64 // slots reserved, when capped
 }

@@ -1,9 +1,10 @@
 package smartpool
 
 // followups asks the behavior where each channel's yielded tasks re-enter and
-// validates the answers: the target must be a listed key, and a
-// complete-on-close channel must not follow up into a dropping one (its
-// suspended tasks must be able to finish during Close).
+// validates the answers: the target must be a listed key without a
+// MaxInFlight cap (limit.go), and a complete-on-close channel must not follow
+// up into a dropping one (its suspended tasks must be able to finish during
+// Close).
 func followups[K comparable](b PoolBehavior[K], lo *layout[K]) ([]int, error) {
 	to := make([]int, len(lo.keys))
 	for i, k := range lo.keys {
@@ -11,6 +12,9 @@ func followups[K comparable](b PoolBehavior[K], lo *layout[K]) ([]int, error) {
 		j, ok := lo.index[t]
 		if !ok {
 			return nil, configErr(ErrFollowup, "followup of %v is %v, which no level lists", k, t)
+		}
+		if lo.params[j].MaxInFlight > 0 {
+			return nil, configErr(ErrFollowup, "followup of %v is %v, which has a MaxInFlight cap", k, t)
 		}
 		if lo.params[i].CompleteOnClose && !lo.params[j].CompleteOnClose {
 			return nil, configErr(ErrFollowup, "%v completes on close but its followup %v does not", k, t)

@@ -46,12 +46,13 @@ func seeded(t testing.TB) *rand.Rand {
 
 // ch is one channel of a test behavior.
 type ch struct {
-	key        string
-	c          smartpool.Channel
-	coc        bool
-	onDrop     func(smartpool.Task)
-	followup   string // "" means itself
-	maxRunning int
+	key         string
+	c           smartpool.Channel
+	coc         bool
+	onDrop      func(smartpool.Task)
+	followup    string // "" means itself
+	maxRunning  int
+	maxInFlight int
 }
 
 // behavior is a PoolBehavior built from a table, keyed by strings.
@@ -67,7 +68,7 @@ func (b *behavior) Config() smartpool.Config[string] {
 	for _, lv := range b.levels {
 		var ps []smartpool.ChannelParams[string]
 		for _, c := range lv {
-			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnDrop: c.onDrop, MaxRunning: c.maxRunning})
+			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnDrop: c.onDrop, MaxRunning: c.maxRunning, MaxInFlight: c.maxInFlight})
 		}
 		cfg.Levels = append(cfg.Levels, ps)
 	}

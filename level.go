@@ -44,8 +44,8 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if isNil(ch) {
 				return nil, configErr(ErrNilChannel, "key %v", p.Key)
 			}
-			if p.MaxRunning < 0 {
-				return nil, configErr(ErrBadLimit, "MaxRunning of %v is %d", p.Key, p.MaxRunning)
+			if p.MaxRunning < 0 || p.MaxInFlight < 0 || p.MaxRunning > 0 && p.MaxInFlight > 0 {
+				return nil, configErr(ErrBadLimit, "%v: MaxRunning %d, MaxInFlight %d: each at least 0, at most one set", p.Key, p.MaxRunning, p.MaxInFlight)
 			}
 			n := ch.Queues()
 			if n < 1 {

@@ -3,11 +3,15 @@ package smartpool
 // # Concurrency caps
 //
 // A channel configured with ChannelParams.MaxRunning > 0 runs at most that
-// many of its tasks at once. A worker reserves a slot before it polls the
-// channel (reserve: compare-and-swap running from n to n+1 only while
-// n < max), so the cap is never exceeded, and gives it back when the task's
-// run ends: it returns, panics, calls runtime.Goexit, or yields (a resumed
-// task reserves again on the channel it re-entered through).
+// many of its tasks at once; one configured with MaxInFlight > 0 has at most
+// that many of its tasks in progress (running or yielded). A worker reserves
+// a slot before it polls the channel (reserve: compare-and-swap running from
+// n to n+1 only while n < max), so the cap is never exceeded. The slot goes
+// back when the task's run ends (MaxRunning: it returns, panics, calls
+// runtime.Goexit or yields; a resumed task reserves again on the channel it
+// re-entered through) or when the task ends (MaxInFlight: yields keep it).
+// A MaxInFlight channel may not be a followup target, so its queue never
+// holds re-entering tasks that its own full cap would keep out.
 //
 // So that a capped channel costs the picker nothing, a channel at its cap
 // has its queues blocked in the availability bitfield: they stop counting
@@ -20,8 +24,8 @@ package smartpool
 
 import "errors"
 
-// ErrNotCapped is returned by SetMaxRunning for a channel that was not
-// given a MaxRunning at New: uncapped channels keep no running count, so
+// ErrNotCapped is returned by SetCap for a channel that was given neither
+// MaxRunning nor MaxInFlight at New: uncapped channels keep no count, so
 // that they pay nothing for the feature.
 var ErrNotCapped = errors.New("smartpool: channel has no MaxRunning cap")
 
@@ -73,12 +77,12 @@ func (e *engine) unblock(ch int) {
 	}
 }
 
-// SetMaxRunning changes the cap of the channel named key at run time: at
-// most n of its tasks run at once from now on (tasks already running are
-// not interrupted, so a lowered cap takes effect as they finish). n must be
-// at least 1. It returns ErrUnknownKey, ErrNotCapped for a channel created
-// without a cap, or ErrBadLimit for n < 1.
-func (p *Pool[K]) SetMaxRunning(key K, n int) error {
+// SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
+// at run time, effective for the next task taken from it (tasks already
+// holding a slot keep it, so a lowered cap takes effect as they finish). n
+// must be at least 1. It returns ErrUnknownKey, ErrNotCapped for a channel
+// created without a cap, or ErrBadLimit for n < 1.
+func (p *Pool[K]) SetCap(key K, n int) error {
 	i, ok := p.index[key]
 	switch {
 	case !ok:
@@ -96,6 +100,21 @@ func (p *Pool[K]) SetMaxRunning(key K, n int) error {
 		p.e.block(i)
 	}
 	return nil
+}
+
+// endSegment gives back the MaxRunning slot of a task taken from channel ch
+// whose run ends or yields.
+func (e *engine) endSegment(ch int) {
+	if c := &e.chans[ch]; c.capped && !c.holdsYield {
+		e.release(ch)
+	}
+}
+
+// endTask gives back the MaxInFlight slot of a task of channel ch that ended.
+func (e *engine) endTask(ch int) {
+	if c := &e.chans[ch]; c.capped && c.holdsYield {
+		e.release(ch)
+	}
 }
 
 // ErrBadLimit is returned for a limit below 1.

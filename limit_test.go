@@ -46,26 +46,26 @@ func TestCap_NeverExceededOthersServed(t *testing.T) {
 		// one has 48 queued tasks: they are not eligible.
 		eventually(t, func() bool { return cpuRan.Load() == 100 })
 		st, _ := o.Pool().Stats().Channel("db")
-		require.Equal(t, 2, st.Running)
-		require.Equal(t, 2, st.MaxRunning)
+		require.Equal(t, 2, st.Held)
+		require.Equal(t, 2, st.Cap)
 		require.Equal(t, 48, st.Queued)
 		close(g.release)
 		r := closeWithin(t, o, long)
 		require.EqualValues(t, 2, db.max.Load())
 		d, _ := r.Channel("db")
 		require.Equal(t, uint64(50), d.Ran)
-		require.Zero(t, d.Running)
+		require.Zero(t, d.Held)
 	}
 }
 
-// SetMaxRunning lowers and raises the cap at run time; a yielded task does
+// SetCap lowers and raises the cap at run time; a yielded task does
 // not hold a slot while it waits.
 func TestCap_SetAtRunTimeAndYield(t *testing.T) {
 	b := &behavior{workers: 4, levels: [][]ch{{{key: "io", c: channels.NewFIFO(), coc: true, maxRunning: 3}}}}
 	o := start(t, b)
 	p := o.Pool()
-	require.ErrorIs(t, p.SetMaxRunning("nope", 1), smartpool.ErrUnknownKey)
-	require.ErrorIs(t, p.SetMaxRunning("io", 0), smartpool.ErrBadLimit)
+	require.ErrorIs(t, p.SetCap("nope", 1), smartpool.ErrUnknownKey)
+	require.ErrorIs(t, p.SetCap("io", 0), smartpool.ErrBadLimit)
 
 	// Yielded tasks hold no slot: 10 tasks waiting at once with a cap of 3.
 	wake := make(chan struct{})
@@ -80,12 +80,12 @@ func TestCap_SetAtRunTimeAndYield(t *testing.T) {
 	}
 	waiting.Wait()
 	st, _ := p.Stats().Channel("io")
-	require.Zero(t, st.Running)
+	require.Zero(t, st.Held)
 	close(wake)
 	eventually(t, func() bool { return ran.Load() == 10 })
 
 	for _, limit := range []int{1, 3} {
-		require.NoError(t, p.SetMaxRunning("io", limit))
+		require.NoError(t, p.SetCap("io", limit))
 		var io peak
 		g := newGate()
 		var wg sync.WaitGroup
@@ -111,5 +111,53 @@ func TestCap_BadConfig(t *testing.T) {
 	require.ErrorIs(t, err, smartpool.ErrConfig)
 	require.ErrorIs(t, err, smartpool.ErrBadLimit)
 	o := start(t, &behavior{levels: [][]ch{{fifo("a")}}})
-	require.ErrorIs(t, o.Pool().SetMaxRunning("a", 2), smartpool.ErrNotCapped)
+	require.ErrorIs(t, o.Pool().SetCap("a", 2), smartpool.ErrNotCapped)
+}
+
+// MaxInFlight keeps a task's slot while it yields: with a cap of 2, ten
+// tasks that wait on I/O are at most two in progress at once, and the rest
+// stay queued; the pool's other channels are served meanwhile.
+func TestCap_InFlightHoldsAcrossYield(t *testing.T) {
+	b := &behavior{workers: 2, levels: [][]ch{
+		{fifo("resume")},
+		{{key: "fetch", c: channels.NewFIFO(), coc: true, maxInFlight: 2, followup: "resume"}, fifo("other")},
+	}}
+	o := start(t, b)
+	var fetch peak
+	wake := make(chan struct{})
+	var waiting atomic.Int32
+	for range 10 {
+		submit(t, o, "fetch", func(ctx context.Context) {
+			fetch.enter()
+			smartpool.Yield(ctx, func() { waiting.Add(1); <-wake; waiting.Add(-1) })
+			fetch.leave()
+		})
+	}
+	eventually(t, func() bool { return waiting.Load() == 2 })
+	var other atomic.Int32
+	for range 20 {
+		submit(t, o, "other", func(context.Context) { other.Add(1) })
+	}
+	eventually(t, func() bool { return other.Load() == 20 })
+	st, _ := o.Pool().Stats().Channel("fetch")
+	require.Equal(t, 2, st.Held)
+	require.Equal(t, 8, st.Queued)
+	close(wake)
+	r := closeWithin(t, o, long)
+	require.EqualValues(t, 2, fetch.max.Load())
+	f, _ := r.Channel("fetch")
+	require.Equal(t, uint64(10), f.Ran)
+	require.Zero(t, f.Held)
+}
+
+func TestCap_InFlightConfigRules(t *testing.T) {
+	for name, b := range map[string]*behavior{
+		"followup into a MaxInFlight channel":  {levels: [][]ch{{{key: "a", c: channels.NewFIFO(), followup: "b"}, {key: "b", c: channels.NewFIFO(), maxInFlight: 1, followup: "a"}}}},
+		"MaxInFlight channel following itself": {levels: [][]ch{{{key: "a", c: channels.NewFIFO(), maxInFlight: 1}}}},
+	} {
+		_, err := smartpool.New[string](b)
+		require.ErrorIs(t, err, smartpool.ErrFollowup, name)
+	}
+	_, err := smartpool.New[string](&behavior{levels: [][]ch{{{key: "a", c: channels.NewFIFO(), maxRunning: 1, maxInFlight: 1, followup: "b"}, fifo("b")}}})
+	require.ErrorIs(t, err, smartpool.ErrBadLimit)
 }

@@ -6,8 +6,8 @@ type ChannelStats[K comparable] struct {
 	Level           int
 	CompleteOnClose bool
 	Queued          int    // tasks waiting in the channel now
-	MaxRunning      int    // the concurrency cap, 0 if none
-	Running         int    // tasks holding one of the cap's slots now (0 if no cap)
+	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none
+	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
 	Ran             uint64 // tasks that returned normally
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
@@ -71,7 +71,7 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Queued = e.chans[i].c.Len()
 		c.Dropped = e.chans[i].dropped.Load()
 		if e.chans[i].capped {
-			c.MaxRunning, c.Running = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
+			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
 		}
 		for _, w := range e.workers {
 			st := &w.stats[i]

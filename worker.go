@@ -81,7 +81,8 @@ func (w *worker) loop(tc *taskContext) {
 			// task that has not started is dropped, even if it was polled
 			// before Close emptied the channel.
 			e.dropTasks(q.ch, []Task{t})
-			e.endSegment(q)
+			e.endSegment(q.ch)
+			e.endTask(q.ch)
 			continue
 		}
 		if r, ok := t.(*resumption); ok {
@@ -144,14 +145,6 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 	return nil, nil
 }
 
-// endSegment gives back the cap slot reserved for a task taken from q, if
-// its channel is capped (limit.go).
-func (e *engine) endSegment(q *queueRef) {
-	if e.chans[q.ch].capped {
-		e.release(q.ch)
-	}
-}
-
 // run runs t and records its outcome. It reports false when this goroutine
 // must stop running the worker loop: the task yielded (it then ends on this
 // goroutine, detached from the worker), or it called runtime.Goexit (a new
@@ -160,8 +153,9 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 	tc.cur = q
 	finished := false
 	defer func() {
-		if !tc.detached {
-			w.e.endSegment(q) // once detached, the slot went with the first Yield
+		if !tc.detached { // once detached, the task's slots are its goroutine's
+			w.e.endSegment(q.ch)
+			w.e.endTask(q.ch)
 		}
 		if finished {
 			return
@@ -190,7 +184,7 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 			// worker to a new one.
 			inc(&w.stats[q.ch].goexited)
 			w.e.live.Add(1)
-			go w.loop(tc)
+			go w.loop(newTaskContext(w.e, w)) // a fresh context: this goroutine still reads tc while it unwinds
 		}
 	}()
 	t.Run(tc)

@@ -146,7 +146,7 @@ func (tc *taskContext) suspend() {
 	tc.grant = make(chan *worker, 1)
 	tc.release = make(chan outcome, 1)
 	tc.w = nil
-	e.endSegment(tc.cur)            // the run segment ends here; the task no longer runs
+	e.endSegment(tc.cur.ch)         // the run segment ends here; the task no longer runs
 	go w.loop(newTaskContext(e, w)) // the worker carries on; live is unchanged
 }
 
@@ -172,6 +172,7 @@ func (tc *taskContext) reenter() {
 // its host worker.
 func (tc *taskContext) end(how outcome) {
 	e := tc.e
+	e.endTask(tc.origin)
 	if tc.counted {
 		e.leaveInflight()
 	}
@@ -213,7 +214,7 @@ func (w *worker) resume(r *resumption, q *queueRef) {
 	tc.cur = q
 	tc.grant <- w
 	how := <-tc.release
-	w.e.endSegment(q)
+	w.e.endSegment(q.ch)
 	switch how {
 	case ran:
 		inc(&w.stats[tc.origin].ran)
