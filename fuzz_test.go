@@ -318,6 +318,8 @@ type fzRun struct {
 	woken   []bool // test goroutine only
 	inWait  []atomic.Bool
 	phantom atomic.Int32 // tasks submitted to an unknown key that ran
+	running atomic.Int32 // task pieces running user code now
+	peak    atomic.Int32 // the most running at once: at most workers (B5)
 
 	mu        sync.Mutex
 	events    []fzEvent      // guarded by mu
@@ -471,8 +473,19 @@ type fzTask struct {
 	s *fzSpec
 }
 
+// enter and leave bracket a piece of a task: its run up to its first Yield,
+// between two Yields, or after its last one.
+func (r *fzRun) enter() {
+	n := r.running.Add(1)
+	for p := r.peak.Load(); n > p && !r.peak.CompareAndSwap(p, n); p = r.peak.Load() {
+	}
+}
+
+func (r *fzRun) leave() { r.running.Add(-1) }
+
 func (t *fzTask) Run(ctx context.Context) {
 	r, s := t.r, t.s
+	r.enter()
 	r.log(fzEvent{kind: evStart, id: s.id})
 	settled := false
 	defer func() {
@@ -492,6 +505,7 @@ func (t *fzTask) Run(ctx context.Context) {
 		r.log(fzEvent{kind: evClose, id: s.id, err: err})
 	}
 	for range s.yields {
+		r.leave()
 		smartpool.Yield(ctx, func() {
 			if s.block {
 				r.inWait[s.id].Store(true)
@@ -499,7 +513,9 @@ func (t *fzTask) Run(ctx context.Context) {
 				r.inWait[s.id].Store(false)
 			}
 		})
+		r.enter()
 	}
+	r.leave()
 	settled = true
 	switch s.final {
 	case 1:
@@ -674,7 +690,8 @@ func (r *fzRun) countsMatch() error {
 // checkLedger: each accepted task has exactly one outcome and started at most
 // once, and it started exactly when it was not dropped from a queue;
 // refused ones never ran; complete-on-close tasks are never dropped; the
-// panic handler saw each panic once, for the task's channel.
+// panic handler saw each panic once, for the task's channel; no more task
+// pieces ran at once than there are workers.
 func (r *fzRun) checkLedger() {
 	t := r.t
 	r.mu.Lock()
@@ -732,6 +749,9 @@ func (r *fzRun) checkLedger() {
 	}
 	if n := r.phantom.Load(); n != 0 {
 		t.Errorf("%d tasks submitted to an unknown key ran", n)
+	}
+	if p := r.peak.Load(); p > int32(r.workers) {
+		t.Errorf("%d task pieces ran at once on %d workers", p, r.workers)
 	}
 }
 

@@ -14,7 +14,8 @@
 // The summary bit of a level is derived from the level's words:
 //
 //   - Set: a word going from no eligible bit to one ORs the level's summary
-//     bit.
+//     bit; so does any Set that finds the summary bit clear (the first Set
+//     may still be on its way to its OR).
 //   - Clear: a word going to zero clears the summary bit only if every word of
 //     the level reads zero, then re-reads the words and ORs the summary bit
 //     back if any is non-zero (repair).
@@ -131,8 +132,13 @@ func (f *Field) Has(q int) bool {
 func (f *Field) Set(q int) {
 	r := &f.queues[q]
 	old := r.word.Or(r.mask)
-	if b := r.blocked.Load(); old&^b == 0 && r.mask&^b != 0 {
-		f.summary.Or(1 << r.level) // the word's first eligible bit
+	bit := uint64(1) << r.level
+	// OR the summary if this is the word's first eligible bit, and also if
+	// the summary does not show the level yet: the Set that made the word
+	// non-empty may not have reached its own OR, and until it does this
+	// queue's work would be invisible (a lower level would be served first).
+	if b := r.blocked.Load(); r.mask&^b != 0 && (old&^b == 0 || f.summary.Load()&bit == 0) {
+		f.summary.Or(bit)
 	}
 }
 
