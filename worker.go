@@ -17,11 +17,22 @@ package smartpool
 
 import (
 	"math/bits"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
 
 	"github.com/smartpool-go/smartpool/scheduler"
+)
+
+// Sharing the CPU: a worker that has run tasks back to back for shareEvery
+// lets other goroutines of the program run (runtime.Gosched), as Go only
+// preempts a busy goroutine after about 10 ms: with every worker busy, a
+// submitter woken by a timer would otherwise wait that long for a P. The
+// clock is read once per checkEvery tasks, to keep it off the per-task path.
+const (
+	checkEvery = 16
+	shareEvery = 100 * time.Microsecond
 )
 
 type worker struct {
@@ -54,6 +65,7 @@ func (w *worker) loop(tc *taskContext) {
 		}
 	}()
 	waking := false
+	streak, lastYield := 0, time.Now()
 	for {
 		closing := e.closing.Load()
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
@@ -91,6 +103,12 @@ func (w *worker) loop(tc *taskContext) {
 		}
 		if !w.run(tc, t, q) {
 			return // the task yielded, or called runtime.Goexit
+		}
+		if streak++; streak%checkEvery == 0 {
+			if now := time.Now(); now.Sub(lastYield) >= shareEvery {
+				runtime.Gosched()
+				lastYield = now
+			}
 		}
 	}
 }
