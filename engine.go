@@ -52,13 +52,14 @@ type queueRef struct {
 }
 
 type chanInfo struct {
-	c       Channel
-	level   int
-	first   int // global number of its queue 0
-	queues  int
-	coc     bool
-	onDrop  func(Task)
-	dropped atomic.Uint64
+	c         Channel
+	level     int
+	first     int // global number of its queue 0
+	queues    int
+	coc       bool
+	onDrop    func(Task)
+	dropped   atomic.Uint64
+	suspended atomic.Int64 // its tasks detached by Yield and not yet ended (yield.go)
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot

@@ -11,7 +11,12 @@ type ChannelStats[K comparable] struct {
 	Ran             uint64 // tasks that returned normally
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
-	Dropped         uint64 // tasks Close dropped from the queue
+	Dropped         uint64 // tasks Close dropped from the queue, or when they came back from a Yield after Close
+	// Yielded counts its tasks that yielded and have not ended: waiting,
+	// queued to re-enter, or running again. In a Close report, those of a
+	// channel that does not complete on close will be dropped when their
+	// wait returns (and counted in Dropped of later Stats).
+	Yielded int
 }
 
 // Finished returns the number of tasks that left the channel: ran,
@@ -56,6 +61,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 		t.Panicked += c.Panicked
 		t.Goexited += c.Goexited
 		t.Dropped += c.Dropped
+		t.Yielded += c.Yielded
 	}
 	return t
 }
@@ -70,6 +76,7 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Level = e.chans[i].level
 		c.Queued = e.chans[i].c.Len()
 		c.Dropped = e.chans[i].dropped.Load()
+		c.Yielded = int(e.chans[i].suspended.Load())
 		if e.chans[i].capped {
 			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
 		}

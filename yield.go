@@ -140,6 +140,7 @@ func (tc *taskContext) suspend() {
 	tc.detached = true
 	tc.origin = tc.cur.ch
 	tc.counted = e.chans[tc.origin].coc
+	e.chans[tc.origin].suspended.Add(1)
 	if tc.counted {
 		e.inflight.Add(1) // before the slot is released: see "Close accounting"
 	}
@@ -173,6 +174,7 @@ func (tc *taskContext) reenter() {
 func (tc *taskContext) end(how outcome) {
 	e := tc.e
 	e.endTask(tc.origin)
+	e.chans[tc.origin].suspended.Add(-1)
 	if tc.counted {
 		e.leaveInflight()
 	}

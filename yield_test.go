@@ -172,12 +172,14 @@ func TestShutdown_SuspendedDropTaskWokenLate(t *testing.T) {
 	suspended.Wait()
 	r := closeWithin(t, o, long) // does not wait for suspended DROP tasks
 	require.Zero(t, r.Total().Dropped)
+	require.Equal(t, 50, r.Total().Yielded, "the report names the tasks still yielded")
 	close(wake)
 	eventually(t, func() bool { return deferred.Load() == 50 })
 	require.Zero(t, resumed.Load())
 	d, _ := o.Pool().Stats().Channel("drop")
 	require.Equal(t, uint64(50), d.Dropped)
 	require.Zero(t, d.Ran)
+	require.Zero(t, d.Yielded)
 }
 
 // A11 TestShutdown_DeadlineWithStuckTask (synctest): a COC task suspends and

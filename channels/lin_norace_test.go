@@ -1,0 +1,6 @@
+//go:build !race
+
+package channels_test
+
+// linRaceDivisor: see lin_race_test.go.
+const linRaceDivisor = 1
