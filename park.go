@@ -10,7 +10,7 @@ package smartpool
 //  1. push yourself on the idle stack;
 //  2. re-read the availability summary and the closing flag;
 //  3. if either shows something to do, pop one worker from the stack (maybe
-//     yourself) and send it a wake-up;
+//     yourself) and send it a wake-up, with the waking token if it is free;
 //  4. receive from your wake channel.
 //
 // Submitting (Bits.Wake, engine.wake), after the queue's bit is set:
@@ -20,19 +20,24 @@ package smartpool
 //  2. if another wake-up is already in flight (waking is set), stop: the woken
 //     worker will look for work, and pass a wake-up on if it finds more;
 //  3. otherwise set waking, pop a worker and send it a wake-up that makes it
-//     the waking worker (or clear waking if the stack emptied meanwhile).
+//     the waking worker (or, if the stack emptied meanwhile, clear waking
+//     and start over while the summary shows work).
 //
 // No lost wake-up: sync/atomic is sequentially consistent, so of "set the bit,
 // then load the stack" (submitter) and "push on the stack, then load the
 // summary" (parker), at least one sees the other's write: either the
 // submitter sees the parked worker and wakes someone, or the parker sees the
 // bit and wakes someone (step 3), and whoever is woken re-reads the summary.
-// The throttle (waking) cannot lose one either: the waking worker clears the
-// flag before it re-reads the summary, both when it found work (it then wakes
-// the next worker if the summary is still non-zero, which chains wake-ups
-// across a batch: at most one per new task) and when it found none (it then
-// parks through the steps above). A submitter that skipped because the flag
-// was set wrote its bit before reading the flag, so that re-read sees it.
+// The throttle (waking) cannot lose one either: whoever holds the flag clears
+// it and then re-reads the summary. The waking worker does so when it found
+// work (it then wakes the next worker if the summary is still non-zero, which
+// chains wake-ups across a batch: at most one per new task), when it found
+// none (it then parks through the steps above, or, closing, looks again
+// before it exits), and a waker whose pop found the stack empty does so too.
+// A submitter that skipped because the flag was set wrote its bit before
+// reading the flag, so that re-read sees it. A Tidy in the search that
+// repaired the summary wakes a worker too. These rules are model-checked in
+// internal/model (park.pml, close.pml), each with the mutant that breaks it.
 //
 // Close sets the closing flag and then pops every worker off the stack and
 // wakes it. A worker that parks after that sees the flag at step 2 and wakes
@@ -41,23 +46,39 @@ package smartpool
 // park for real and whoever takes inflight to zero wakes them all.
 
 // wake starts one idle worker unless none is idle or a wake-up is in flight.
+// If the stack emptied between the check and the pop, it clears waking and
+// looks again: a submitter that skipped its wake-up because waking was set
+// meanwhile relies on the holder (internal/model/park.pml, mutant asis-wake).
 func (e *engine) wake() {
-	if e.idle.Empty() || !e.waking.CompareAndSwap(false, true) {
-		return
+	for !e.idle.Empty() && e.waking.CompareAndSwap(false, true) {
+		if i := e.idle.Pop(); i >= 0 {
+			e.wakeups.Add(1)
+			e.workers[i].wake <- true
+			return
+		}
+		e.waking.Store(false)
+		if e.field.Summary() == 0 {
+			return
+		}
 	}
-	if i := e.idle.Pop(); i >= 0 {
-		e.wakeups.Add(1)
-		e.workers[i].wake <- true
-		return
-	}
-	e.waking.Store(false)
 }
 
-// wakeAny pops one idle worker, whoever it is, and wakes it without making it
-// the waking worker. Used by a parker that saw work after it registered.
+// wakeAny pops one idle worker, whoever it is, and wakes it; used by a parker
+// that saw work after it registered. The wake-up carries the waking token
+// when it is free, so that the woken worker passes a wake-up on if it finds
+// work: wake-ups skipped while the token was held are not collapsed into one
+// (park.pml, mutant asis-parkwake).
 func (e *engine) wakeAny() {
+	token := e.waking.CompareAndSwap(false, true)
 	if i := e.idle.Pop(); i >= 0 {
-		e.workers[i].wake <- false
+		e.workers[i].wake <- token
+		return
+	}
+	if token {
+		e.waking.Store(false)
+		if e.field.Summary() != 0 {
+			e.wake()
+		}
 	}
 }
 

@@ -71,11 +71,15 @@ func (w *worker) loop(tc *taskContext) {
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
 		t, q := w.find()
 		if t == nil {
+			wasWaking := waking
 			if waking {
 				waking = false
 				e.waking.Store(false)
 			}
 			if closing && !suspended {
+				if wasWaking && e.field.Summary() != 0 {
+					continue // a wake-up may have been skipped while we held the token
+				}
 				return
 			}
 			waking = w.park()
@@ -128,7 +132,9 @@ func (w *worker) find() (Task, *queueRef) {
 		if t, q := w.pollLevel(l); t != nil {
 			return t, q
 		}
-		e.field.Tidy(l) // the level looked busy but was not: drop a spurious summary bit
+		if e.field.Tidy(l) { // the level looked busy but was not: drop a spurious summary bit
+			e.wake() // a repair: while the summary read zero, a woken worker may have parked
+		}
 	}
 }
 
