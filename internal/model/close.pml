@@ -1,0 +1,547 @@
+/*
+ * close.pml: the suspend/wake/close protocol of smartpool (yield.go,
+ * worker.go, park.go, engine.go), checked with spin. README.md in this
+ * directory maps every step to the Go code.
+ *
+ *   Worker(me)    worker.loop, worker.park, worker.resume, worker.run
+ *   Task(t,left)  the goroutine a task keeps after its first Yield: wait,
+ *                 taskContext.reenter, run on a host, taskContext.end
+ *   Submitter     engine.submit + Channel.Push (stopped checked under the
+ *                 channel lock), then Bits.Wake -> engine.wake
+ *   Closer        engine.startClose (and dropTasks)
+ *   init          starts everything, waits until every other process has
+ *                 ended, then checks the ledger
+ *
+ * Channels: 0 completes on close (COC), 1 drops on close (DROP). Task t goes
+ * to channel (t + FIRSTCH) % 2; tasks 0 and 1 Yield MAXY times, the others
+ * never. The followup of 0 is 0 (a COC channel may not follow up into a
+ * dropping one: followup.go); the followup of 1 is FOL1 (2: chosen at start,
+ * both explored). The outside waker that ends a task's wait is the task's own
+ * next step, which spin may schedule at any moment.
+ *
+ * The availability summary is "some queue is non-empty", read in one step;
+ * a queue push or poll and its bit change are one step (they happen under
+ * the channel's lock). park.pml checks the bit protocol itself.
+ *
+ * Checked: no assertion fails and no invalid end state (a process blocked
+ * forever, e.g. a parked worker or a task waiting for a grant); at the end
+ * every accepted COC task ran exactly once, every accepted DROP task ran or
+ * was dropped exactly once, queues and idle stack are empty, waking is clear
+ * and inflight is zero.
+ *
+ * Protocol switches (1 = the fix this model proposes, 0 = the Go code as of
+ * this model's writing; see README "Bugs found"):
+ *   WAKE      engine.wake re-checks after a failed Pop
+ *   EXIT      a worker holding the waking token re-checks before it exits
+ *   PARKWAKE  park's re-check wake-up carries the waking token when free
+ *
+ * Mutants (-DMUTANT=n); each must make verification fail:
+ *   1  suspend counts a COC task in inflight only after it has released its
+ *      slot (the worker's new goroutine runs first)
+ *   2  reenter decrements inflight (leaveInflight) before the push
+ *   3  smartpool's original order: a COC task is counted only while it is
+ *      suspended, the count is released when it re-enters, before the push
+ *      (no count while queued or running, and no count (b))
+ *   4  the worker loop reads inflight before closing
+ *   5  park's re-check ignores (closing && inflight == 0)
+ *   6  leaveInflight does not wake the workers when it takes inflight to 0
+ */
+
+#ifndef W
+#define W 2            /* workers */
+#endif
+#ifndef NT
+#define NT 1           /* tasks submitted (at most 8) */
+#endif
+#ifndef MAXY
+#define MAXY 1         /* Yields of tasks 0 and 1 */
+#endif
+#ifndef FIRSTCH
+#define FIRSTCH 0      /* channel of task 0: 0 (COC) or 1 (DROP) */
+#endif
+#ifndef FOL1
+#define FOL1 2         /* followup of channel 1: 0, 1, or 2 = both */
+#endif
+#ifndef MUTANT
+#define MUTANT 0
+#endif
+#ifndef WAKE
+#define WAKE 1
+#endif
+#ifndef EXIT
+#define EXIT 1
+#endif
+#ifndef PARKWAKE
+#define PARKWAKE 1
+#endif
+
+#define RES   16       /* queue item t+RES: the resumption of task t */
+#define NONE  255
+
+#define COC(ch)   ((ch) == 0)
+#define CHAN(t)   (((t) + FIRSTCH) % 2)
+#define YIELDS(t) ((t) < 2 -> MAXY : 0)
+#define COUNTED(t) COC(CHAN(t))   /* taskContext.counted */
+
+#define O_NONE    0
+#define O_RAN     1
+#define O_DROPPED 2
+
+#define R_SUSP 0
+#define R_END  1
+
+chan Q[2] = [8] of { byte };       /* the channels' queues (FIFO) */
+chan tok[W] = [1] of { bool };     /* worker.wake: true = the waking token */
+chan grant[NT] = [1] of { byte };  /* taskContext.grant: 1 = a host, 0 = dropped */
+chan rel[NT] = [1] of { byte };    /* taskContext.release */
+
+bool stopped, closing, waking;     /* engine.stopped, .closing, .waking */
+bool dropflag[2];                  /* Close(true) emptied the channel: Requeue refuses */
+byte fol[2];                       /* engine.followup */
+short inflight;                    /* engine.inflight */
+
+byte stk[W];                       /* idle.Stack (linearizable push and pop) */
+byte sp;
+
+byte cur[NT];                      /* taskContext.cur (its channel index) */
+bool accepted[NT];
+byte outcome[NT];
+byte runs[NT];                     /* times task t's code ran to its end */
+
+#define SUMMARY ((len(Q[0]) + len(Q[1])) > 0)
+
+inline pop(i) {
+	atomic {
+		if
+		:: sp > 0 -> sp--; i = stk[sp]; stk[sp] = 0
+		:: else -> i = NONE
+		fi
+	}
+}
+
+/* Pop a worker and send it a wake-up, as one step: the send goes to the
+ * popped worker's own one-slot channel, which nobody else reads and which is
+ * empty (a worker is pushed only by itself and popped once per push), so it
+ * commutes with every other process's steps. */
+inline popSend(i, v) {
+	atomic {
+		pop(i);
+		if
+		:: i != NONE -> assert(len(tok[i]) == 0); tok[i]!v
+		:: else -> skip
+		fi
+	}
+}
+
+/* engine.wake */
+#if WAKE == 0
+inline wake(i, ok) {                        /* as in park.go */
+	if
+	:: sp == 0 -> skip                      /* idle.Empty() */
+	:: else ->
+		atomic { ok = !waking; waking = true }  /* waking.CompareAndSwap(false, true) */
+		if
+		:: ok ->
+			popSend(i, true);
+			if
+			:: i == NONE -> waking = false      /* the stack emptied meanwhile */
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi
+	fi;
+	i = 0; ok = false
+}
+#else
+inline wake(i, ok) {                        /* the fix: look again after clearing */
+	do
+	:: sp == 0 -> break
+	:: else ->
+		atomic { ok = !waking; waking = true }
+		if
+		:: !ok -> break
+		:: else -> skip
+		fi;
+		popSend(i, true);
+		if
+		:: i != NONE -> break
+		:: else -> skip
+		fi;
+		waking = false;
+		if
+		:: SUMMARY -> skip                  /* a waker may have skipped: retry */
+		:: else -> break
+		fi
+	od;
+	i = 0; ok = false
+}
+#endif
+
+/* park's wake-up after its re-check (engine.wakeAny) */
+#if PARKWAKE == 0
+inline parkWake(i, ok) {
+	popSend(i, false);
+	i = 0
+}
+#else
+inline parkWake(i, ok) {                    /* the fix: take the token if free */
+	atomic { ok = !waking; waking = true }
+	popSend(i, ok);
+	if
+	:: i == NONE && ok ->
+		waking = false;
+		if
+		:: SUMMARY -> wake(i, ok)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	i = 0; ok = false
+}
+#endif
+
+/* engine.wakeAll */
+inline wakeAll(i) {
+	do
+	:: popSend(i, false);
+	   if
+	   :: i == NONE -> break
+	   :: else -> skip
+	   fi
+	od;
+	i = 0
+}
+
+/* engine.leaveInflight */
+inline leaveInflight(i, z) {
+	atomic { inflight--; z = (inflight == 0) }
+#if MUTANT != 6
+	if
+	:: z && closing -> wakeAll(i)
+	:: else -> skip
+	fi;
+#endif
+	z = false
+}
+
+/* Record how task t ended. Only the final check reads outcome and runs, and
+ * in a correct run one process writes them per task, so this commutes with
+ * everything and may share a step with its neighbours. */
+inline setOutcome(t, o) {
+	atomic {
+		assert(outcome[t] == O_NONE);       /* a task ends exactly once */
+		outcome[t] = o;
+		if
+		:: o == O_RAN -> runs[t]++
+		:: else -> skip
+		fi
+	}
+}
+
+proctype Task(byte t; byte left) {
+	byte i, g, f;
+	bool ok, z, stp;
+#if MUTANT == 1
+	if
+	:: COUNTED(t) -> inflight++             /* counted after the slot went */
+	:: else -> skip
+	fi;
+#endif
+reenter:
+	/* wait() ends (the outside waker), then taskContext.reenter: */
+#if MUTANT == 3
+	if
+	:: COUNTED(t) -> leaveInflight(i, z)    /* released at re-entry */
+	:: else -> skip
+	fi;
+#else
+	inflight++;                             /* e.inflight.Add(1): count (b) */
+#endif
+	if
+	:: COUNTED(t) -> stp = false            /* tc.counted || ... */
+	:: else -> stp = stopped                /* ... !e.stopped.Load() */
+	fi;
+#if MUTANT == 2
+	leaveInflight(i, z);                    /* decremented before the push */
+#endif
+	if
+	:: !stp ->
+		atomic {                            /* Requeue under the channel lock */
+			f = fol[cur[t]];
+			if
+			:: dropflag[f] -> ok = false    /* ErrClosed */
+			:: else -> Q[f]!(t + RES); ok = true
+			fi;
+			f = 0
+		}
+		if
+		:: ok -> wake(i, z)                 /* Bits.Wake after unlocking */
+		:: else -> skip
+		fi
+	:: else -> ok = false
+	fi;
+	stp = false;
+#if MUTANT != 2 && MUTANT != 3
+	leaveInflight(i, z);
+#endif
+	if
+	:: ok -> grant[t]?g                     /* tc.w = <-tc.grant */
+	:: else -> g = 0
+	fi;
+	ok = false;
+	if
+	:: g == 0 ->                            /* refused or dropped: Goexit */
+#if MUTANT != 3
+		if
+		:: COUNTED(t) -> leaveInflight(i, z)    /* end(dropped) */
+		:: else -> skip
+		fi;
+#endif
+		setOutcome(t, O_DROPPED);
+		goto done
+	:: else -> skip
+	fi;
+	g = 0;
+	/* the task runs on its host, which waits in resume */
+	if
+	:: left > 0 ->                          /* Yield again: suspend */
+		left--;
+#if MUTANT == 3
+		if
+		:: COUNTED(t) -> inflight++
+		:: else -> skip
+		fi;
+#endif
+		rel[t]!R_SUSP;                      /* tc.release <- suspended */
+		goto reenter
+	:: else ->                              /* it returns: end(ran) */
+#if MUTANT != 3
+		if
+		:: COUNTED(t) -> leaveInflight(i, z)
+		:: else -> skip
+		fi;
+#endif
+		atomic { setOutcome(t, O_RAN); rel[t]!R_END }
+	fi;
+done:
+	skip
+}
+
+/* After a step that only receives (a right mover) or only records an outcome
+ * (commutes with everything), the loop's first read shares its step. */
+#if MUTANT == 4
+#define THEN_LOOP(s)  s; goto loop
+#else
+#define THEN_LOOP(s)  atomic { s; cl = closing }; goto loaded
+#endif
+
+proctype Worker(byte me) {
+	bool cl, susp, wk, ww, c, z, ok;
+	byte item, ch, t, i, how;
+loop:
+#if MUTANT == 4
+	z = (inflight != 0);                    /* inflight read first */
+	cl = closing;
+	susp = cl && z;
+	z = false;
+#else
+	cl = closing;                           /* closing := e.closing.Load() */
+loaded:
+	if
+	:: cl -> susp = (inflight != 0)         /* suspended := closing && inflight != 0 */
+	:: else -> skip
+	fi;
+#endif
+	atomic {                                /* worker.find */
+		if
+		:: len(Q[0]) > 0 -> Q[0]?item; ch = 0
+		:: len(Q[1]) > 0 -> Q[1]?item; ch = 1
+		:: else -> item = NONE; ch = 0
+		fi
+	}
+	if
+	:: item == NONE ->
+		if
+		:: wk -> wk = false; waking = false; ww = true
+		:: else -> skip
+		fi;
+		if
+		:: cl && !susp ->
+#if EXIT == 1
+			if
+			:: ww && SUMMARY -> cl = false; susp = false; ww = false; goto loop
+			:: else -> skip
+			fi;
+#endif
+			goto quit                       /* return */
+		:: else -> skip
+		fi;
+		cl = false; susp = false; ww = false;
+		/* worker.park */
+		atomic { stk[sp] = me; sp++ }       /* idle.Push */
+		if
+		:: SUMMARY -> parkWake(i, ok)
+		:: else ->
+#if MUTANT != 5
+			c = closing;
+			if
+			:: c && (inflight == 0) -> parkWake(i, ok)
+			:: else -> skip
+			fi;
+			c = false
+#else
+			skip
+#endif
+		fi;
+		THEN_LOOP(tok[me]?wk)               /* <-w.wake */
+	:: else -> skip
+	fi;
+	cl = false; susp = false;
+	if
+	:: wk ->
+		wk = false;
+		waking = false;
+		if
+		:: SUMMARY -> wake(i, ok)           /* pass the wake-up on */
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: !COC(ch) && stopped ->               /* dropped at pick */
+		if
+		:: item >= RES -> grant[item - RES]!0   /* resumption.drop */
+		:: else -> setOutcome(item, O_DROPPED)
+		fi;
+		item = 0; ch = 0;
+		goto loop
+	:: else -> skip
+	fi;
+	if
+	:: item >= RES ->                       /* worker.resume */
+		t = item - RES;
+		atomic { cur[t] = ch; grant[t]!1 }  /* tc.cur = q; tc.grant <- w */
+		item = 0; ch = 0;
+		THEN_LOOP(rel[t]?how; t = 0; how = 0)   /* <-tc.release */
+	:: else -> skip
+	fi;
+	/* worker.run of a fresh task */
+	t = item; item = 0;
+	if
+	:: YIELDS(t) > 0 ->                     /* it Yields: suspend */
+		atomic {
+			cur[t] = ch;                    /* origin; read only by the task */
+#if MUTANT != 1
+			if
+			:: COUNTED(t) -> inflight++     /* before the slot is released */
+			:: else -> skip
+			fi;
+#endif
+			run Task(t, YIELDS(t) - 1)      /* go w.loop(...): the worker carries on */
+		}
+		t = 0; ch = 0;
+		goto loop
+	:: else ->
+		ch = 0;
+		THEN_LOOP(setOutcome(t, O_RAN); t = 0)   /* it returns */
+	fi;
+quit:
+	skip
+}
+
+proctype Submitter() {
+	byte t, i;
+	bool ok, z;
+	do
+	:: t < NT ->
+		atomic {                            /* submit: stopped, then Push under the lock */
+			if
+			:: !stopped -> Q[CHAN(t)]!t; accepted[t] = true; ok = true
+			:: else -> ok = false
+			fi
+		}
+		if
+		:: ok -> wake(i, z)                 /* Bits.Wake */
+		:: else -> skip
+		fi;
+		ok = false;
+		t++
+	:: else -> break
+	od
+}
+
+proctype Closer() {
+	byte item, i, k;
+	byte freshMask, resMask;                /* what Close(true) removed from channel 1 */
+	stopped = true;
+	atomic {                                /* Channel.Close(drop) of each channel, under its lock */
+		dropflag[1] = true;
+		do
+		:: len(Q[1]) > 0 ->
+			Q[1]?item;
+			if
+			:: item >= RES -> resMask = resMask | (1 << (item - RES))
+			:: else -> freshMask = freshMask | (1 << item)
+			fi
+		:: else -> break
+		od;
+		item = 0
+	}
+	closing = true;
+	wakeAll(i);
+	atomic {                                /* dropTasks: outcomes and sends to blocked tasks only */
+		k = 0;
+		do
+		:: k < NT ->
+			if
+			:: freshMask & (1 << k) -> setOutcome(k, O_DROPPED)
+			:: else -> skip
+			fi;
+			if
+			:: resMask & (1 << k) -> grant[k]!0
+			:: else -> skip
+			fi;
+			k++
+		:: else -> break
+		od;
+		k = 0; freshMask = 0; resMask = 0
+	}
+}
+
+init {
+	byte k;
+#if FOL1 == 2
+	if
+	:: fol[1] = 0
+	:: fol[1] = 1
+	fi;
+#else
+	fol[1] = FOL1;
+#endif
+	atomic {
+		k = 0;
+		do
+		:: k < W -> run Worker(k); k++
+		:: else -> break
+		od;
+		run Submitter();
+		run Closer();
+		k = 0
+	}
+	(_nr_pr == 1);                          /* every other process has ended */
+	do
+	:: k < NT ->
+		if
+		:: accepted[k] && COC(CHAN(k)) ->
+			assert(outcome[k] == O_RAN && runs[k] == 1)
+		:: accepted[k] && !COC(CHAN(k)) ->
+			assert(outcome[k] != O_NONE && runs[k] <= 1)
+		:: else ->
+			assert(outcome[k] == O_NONE && runs[k] == 0)
+		fi;
+		k++
+	:: else -> break
+	od;
+	assert(len(Q[0]) == 0 && len(Q[1]) == 0);
+	assert(sp == 0 && !waking && inflight == 0)
+}

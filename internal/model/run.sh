@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Verifies the Promela models of this directory with spin: every model
+# configuration must verify (no assertion violation, no invalid end state,
+# search complete) and every mutant must fail. Exits non-zero otherwise.
+#
+#   bash internal/model/run.sh            the CI set
+#   bash internal/model/run.sh --soak     bigger configurations (about 10 min, 12 GB)
+#   bash internal/model/run.sh --asis     the protocol as the Go code has it
+#                                         today, checked as a model (fails
+#                                         until the fixes in README are made)
+#   bash internal/model/run.sh -v ...     also print each counterexample's end
+#
+# Needs spin and gcc (Debian: apt-get install -y spin gcc). Works from any
+# directory; builds in a temporary directory that it removes.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mode=ci
+verbose=0
+for a in "$@"; do
+	case "$a" in
+	--soak) mode=soak ;;
+	--asis) mode=asis ;;
+	-v) verbose=1 ;;
+	*) echo "usage: $0 [--soak|--asis] [-v]" >&2; exit 2 ;;
+	esac
+done
+
+for tool in spin gcc; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "run.sh: $tool not found (apt-get install -y spin gcc)" >&2
+		exit 2
+	fi
+done
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# kind name model defines...
+#   model:  must verify
+#   mutant: must fail (a deliberately broken protocol: the model's teeth)
+#   asis:   the Go code before commit ada9c37; must fail while the bugs are there
+ci=(
+	"model  close/coc-yield      close.pml -DW=2 -DNT=1 -DFOL1=0"
+	"model  close/drop-yield     close.pml -DW=2 -DNT=1 -DFIRSTCH=1"
+	"model  close/two-tasks-1w   close.pml -DW=1 -DNT=2"
+	"model  close/two-fresh-2w   close.pml -DW=2 -DNT=2 -DMAXY=0"
+	"model  park/2w-4tasks       park.pml  -DW=2 -DPER=2"
+	"mutant close/m1-count-late  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=1"
+	"mutant close/m2-dec-early   close.pml -DW=2 -DNT=1 -DFIRSTCH=1 -DMUTANT=2"
+	"mutant close/m3-smartpool   close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=3"
+	"mutant close/m4-read-order  close.pml -DW=2 -DNT=1 -DFIRSTCH=1 -DMUTANT=4"
+	"mutant close/m5-park-close  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=5"
+	"mutant close/m6-no-wakeall  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=6"
+	"mutant close/asis-wake      close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0"
+	"mutant close/asis-exit      close.pml -DW=2 -DNT=1 -DFOL1=0 -DEXIT=0"
+	"mutant park/m1-no-recheck   park.pml  -DW=2 -DPER=1 -DMUTANT=1"
+	"mutant park/m2-clear-late   park.pml  -DW=2 -DPER=1 -DMUTANT=2"
+	"mutant park/m3-chain-early  park.pml  -DW=2 -DPER=1 -DMUTANT=3"
+	"mutant park/m4-no-repair    park.pml  -DW=2 -DPER=1 -DMUTANT=4"
+	"mutant park/m5-repair-nowake park.pml -DW=2 -DPER=1 -DMUTANT=5"
+	"mutant park/asis-wake       park.pml  -DW=2 -DPER=2 -DWAKE=0"
+	"mutant park/asis-parkwake   park.pml  -DW=2 -DPER=1 -DPARKWAKE=0"
+	"mutant park/asis-tidywake   park.pml  -DW=2 -DPER=2 -DTIDYWAKE=0"
+)
+soak=(
+	"model  close/coc-yield-twice close.pml -DW=2 -DNT=1 -DFOL1=0 -DMAXY=2"
+	"model  close/3w-one-fresh   close.pml -DW=3 -DNT=1 -DFOL1=0 -DMAXY=0"
+	"model  park/3w-2tasks       park.pml  -DW=3 -DPER=1"
+)
+asis=(
+	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
+	"model  park/asis            park.pml  -DW=2 -DPER=2 -DWAKE=0 -DPARKWAKE=0 -DTIDYWAKE=0"
+)
+case "$mode" in
+ci) checks=("${ci[@]}") ;;
+soak) checks=("${soak[@]}") ;;
+asis) checks=("${asis[@]}") ;;
+esac
+
+memlim=${SPIN_MEMLIM:-8192} # MB per pan
+jobs=${SPIN_JOBS:-2}         # checks run at once
+extra=""
+hashw=24
+if [ "$mode" = soak ]; then  # park/3w-2tasks: 2e8 states, about 12 GB even compressed
+	extra="-DCOLLAPSE"
+	memlim=${SPIN_MEMLIM:-20000}
+	jobs=${SPIN_JOBS:-1}
+	hashw=28
+fi
+
+# check N "kind name file defs...": verify one configuration in $tmp/N and
+# leave its result line in $tmp/N/result, "FAIL" in $tmp/N/failed if it failed.
+check() {
+	local n=$1 kind name file defs dir out start end secs states errors errline incomplete result detail opt
+	read -r kind name file defs <<<"$2"
+	dir="$tmp/$n"
+	mkdir -p "$dir"
+	cp "$here/$file" "$dir/"
+	cd "$dir"
+	opt=-O1
+	[ "$kind" = mutant ] && opt=-O0 # they stop at the first error: compile fast
+	# shellcheck disable=SC2086
+	if ! spin -a $defs "$file" >spin.out 2>&1 || ! gcc $opt -w -DSAFETY -DMEMLIM="$memlim" $extra -o pan pan.c >>spin.out 2>&1; then
+		printf '%-7s %-28s %-8s\n%s\n' "$kind" "$name" FAIL "$(cat spin.out)" >result
+		echo FAIL >failed
+		return
+	fi
+	start=$(date +%s.%N)
+	./pan -m1000000 -w$hashw >pan.out 2>&1 || true
+	end=$(date +%s.%N)
+	secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+	out=pan.out
+	states=$(awk '/states, stored/ { print $1; exit }' "$out")
+	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -1)
+	errline=$(grep -m1 -E '^pan:1:' "$out" | sed 's/^pan:1: //' || true)
+	incomplete=""
+	if grep -qE 'max search depth too small|out of memory|memory limit' "$out"; then
+		incomplete="search incomplete"
+	fi
+	result=ok
+	detail=""
+	case "$kind" in
+	model)
+		if [ "${errors:-1}" != 0 ] || [ -n "$incomplete" ]; then
+			result=FAIL
+			detail="${errline:-${incomplete:-no result}}"
+		fi
+		;;
+	mutant)
+		if [ "${errors:-0}" = 0 ]; then
+			result=FAIL
+			detail="mutant not caught: verification passed"
+		else
+			result=caught
+			detail="$errline"
+		fi
+		;;
+	esac
+	[ "$result" = FAIL ] && echo FAIL >failed
+	printf '%-7s %-28s %-8s %12s %8s  %s\n' "$kind" "$name" "$result" "${states:-?}" "$secs" "$detail" >result
+	if [ "$result" != ok ] && [ "$verbose" = 1 ] && [ -f "$file.trail" ]; then
+		# shellcheck disable=SC2086
+		spin -t -g -l $defs "$file" 2>&1 | sed -n '/^spin: trail ends/,$p' |
+			grep -vE '^\s+queue [0-9]+ \((tok|grant|rel)\[[0-9]+\]\): $' | sed 's/^/    /' >>result
+	fi
+	rm -f pan pan.c pan.? pan.?? pan.out
+}
+
+total_start=$(date +%s.%N)
+n=0
+for c in "${checks[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n || true
+	done
+	n=$((n + 1))
+	(check "$n" "$c") &
+done
+wait
+
+printf '%-7s %-28s %-8s %12s %8s  %s\n' kind name result states seconds detail
+passed=0
+failed=0
+for i in $(seq 1 "$n"); do
+	cat "$tmp/$i/result"
+	if [ -f "$tmp/$i/failed" ]; then failed=$((failed + 1)); else passed=$((passed + 1)); fi
+done
+total_end=$(date +%s.%N)
+awk -v a="$total_start" -v b="$total_end" 'BEGIN { printf "total %.1f s (wall, %s at once)\n", b - a, "'"$jobs"'" }'
+echo "spin: $passed passed, $failed failed"
+if [ "$failed" != 0 ]; then
+	echo "run.sh: FAILED (a model failed or a mutant passed)" >&2
+	exit 1
+fi
+echo "run.sh: all models verified, all mutants caught"
