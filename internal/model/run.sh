@@ -6,7 +6,7 @@
 #   bash internal/model/run.sh            the CI set
 #   bash internal/model/run.sh --soak     bigger configurations (about 10 min, 12 GB)
 #   bash internal/model/run.sh --asis     the protocol as the Go code has it
-#                                         today, checked as a model (fails
+#                                         before commit ada9c37, checked as a model (fails
 #                                         until the fixes in README are made)
 #   bash internal/model/run.sh -v ...     also print each counterexample's end
 #
