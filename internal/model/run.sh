@@ -5,9 +5,9 @@
 #
 #   bash internal/model/run.sh            the CI set
 #   bash internal/model/run.sh --soak     bigger configurations (about 10 min, 12 GB)
-#   bash internal/model/run.sh --asis     the protocol as the Go code has it
-#                                         before commit ada9c37, checked as a model (fails
-#                                         until the fixes in README are made)
+#   bash internal/model/run.sh --asis     the protocol as the Go code had it
+#                                         before commit ada9c37, checked as a
+#                                         model (fails: see README)
 #   bash internal/model/run.sh -v ...     also print each counterexample's end
 #
 # Needs spin and gcc (Debian: apt-get install -y spin gcc). Works from any
