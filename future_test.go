@@ -241,9 +241,8 @@ func TestSchedule_Policies(t *testing.T) {
 		synctest.Wait()
 		require.EqualValues(t, 1, at.Load())
 
-		// A task that holds the only worker for 3.5 s makes ticks late; the
-		// timer still fires (submissions queue), so both policies are about
-		// when the next firings are due, observed through their count.
+		// On time, both policies fire once per interval; after Stop the
+		// Skip timer fires no more while the CatchUp one carries on.
 		var skip, catchUp atomic.Int32
 		ts, err := p.Every(time.Second, smartpool.Skip, "a", func(context.Context) { skip.Add(1) })
 		require.NoError(t, err)
@@ -275,4 +274,43 @@ func TestSchedule_Policies(t *testing.T) {
 		_, err = p.After(time.Second, "a", func(context.Context) {})
 		require.ErrorIs(t, err, smartpool.ErrClosed)
 	})
+}
+
+// slowFIFO is a FIFO whose first Push stalls for a while of (fake) time, so
+// the schedule that submitted it falls behind.
+type slowFIFO struct {
+	*channels.FIFO
+	stall atomic.Int64 // nanoseconds the next Push stalls
+}
+
+func (s *slowFIFO) Push(t smartpool.Task) error {
+	if d := s.stall.Swap(0); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+	return s.FIFO.Push(t)
+}
+
+// Missed ticks: a firing held up for 3.5 intervals makes Skip fire once and
+// rejoin the grid, and CatchUp fire once per missed tick back to back.
+func TestSchedule_MissedTicks(t *testing.T) {
+	for _, c := range []struct {
+		missed smartpool.Missed
+		want   int32 // firings by t = 10 s
+	}{{smartpool.Skip, 7}, {smartpool.CatchUp, 10}} {
+		synctest.Test(t, func(t *testing.T) {
+			slow := &slowFIFO{FIFO: channels.NewFIFO()}
+			o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "a", c: slow, coc: true}}}})
+			require.NoError(t, err)
+			var fired atomic.Int32
+			slow.stall.Store(int64(3500 * time.Millisecond)) // the first firing, at 1 s, returns at 4.5 s
+			tm, err := o.Pool().Every(time.Second, c.missed, "a", func(context.Context) { fired.Add(1) })
+			require.NoError(t, err)
+			time.Sleep(10*time.Second + time.Millisecond)
+			synctest.Wait()
+			require.Equal(t, c.want, fired.Load(), "policy %d", c.missed)
+			tm.Stop()
+			_, err = o.Close(context.Background())
+			require.NoError(t, err)
+		})
+	}
 }
