@@ -205,16 +205,13 @@ func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
 		return b.offer(t)
 	}
 	b.mu.Lock()
-	if b.refusingLocked() {
-		b.mu.Unlock()
-		return smartpool.ErrClosed
-	}
-	if b.roomLocked() {
-		b.pushLocked(boundedItem{t: t})
-		bits := b.bits
-		b.mu.Unlock()
-		bits.Wake(1)
-		return nil
+	if queued, err := b.tryQueueLocked(t); queued || err != nil {
+		if queued {
+			b.unlockAndWake()
+		} else {
+			b.mu.Unlock()
+		}
+		return err
 	}
 	w := &boundedWaiter{t: t, ready: make(chan struct{})}
 	b.appendWaiterLocked(w)
@@ -264,16 +261,13 @@ func (b *Bounded) offer(t smartpool.Task) error {
 		return smartpool.ErrNoQueues
 	}
 	b.mu.Lock()
-	if b.refusingLocked() {
-		b.mu.Unlock()
-		return smartpool.ErrClosed
-	}
-	if b.roomLocked() {
-		b.pushLocked(boundedItem{t: t})
-		bits := b.bits
-		b.mu.Unlock()
-		bits.Wake(1)
-		return nil
+	if queued, err := b.tryQueueLocked(t); queued || err != nil {
+		if queued {
+			b.unlockAndWake()
+		} else {
+			b.mu.Unlock()
+		}
+		return err
 	}
 	switch {
 	case b.dropOldest:
@@ -292,6 +286,27 @@ func (b *Bounded) offer(t smartpool.Task) error {
 	}
 	b.mu.Unlock()
 	return smartpool.ErrFull
+}
+
+// tryQueueLocked refuses t with smartpool.ErrClosed once admission stopped,
+// or queues it if there is room; queued reports the latter.
+func (b *Bounded) tryQueueLocked(t smartpool.Task) (queued bool, err error) {
+	if b.refusingLocked() {
+		return false, smartpool.ErrClosed
+	}
+	if !b.roomLocked() {
+		return false, nil
+	}
+	b.pushLocked(boundedItem{t: t})
+	return true, nil
+}
+
+// unlockAndWake releases the lock and wakes a worker for the task just
+// queued (the bits are read under the lock: Attach may run concurrently).
+func (b *Bounded) unlockAndWake() {
+	bits := b.bits
+	b.mu.Unlock()
+	bits.Wake(1)
 }
 
 // Requeue queues a yielded task re-entering the pool, whatever the room (see

@@ -707,12 +707,16 @@ func TestLin_FIFO_TinyScenarios(t *testing.T) {
 }
 
 // I2 TestLin_FIFO_Medium: the FIFO model on longer histories, 4 clients x
-// 50 operations, with a state hash and a 1 s checker timeout per history.
+// 50 operations, with a state hash and a 5 s checker timeout per history.
+// TESTPLAN sized it at 1 s; on a loaded 2-core machine under -race that gave
+// 3.5% unknown (7 of 200, seed 6528595930213259667) against the 2% bound, so
+// the timeout, not the bound, was raised; the same seed then gave 1.0%. The
+// hard histories are hard in themselves (not load), so the margin is thin.
 func TestLin_FIFO_Medium(t *testing.T) {
 	tg := linFIFOTarget()
 	tg.gen = linMediumGen
 	r := newRand(t)
-	c := &linChecker{t: t, tg: tg, timeout: time.Second}
+	c := &linChecker{t: t, tg: tg, timeout: 5 * time.Second}
 	for i := range linScale(800) {
 		if !c.check(linRun(tg, linNewScenario(r, tg, 0, 4, 50)), fmt.Sprintf("history%d", i)) {
 			return
