@@ -34,6 +34,12 @@ type Config[K comparable] struct {
 	// Levels lists the channels, level by level, highest level first. At
 	// least one level; every level at least one channel; every key once.
 	Levels [][]ChannelParams[K]
+	// Limit, if positive, caps the work units admitted and not finished,
+	// pool-wide: tasks queued, running and yielded (see SubmitContext,
+	// Handoff). Submit returns ErrFull at the limit, SubmitContext waits.
+	// Pool.SetLimit changes it at run time. Zero means no limit, and then
+	// SetLimit is refused.
+	Limit int
 	// PanicHandler receives every panic a task raises, with the key of the
 	// channel the task came from, on the worker that recovered it; the
 	// worker then carries on. nil means: log it with log/slog at error level.

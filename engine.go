@@ -29,6 +29,9 @@ type engine struct {
 	wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
 	_       pad
 
+	admit admission // Config.Limit (admit.go)
+	_     pad
+
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: set first by startClose
 	closing   atomic.Bool   // set by startClose after every channel is closed
@@ -59,7 +62,8 @@ type chanInfo struct {
 	coc       bool
 	onDrop    func(Task)
 	dropped   atomic.Uint64
-	suspended atomic.Int64 // its tasks detached by Yield and not yet ended (yield.go)
+	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
+	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
@@ -103,13 +107,20 @@ func (e *engine) exit() {
 	}
 }
 
-// submit is the by-key submit: refused once Close started, then the
-// channel's Push.
+// submit is the by-key submit: refused once Close started, then a unit of
+// the in-flight limit, then the channel's Push.
 func (e *engine) submit(ch int, t Task) error {
 	if e.stopped.Load() {
 		return ErrClosed
 	}
-	return e.chans[ch].c.Push(t)
+	if err := e.admitNow(1); err != nil {
+		return err
+	}
+	err := e.chans[ch].c.Push(t)
+	if err != nil {
+		e.unitDone()
+	}
+	return err
 }
 
 // startClose stops admission and starts the drain, once. See OwnedPool.Close.
@@ -117,6 +128,7 @@ func (e *engine) startClose() {
 	e.closeOnce.Do(func() {
 		e.timers.close()
 		e.stopped.Store(true)
+		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]Task, len(e.chans))
 		for i := range e.chans {
 			dropped[i] = e.chans[i].c.Close(!e.chans[i].coc)
@@ -137,10 +149,17 @@ func (e *engine) startClose() {
 func (e *engine) dropTasks(ch int, ts []Task) {
 	c := &e.chans[ch]
 	for _, t := range ts {
-		if r, ok := t.(*resumption); ok {
-			r.drop()
+		switch tt := t.(type) {
+		case *resumption:
+			tt.drop()
 			continue
+		case *cancellable:
+			if !tt.claim(claimedDropped) {
+				continue // its submitter cancelled it: already counted
+			}
+			t = tt.Task
 		}
+		e.unitDone()
 		c.dropped.Add(1)
 		if d, ok := t.(droppable); ok {
 			d.dropped()

@@ -12,8 +12,9 @@ var (
 	// ErrClosed is returned for work submitted after Close started.
 	ErrClosed = errors.New("smartpool: pool closed")
 	// ErrFull is returned by a non-blocking submit to a bounded channel
-	// that has no room.
-	ErrFull = errors.New("smartpool: channel full")
+	// that has no room, or to a pool whose in-flight limit (Config.Limit)
+	// is reached.
+	ErrFull = errors.New("smartpool: full")
 	// ErrUnknownKey is returned by Pool.Submit for a key the configuration does not list.
 	ErrUnknownKey = errors.New("smartpool: unknown channel key")
 	// ErrCloseFromTask is returned by OwnedPool.Close when it is called with a

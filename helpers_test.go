@@ -58,13 +58,14 @@ type ch struct {
 // behavior is a PoolBehavior built from a table, keyed by strings.
 type behavior struct {
 	workers int
+	limit   int // Config.Limit
 	sched   scheduler.Scheduler
 	levels  [][]ch
 	onPanic func(string, *smartpool.PanicError)
 }
 
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Schedule: b.sched, PanicHandler: b.onPanic}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic}
 	for _, lv := range b.levels {
 		var ps []smartpool.ChannelParams[string]
 		for _, c := range lv {

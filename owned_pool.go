@@ -18,7 +18,7 @@ type OwnedPool[K comparable] struct {
 // New validates the behavior's configuration, attaches its channels and
 // starts the workers. Every configuration mistake is an error wrapping
 // ErrConfig and a rule sentinel (ErrNoLevels, ErrEmptyLevel, ErrDuplicateKey,
-// ErrNegativeWorker, ErrTooManyWorkers, ErrNilChannel, ErrNoQueues,
+// ErrNegativeWorker, ErrTooManyWorkers, ErrBadLimit, ErrNilChannel, ErrNoQueues,
 // ErrFollowup, ErrTooManyQueues, ErrAttached) or scheduler.ErrBadPolicy; New
 // then starts no goroutine. A channel that was attached before the failing
 // one stays bound to the failed pool and cannot be reused.
@@ -35,6 +35,9 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, configErr(ErrTooManyWorkers, "Workers = %d, at most %d", workers, MaxWorkers)
 	case workers == 0:
 		workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Limit < 0 {
+		return nil, configErr(ErrBadLimit, "Limit = %d", cfg.Limit)
 	}
 	sched := cfg.Schedule
 	if sched == nil {
@@ -72,6 +75,13 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	}
 	if err := lo.attach(e); err != nil {
 		return nil, err
+	}
+	if cfg.Limit > 0 {
+		e.admit.on = true
+		e.admit.limit.Store(int64(cfg.Limit))
+		for _, c := range lo.channels {
+			e.admit.held.Add(int64(c.Len())) // queued before New: they end like the rest
+		}
 	}
 	e.finish = func() { e.report = p.buildReport() }
 	e.start()

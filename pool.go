@@ -15,8 +15,9 @@ type Pool[K comparable] struct {
 // Submit queues fn in the channel named key, with that channel's default
 // ordering (see each channel's Push). It returns ErrNilTask for a nil fn,
 // then ErrClosed once Close started, then ErrUnknownKey for a key the
-// configuration does not list, then whatever the channel's Push returns
-// (ErrFull from a full channels.Bounded). It does not block.
+// configuration does not list, then ErrFull if the pool's in-flight limit
+// (Config.Limit) is reached, then whatever the channel's Push returns (ErrFull
+// from a full channels.Bounded). It does not block: see SubmitContext.
 func (p *Pool[K]) Submit(key K, fn func(ctx context.Context)) error {
 	if fn == nil {
 		return ErrNilTask

@@ -12,6 +12,7 @@ type ChannelStats[K comparable] struct {
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
 	Dropped         uint64 // tasks Close dropped from the queue, or when they came back from a Yield after Close
+	Cancelled       uint64 // SubmitContext tasks whose context ended while they were queued
 	// Yielded counts its tasks that yielded and have not ended: waiting,
 	// queued to re-enter, or running again. In a Close report, those of a
 	// channel that does not complete on close will be dropped when their
@@ -20,8 +21,10 @@ type ChannelStats[K comparable] struct {
 }
 
 // Finished returns the number of tasks that left the channel: ran,
-// panicked, goexited or dropped.
-func (c ChannelStats[K]) Finished() uint64 { return c.Ran + c.Panicked + c.Goexited + c.Dropped }
+// panicked, goexited, dropped or cancelled.
+func (c ChannelStats[K]) Finished() uint64 {
+	return c.Ran + c.Panicked + c.Goexited + c.Dropped + c.Cancelled
+}
 
 // Stats is a snapshot of a pool's counters, channel by channel in
 // configuration order. Counters read while the pool runs are each exact at
@@ -35,7 +38,12 @@ type Stats[K comparable] struct {
 	// have not finished (plus any task re-entering the pool at the moment
 	// of the snapshot): Close waits for them.
 	Suspended int
-	Channels  []ChannelStats[K]
+	// Limit is the in-flight limit (Config.Limit, or the last SetLimit), 0
+	// if the pool has none; Admitted counts the units held now (tasks
+	// queued, running or yielded) and Waiting the submitters blocked for one
+	// (SubmitContext, blocking channel submits).
+	Limit, Admitted, Waiting int
+	Channels                 []ChannelStats[K]
 }
 
 // Report is what Close returns: the final Stats of a closed pool.
@@ -61,6 +69,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 		t.Panicked += c.Panicked
 		t.Goexited += c.Goexited
 		t.Dropped += c.Dropped
+		t.Cancelled += c.Cancelled
 		t.Yielded += c.Yielded
 	}
 	return t
@@ -70,12 +79,17 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 func (p *Pool[K]) Stats() *Stats[K] {
 	e := p.e
 	s := &Stats[K]{Workers: len(e.workers), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
+	if e.admit.on {
+		s.Limit, s.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
+		s.Waiting = int(e.admit.waiters.Load())
+	}
 	for i := range e.chans {
 		c := &s.Channels[i]
 		c.Key, c.CompleteOnClose = p.keys[i], e.chans[i].coc
 		c.Level = e.chans[i].level
 		c.Queued = e.chans[i].c.Len()
 		c.Dropped = e.chans[i].dropped.Load()
+		c.Cancelled = e.chans[i].cancelled.Load()
 		c.Yielded = int(e.chans[i].suspended.Load())
 		if e.chans[i].capped {
 			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())

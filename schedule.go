@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,14 +28,17 @@ var ErrBadSchedule = errors.New("smartpool: bad schedule")
 
 // Timer is a scheduled submission made by After, At or Every. It uses a
 // runtime timer, not a goroutine; each firing submits the task to its
-// channel. Close stops every timer of the pool and waits for a firing in
-// progress. Safe for concurrent use.
+// channel. A firing refused with ErrFull (a full bounded channel, the
+// in-flight limit) is skipped and an Every timer carries on; any other
+// submit error stops the timer. Close stops every timer of the pool and
+// waits for a firing in progress. Safe for concurrent use.
 type Timer struct {
-	s      *schedules
-	ch     int
-	task   Task
-	every  time.Duration // 0 for one-shot
-	missed Missed
+	s       *schedules
+	ch      int
+	task    Task
+	every   time.Duration // 0 for one-shot
+	missed  Missed
+	skipped atomic.Uint64 // firings refused with ErrFull
 
 	// guarded by s.mu
 	t       *time.Timer
@@ -106,6 +110,10 @@ func (tm *Timer) Stop() bool {
 	return tm.stopLocked()
 }
 
+// Skipped returns the number of firings refused with ErrFull (a full
+// bounded channel, the pool's in-flight limit) and so skipped.
+func (tm *Timer) Skipped() uint64 { return tm.skipped.Load() }
+
 func (tm *Timer) stopLocked() bool {
 	if tm.stopped {
 		return false
@@ -129,13 +137,16 @@ func (tm *Timer) fire() {
 	defer s.firing.Done()
 
 	err := s.e.submit(tm.ch, tm.task)
+	if errors.Is(err, ErrFull) {
+		tm.skipped.Add(1)
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tm.stopped {
 		return
 	}
-	if err != nil || tm.every == 0 {
+	if err != nil && !errors.Is(err, ErrFull) || tm.every == 0 {
 		tm.stopLocked()
 		return
 	}

@@ -101,9 +101,17 @@ func (w *worker) loop(tc *taskContext) {
 			e.endTask(q.ch)
 			continue
 		}
-		if r, ok := t.(*resumption); ok {
-			w.resume(r, q)
+		switch tt := t.(type) {
+		case *resumption:
+			w.resume(tt, q)
 			continue
+		case *cancellable:
+			if !tt.claim(claimedStarted) { // its submitter gave up: already counted
+				e.endSegment(q.ch)
+				e.endTask(q.ch)
+				continue
+			}
+			t = tt.Task
 		}
 		if !w.run(tc, t, q) {
 			return // the task yielded, or called runtime.Goexit
@@ -174,12 +182,13 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 // goroutine, detached from the worker), or it called runtime.Goexit (a new
 // goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
-	tc.cur = q
+	tc.cur, tc.handedOff = q, false
 	finished := false
 	defer func() {
 		if !tc.detached { // once detached, the task's slots are its goroutine's
 			w.e.endSegment(q.ch)
 			w.e.endTask(q.ch)
+			tc.releaseUnit()
 		}
 		if finished {
 			return

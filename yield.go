@@ -68,6 +68,7 @@ type taskContext struct {
 	e               *engine
 	w               *worker   // worker whose slot this goroutine holds; nil while suspended
 	cur             *queueRef // queue the current task was last taken from (written by a host before grant)
+	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
@@ -174,6 +175,7 @@ func (tc *taskContext) reenter() {
 func (tc *taskContext) end(how outcome) {
 	e := tc.e
 	e.endTask(tc.origin)
+	tc.releaseUnit()
 	e.chans[tc.origin].suspended.Add(-1)
 	if tc.counted {
 		e.leaveInflight()
@@ -183,6 +185,14 @@ func (tc *taskContext) end(how outcome) {
 		return
 	}
 	tc.release <- how
+}
+
+// releaseUnit releases the current task's unit of the in-flight limit as it
+// ends, unless it handed the unit on.
+func (tc *taskContext) releaseUnit() {
+	if !tc.handedOff {
+		tc.e.unitDone()
+	}
 }
 
 // suspended returns the number of yielded tasks Close waits for: those of

@@ -201,8 +201,23 @@ func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	b.mu.Lock()
+	bits := b.bits
+	b.mu.Unlock()
+	if err := bits.AdmitWait(ctx); err != nil {
+		return err // a unit of the pool's in-flight limit first: see Bounded
+	}
+	err := b.submitAdmitted(ctx, t)
+	if err != nil {
+		bits.Refund(1)
+	}
+	return err
+}
+
+// submitAdmitted is SubmitTask once the task holds its unit.
+func (b *Bounded) submitAdmitted(ctx context.Context, t smartpool.Task) error {
 	if b.dropOldest {
-		return b.offer(t)
+		return b.offer(t, pushed)
 	}
 	b.mu.Lock()
 	if queued, err := b.tryQueueLocked(t); queued || err != nil {
@@ -241,19 +256,21 @@ func (b *Bounded) TrySubmit(fn func(ctx context.Context)) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return b.offer(smartpool.Func(fn))
+	return b.offer(smartpool.Func(fn), submitted)
 }
 
 // TrySubmitTask is TrySubmit for a Task value.
-func (b *Bounded) TrySubmitTask(t smartpool.Task) error { return b.offer(t) }
+func (b *Bounded) TrySubmitTask(t smartpool.Task) error { return b.offer(t, submitted) }
 
 // Push is TrySubmitTask; it is the by-key submit of smartpool.Pool.Submit,
 // which therefore returns smartpool.ErrFull for a full Bounded under the
 // default policy.
-func (b *Bounded) Push(t smartpool.Task) error { return b.offer(t) }
+func (b *Bounded) Push(t smartpool.Task) error { return b.offer(t, pushed) }
 
-// offer is the non-blocking submit, with the overflow policy.
-func (b *Bounded) offer(t smartpool.Task) error {
+// offer is the non-blocking submit, with the overflow policy. A submitted
+// task takes its unit of the pool's in-flight limit here, and gives it back
+// if it is not queued.
+func (b *Bounded) offer(t smartpool.Task, how entry) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
@@ -261,6 +278,27 @@ func (b *Bounded) offer(t smartpool.Task) error {
 		return smartpool.ErrNoQueues
 	}
 	b.mu.Lock()
+	bits := b.bits
+	if b.refusingLocked() {
+		b.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	if how == submitted {
+		if err := bits.Admit(1); err != nil {
+			b.mu.Unlock()
+			return err
+		}
+	}
+	err := b.offerLocked(t, bits)
+	if err != nil && how == submitted {
+		bits.Refund(1)
+	}
+	return err
+}
+
+// offerLocked queues t if there is room, or applies the overflow policy; it
+// releases the lock.
+func (b *Bounded) offerLocked(t smartpool.Task, bits smartpool.Bits) error {
 	if queued, err := b.tryQueueLocked(t); queued || err != nil {
 		if queued {
 			b.unlockAndWake()
@@ -273,13 +311,13 @@ func (b *Bounded) offer(t smartpool.Task) error {
 	case b.dropOldest:
 		b.pushLocked(boundedItem{t: t})
 		victim := b.evictLocked()
-		bits := b.bits
 		b.mu.Unlock()
 		bits.Wake(1)
-		b.drop(victim)
+		b.drop(victim, bits)
 		return nil
 	case b.callerRuns:
 		b.mu.Unlock()
+		bits.Refund(1) // it runs here, outside the pool's count
 		b.callerRan.Add(1)
 		t.Run(context.Background())
 		return nil
@@ -490,8 +528,13 @@ func (b *Bounded) evictLocked() smartpool.Task {
 	}
 }
 
-// drop reports a task DropOldest displaced. It runs without the lock.
-func (b *Bounded) drop(t smartpool.Task) {
+// drop reports a task DropOldest displaced, releasing its unit of the
+// pool's in-flight limit. It runs without the lock.
+func (b *Bounded) drop(t smartpool.Task, bits smartpool.Bits) {
+	t, ok := bits.Discard(t)
+	if !ok {
+		return // its submitter cancelled it: reported already
+	}
 	b.droppedOldest.Add(1)
 	if b.onDrop == nil {
 		return

@@ -33,7 +33,7 @@ func ExampleNewBounded() {
 	}
 	fmt.Println("Submit after Close:", jobs.Submit(context.Background(), say("refused")))
 	// Output:
-	// TrySubmit when full: smartpool: channel full
+	// TrySubmit when full: smartpool: full
 	// Submit with a cancelled context: context canceled
 	// first
 	// second

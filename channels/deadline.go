@@ -50,7 +50,7 @@ type Deadline struct {
 	onDrop   func(smartpool.Task)        // set by NewDeadline, read-only after
 
 	late        atomic.Uint64 // written under mu
-	droppedLate atomic.Uint64 // written under mu
+	droppedLate atomic.Uint64
 	dropPanics  atomic.Uint64
 }
 
@@ -123,28 +123,28 @@ func (d *Deadline) Submit(deadline time.Time, fn func(ctx context.Context)) erro
 // a nil t and smartpool.ErrClosed once the pool's Close started. It does not
 // block.
 func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
-	return d.push(deadline, t, false)
+	return d.push(deadline, t, submitted)
 }
 
 // Requeue queues a yielded task re-entering the pool with the deadline
 // time.Now(); see smartpool.Channel. It is never dropped as late.
-func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, true) }
+func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued) }
 
-func (d *Deadline) push(deadline time.Time, t smartpool.Task, requeue bool) error {
+func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	at := deadline.Round(0) // drop the monotonic reading: see Deadline
 	d.mu.Lock()
-	if d.dropped || !requeue && (d.closed || d.bits.Closed()) {
+	if err := how.admitLocked(d.bits, d.dropped, d.closed); err != nil {
 		d.mu.Unlock()
-		return smartpool.ErrClosed
+		return err
 	}
 	if d.tree == nil {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t, requeue: requeue})
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t, requeue: how == requeued})
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}
@@ -164,7 +164,7 @@ func (d *Deadline) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
-	return d.SubmitTask(time.Now(), t)
+	return d.push(time.Now(), t, pushed)
 }
 
 // Poll removes and returns the task with the earliest deadline, or nil if the
@@ -189,7 +189,6 @@ func (d *Deadline) Poll(int) smartpool.Task {
 				t = it.task
 				break
 			}
-			d.droppedLate.Add(1)
 			dropped[n] = it.task
 			n++
 			if n == len(dropped) {
@@ -199,9 +198,15 @@ func (d *Deadline) Poll(int) smartpool.Task {
 		if (t != nil || n > 0) && d.tree.Len() == 0 {
 			d.bits.Clear(0)
 		}
+		b := d.bits
 		d.mu.Unlock()
 		for i := range n {
-			d.callOnDrop(dropped[i])
+			// Discard releases the task's unit of the pool's in-flight
+			// limit; a task its submitter cancelled was reported already.
+			if t, ok := b.Discard(dropped[i]); ok {
+				d.droppedLate.Add(1)
+				d.callOnDrop(t)
+			}
 		}
 		if t != nil || n < len(dropped) {
 			return t

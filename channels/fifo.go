@@ -24,29 +24,30 @@ type FIFO struct {
 // NewFIFO returns an empty FIFO.
 func NewFIFO() *FIFO { return new(FIFO) }
 
-// Submit queues fn. It returns smartpool.ErrNilTask for a nil fn and
-// smartpool.ErrClosed once the pool's Close started. It does not block.
+// Submit queues fn. It returns smartpool.ErrNilTask for a nil fn,
+// smartpool.ErrClosed once the pool's Close started, and smartpool.ErrFull
+// when the pool's in-flight limit is reached. It does not block.
 func (f *FIFO) Submit(fn func(ctx context.Context)) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return f.Push(smartpool.Func(fn))
+	return f.push(smartpool.Func(fn), submitted)
 }
 
 // Push queues t; it is the by-key submit of smartpool.Pool.Submit.
-func (f *FIFO) Push(t smartpool.Task) error { return f.push(t, false) }
+func (f *FIFO) Push(t smartpool.Task) error { return f.push(t, pushed) }
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
-func (f *FIFO) Requeue(t smartpool.Task) error { return f.push(t, true) }
+func (f *FIFO) Requeue(t smartpool.Task) error { return f.push(t, requeued) }
 
-func (f *FIFO) push(t smartpool.Task, requeue bool) error {
+func (f *FIFO) push(t smartpool.Task, how entry) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	f.mu.Lock()
-	if f.dropped || !requeue && (f.closed || f.bits.Closed()) {
+	if err := how.admitLocked(f.bits, f.dropped, f.closed); err != nil {
 		f.mu.Unlock()
-		return smartpool.ErrClosed
+		return err
 	}
 	f.pushLocked(t)
 	b := f.bits // read under mu: Attach may run concurrently
@@ -68,6 +69,10 @@ func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
 	if f.closed || f.bits.Closed() {
 		f.mu.Unlock()
 		return smartpool.ErrClosed
+	}
+	if err := f.bits.Admit(len(fns)); err != nil {
+		f.mu.Unlock()
+		return err
 	}
 	for _, fn := range fns {
 		f.pushLocked(smartpool.Func(fn))

@@ -39,11 +39,12 @@ import (
 // copied after first use. All methods are safe for concurrent use and none
 // blocks beyond the shards' short critical sections.
 type Multi[C smartpool.Channel] struct {
-	shards []C           // read-only after NewMulti
-	first  []int         // first[s]: the Multi's queue number of shard s's queue 0; read-only
-	single bool          // every shard has one queue, so queue i is shard i; read-only
-	queues int           // read-only; 0 if any shard has no queues
-	next   atomic.Uint32 // pushes and Next calls so far: the rotation
+	shards []C                            // read-only after NewMulti
+	first  []int                          // first[s]: the Multi's queue number of shard s's queue 0; read-only
+	single bool                           // every shard has one queue, so queue i is shard i; read-only
+	queues int                            // read-only; 0 if any shard has no queues
+	next   atomic.Uint32                  // pushes and Next calls so far: the rotation
+	bits   atomic.Pointer[smartpool.Bits] // set by Attach; Submit admits through it
 
 	mu       sync.Mutex
 	attached bool // guarded by mu
@@ -114,13 +115,25 @@ func (m *Multi[C]) Next() C {
 
 // Submit queues fn in the next shard with that shard's default ordering (its
 // Push). It returns smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues
-// if the Multi has no shards, and otherwise what the shard's Push returns
+// if the Multi has no shards, smartpool.ErrFull when the pool's in-flight
+// limit is reached, and otherwise what the shard's Push returns
 // (smartpool.ErrClosed once the pool's Close started). It does not block.
 func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return m.Push(smartpool.Func(fn))
+	b := m.bits.Load()
+	if b == nil {
+		return m.Push(smartpool.Func(fn))
+	}
+	if err := b.Admit(1); err != nil {
+		return err
+	}
+	err := m.Push(smartpool.Func(fn))
+	if err != nil {
+		b.Refund(1)
+	}
+	return err
 }
 
 // Push queues t in the next shard, through the shard's Push; it is the by-key
@@ -204,6 +217,9 @@ func (m *Multi[C]) Attach(b smartpool.Bits) error {
 		}
 	}
 	m.attached = b.Attached()
+	if m.attached {
+		m.bits.Store(&b)
+	}
 	return nil
 }
 

@@ -60,20 +60,20 @@ func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
 // SubmitTask queues t with priority prio (higher runs first). It returns
 // smartpool.ErrNilTask for a nil t and smartpool.ErrClosed once the pool's
 // Close started. It does not block.
-func (p *Priority) SubmitTask(prio int, t smartpool.Task) error { return p.push(prio, t, false) }
+func (p *Priority) SubmitTask(prio int, t smartpool.Task) error { return p.push(prio, t, submitted) }
 
 // Requeue queues a yielded task re-entering the pool with priority 0; see
 // smartpool.Channel.
-func (p *Priority) Requeue(t smartpool.Task) error { return p.push(0, t, true) }
+func (p *Priority) Requeue(t smartpool.Task) error { return p.push(0, t, requeued) }
 
-func (p *Priority) push(prio int, t smartpool.Task, requeue bool) error {
+func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	p.mu.Lock()
-	if p.dropped || !requeue && (p.closed || p.bits.Closed()) {
+	if err := how.admitLocked(p.bits, p.dropped, p.closed); err != nil {
 		p.mu.Unlock()
-		return smartpool.ErrClosed
+		return err
 	}
 	p.seq++
 	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: t})
@@ -90,7 +90,7 @@ func (p *Priority) push(prio int, t smartpool.Task, requeue bool) error {
 // Push queues t with priority 0; it is the by-key submit of
 // smartpool.Pool.Submit. It runs after queued tasks of positive priority and
 // before those of negative priority.
-func (p *Priority) Push(t smartpool.Task) error { return p.SubmitTask(0, t) }
+func (p *Priority) Push(t smartpool.Task) error { return p.push(0, t, pushed) }
 
 // Poll removes and returns the task with the highest priority, or nil if the
 // Priority is empty.

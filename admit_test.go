@@ -1,0 +1,333 @@
+package smartpool_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/stretchr/testify/require"
+)
+
+// Submit is refused with ErrFull at the limit; SetLimit raises it at once
+// and lowering it revokes nothing; every end gives the unit back.
+func TestLimit_SubmitAndSetLimit(t *testing.T) {
+	o := start(t, &behavior{workers: 8, limit: 3, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	g := newGate()
+	for range 3 {
+		submit(t, o, "a", g.task("a"))
+	}
+	require.ErrorIs(t, p.Submit("a", func(context.Context) {}), smartpool.ErrFull)
+	st := p.Stats()
+	require.Equal(t, 3, st.Limit)
+	require.Equal(t, 3, st.Admitted)
+
+	require.NoError(t, p.SetLimit(5))
+	submit(t, o, "a", g.task("a"))
+	submit(t, o, "a", g.task("a"))
+	require.ErrorIs(t, p.Submit("a", func(context.Context) {}), smartpool.ErrFull)
+	g.waitStarted(t, 5)
+
+	require.NoError(t, p.SetLimit(1)) // five admitted tasks keep running
+	require.Equal(t, 5, p.Stats().Admitted)
+	close(g.release)
+	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+	submit(t, o, "a", func(context.Context) {})
+	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+
+	require.ErrorIs(t, p.SetLimit(0), smartpool.ErrBadLimit)
+	unlimited := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	require.ErrorIs(t, unlimited.Pool().SetLimit(3), smartpool.ErrNotLimited)
+	require.Zero(t, unlimited.Pool().Stats().Limit)
+
+	_, err := smartpool.New[string](&behavior{limit: -1, levels: [][]ch{{fifo("a")}}})
+	require.ErrorIs(t, err, smartpool.ErrConfig)
+	require.ErrorIs(t, err, smartpool.ErrBadLimit)
+}
+
+// SubmitContext waits for a unit, gives up with ctx, and is released with
+// ErrClosed when Close starts.
+func TestLimit_SubmitContextWaits(t *testing.T) {
+	o := start(t, &behavior{workers: 2, limit: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "a", g.task("first"))
+	g.waitStarted(t, 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) {})), context.DeadlineExceeded)
+
+	done := make(chan error, 1)
+	go func() { done <- p.SubmitContext(context.Background(), "a", smartpool.Func(g.task("second"))) }()
+	eventually(t, func() bool { return p.Stats().Waiting == 1 })
+	g.release <- struct{}{} // the first ends: the waiter gets its unit
+	require.NoError(t, <-done)
+	g.waitStarted(t, 1)
+	require.Equal(t, 1, p.Stats().Admitted)
+
+	// A submitter waiting when Close starts gets ErrClosed.
+	go func() { done <- p.SubmitContext(context.Background(), "a", smartpool.Func(func(context.Context) {})) }()
+	eventually(t, func() bool { return p.Stats().Waiting == 1 })
+	closed := make(chan *smartpool.Report[string], 1)
+	go func() { closed <- closeWithin(t, o, long) }()
+	require.ErrorIs(t, <-done, smartpool.ErrClosed)
+	g.release <- struct{}{}
+	r := <-closed
+	require.Zero(t, r.Admitted)
+	require.Equal(t, uint64(2), r.Total().Ran)
+}
+
+// A yielded task keeps its unit while it waits and while it re-enters.
+func TestLimit_YieldKeepsUnit(t *testing.T) {
+	o := start(t, &behavior{workers: 1, limit: 2, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	wake := make(chan struct{})
+	var waiting sync.WaitGroup
+	for range 2 {
+		waiting.Add(1)
+		submit(t, o, "a", func(ctx context.Context) {
+			smartpool.Yield(ctx, func() { waiting.Done(); <-wake })
+		})
+	}
+	waiting.Wait() // both suspended, no worker held
+	require.ErrorIs(t, p.Submit("a", func(context.Context) {}), smartpool.ErrFull)
+	require.Equal(t, 2, p.Stats().Admitted)
+	close(wake)
+	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+}
+
+// Seed 003's pipeline: A tasks wait on I/O, then hand off to B, which waits
+// too. With K units and any number of workers >= 1 the pool never deadlocks
+// (every A finishes through its B) and never holds more than K units.
+func TestLimit_PipelineHandoffNeverDeadlocks(t *testing.T) {
+	const k = 4
+	n := scale(2000)
+	for _, workers := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
+			b := &behavior{workers: workers, limit: k, levels: [][]ch{{fifo("b")}, {fifo("a")}}}
+			o := start(t, b)
+			p := o.Pool()
+			var over atomic.Int32 // samples above the limit
+			check := func() {
+				if p.Stats().Admitted > k {
+					over.Add(1)
+				}
+			}
+			var finished atomic.Int32
+			io := func(ctx context.Context) { smartpool.Yield(ctx, check) } // the "I/O": no worker held
+			taskB := smartpool.Func(func(ctx context.Context) {
+				io(ctx)
+				check()
+				finished.Add(1)
+			})
+			taskA := smartpool.Func(func(ctx context.Context) {
+				io(ctx)
+				if err := p.Handoff(ctx, "b", taskB); err != nil {
+					t.Errorf("Handoff: %v", err)
+				}
+			})
+			for range n {
+				require.NoError(t, p.SubmitContext(t.Context(), "a", taskA))
+				check()
+			}
+			eventually(t, func() bool { return finished.Load() == int32(n) })
+			r := closeWithin(t, o, long)
+			require.Zero(t, over.Load(), "Admitted went above %d", k)
+			require.Zero(t, r.Admitted)
+			require.Equal(t, uint64(2*n), r.Total().Ran)
+		})
+	}
+}
+
+// Handoff outside a task is refused; a second Handoff from the same task,
+// and one from a pool without a limit, admit like Submit.
+func TestLimit_HandoffRules(t *testing.T) {
+	o := start(t, &behavior{workers: 2, limit: 2, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	nop := smartpool.Func(func(context.Context) {})
+	require.ErrorIs(t, p.Handoff(context.Background(), "a", nop), smartpool.ErrNotInTask)
+
+	g := newGate()
+	submit(t, o, "a", g.task("holder")) // holds the second unit
+	g.waitStarted(t, 1)
+	errs := make(chan error, 4)
+	submit(t, o, "a", func(ctx context.Context) {
+		errs <- p.Handoff(ctx, "a", smartpool.Func(g.task("heir"))) // takes this task's unit
+		errs <- p.Handoff(ctx, "a", nop)                            // needs a free one: none
+		errs <- p.Handoff(ctx, "nope", nop)
+	})
+	require.NoError(t, <-errs)
+	require.ErrorIs(t, <-errs, smartpool.ErrFull)
+	require.ErrorIs(t, <-errs, smartpool.ErrUnknownKey)
+	g.waitStarted(t, 1)
+	require.Equal(t, 2, p.Stats().Admitted) // holder and heir
+	close(g.release)
+	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+
+	other := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	done := make(chan error, 1)
+	submit(t, other, "a", func(ctx context.Context) {
+		done <- p.Handoff(ctx, "a", nop) // a task of another pool
+	})
+	require.ErrorIs(t, <-done, smartpool.ErrNotInTask)
+}
+
+// A task whose submitter's context ends while it is queued never runs: it is
+// counted as cancelled and its unit comes back at once, before the channel
+// reaches it. One dropped at Close is not counted twice, and OnDrop gets the
+// task that was submitted.
+func TestCancel_QueuedTaskSkipped(t *testing.T) {
+	var onDrop []smartpool.Task
+	var mu sync.Mutex
+	b := &behavior{workers: 1, limit: 10, levels: [][]ch{{fifo("hold")}, {
+		{key: "drop", c: channels.NewFIFO(), onDrop: func(t smartpool.Task) { mu.Lock(); onDrop = append(onDrop, t); mu.Unlock() }},
+	}}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 1)
+
+	var ran atomic.Int32
+	run := smartpool.Func(func(context.Context) { ran.Add(1) })
+	ctx, cancel := context.WithCancel(context.Background())
+	for range 3 {
+		require.NoError(t, p.SubmitContext(ctx, "hold", run))
+	}
+	kept := &countTask{}
+	require.NoError(t, p.SubmitContext(context.Background(), "hold", kept))
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	toDrop := &countTask{}
+	require.NoError(t, p.SubmitContext(ctx2, "drop", toDrop))
+	require.Equal(t, 6, p.Stats().Admitted)
+
+	cancel()
+	eventually(t, func() bool { return p.Stats().Admitted == 3 }) // units back while still queued
+	st, _ := p.Stats().Channel("hold")
+	require.Equal(t, uint64(3), st.Cancelled)
+	require.ErrorIs(t, p.SubmitContext(ctx, "hold", run), context.Canceled)
+
+	closed := make(chan *smartpool.Report[string], 1)
+	go func() { closed <- closeWithin(t, o, long) }() // drops "drop" while the worker is held
+	eventually(t, func() bool { return p.State() != smartpool.Running })
+	close(g.release)
+	r := <-closed
+	cancel2() // after the drop: changes nothing
+	require.EqualValues(t, 1, kept.n.Load())
+	require.Zero(t, ran.Load())
+	h, _ := r.Channel("hold")
+	require.Equal(t, uint64(3), h.Cancelled)
+	require.Equal(t, uint64(2), h.Ran)
+	d, _ := r.Channel("drop")
+	require.Equal(t, uint64(1), d.Dropped)
+	require.Zero(t, d.Cancelled)
+	require.Equal(t, []smartpool.Task{toDrop}, onDrop)
+	require.Equal(t, uint64(6), r.Total().Finished())
+	require.Zero(t, r.Admitted)
+}
+
+type countTask struct{ n atomic.Int32 }
+
+func (c *countTask) Run(context.Context) { c.n.Add(1) }
+
+// Every channel's own submit methods take a unit of the limit, and every way
+// a task leaves the pool gives it back: after a mixed workload the count is
+// zero. Overflow and late drops inside channels release their units too.
+func TestLimit_ChannelsAdmitAndRelease(t *testing.T) {
+	fifoC, prio, dl := channels.NewFIFO(), channels.NewPriority(), channels.NewDeadline(channels.DropLate(nil))
+	bnd := channels.NewBounded(2, channels.DropOldest(nil))
+	multi := channels.NewMulti(2, channels.NewFIFO)
+	b := &behavior{workers: 2, limit: 6, levels: [][]ch{{fifo("hold")}, {
+		{key: "fifo", c: fifoC, coc: true}, {key: "prio", c: prio, coc: true},
+		{key: "dl", c: dl, coc: true}, {key: "bnd", c: bnd, coc: true}, {key: "multi", c: multi, coc: true},
+	}}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "hold", g.task("hold"))
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 2) // both workers held: nothing below runs
+
+	nop := func(context.Context) {}
+	require.NoError(t, fifoC.Submit(nop))
+	require.NoError(t, prio.Submit(1, nop))
+	require.NoError(t, dl.Submit(time.Now().Add(-time.Hour), nop)) // late: DropLate drops it
+	require.NoError(t, multi.Submit(nop))
+	require.Equal(t, 6, p.Stats().Admitted)
+	for _, err := range []error{fifoC.Submit(nop), prio.Submit(1, nop), dl.Submit(time.Now(), nop), multi.Submit(nop), bnd.TrySubmit(nop), fifoC.SubmitBatch(nop)} {
+		require.ErrorIs(t, err, smartpool.ErrFull)
+	}
+	// Bounded.Submit waits for a unit.
+	done := make(chan error, 1)
+	go func() { done <- bnd.Submit(context.Background(), nop) }()
+	eventually(t, func() bool { return p.Stats().Waiting == 1 })
+	g.release <- struct{}{}
+	require.NoError(t, <-done)
+	g.release <- struct{}{}
+	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+	require.Equal(t, uint64(1), dl.Stats().DroppedLate)
+
+	// DropOldest: a displaced task gives its unit back.
+	submit(t, o, "hold", g.task("hold"))
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 2)
+	for range 3 {
+		require.NoError(t, bnd.TrySubmit(nop))
+	}
+	require.Equal(t, uint64(1), bnd.Stats().Dropped)
+	require.Equal(t, 4, p.Stats().Admitted) // 2 holders + 2 queued
+	close(g.release)
+	r := closeWithin(t, o, long)
+	require.Zero(t, r.Admitted)
+}
+
+// CallerRuns runs the task outside the pool: its unit is not kept.
+func TestLimit_CallerRunsRefunds(t *testing.T) {
+	bnd := channels.NewBounded(1, channels.CallerRuns())
+	o := start(t, &behavior{workers: 1, limit: 5, levels: [][]ch{{fifo("hold")}, {{key: "bnd", c: bnd, coc: true}}}})
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 1)
+	var here atomic.Int32
+	for range 3 {
+		require.NoError(t, p.Submit("bnd", func(context.Context) { here.Add(1) }))
+	}
+	require.EqualValues(t, 2, here.Load()) // ran on this goroutine
+	require.Equal(t, 2, p.Stats().Admitted)
+	close(g.release)
+	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+}
+
+// An Every timer whose firing finds the limit reached skips that tick and
+// carries on.
+func TestLimit_EverySkipsTicksWhenFull(t *testing.T) {
+	o := start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "a", g.task("hold"))
+	g.waitStarted(t, 1)
+	ticks := make(chan struct{}, 1)
+	tm, err := p.Every(time.Millisecond, smartpool.Skip, "a", func(context.Context) {
+		select {
+		case ticks <- struct{}{}:
+		default:
+		}
+	})
+	require.NoError(t, err)
+	defer tm.Stop()
+	eventually(t, func() bool { return tm.Skipped() >= 2 })
+	close(g.release) // refused ticks did not stop the timer
+	select {
+	case <-ticks:
+	case <-time.After(long):
+		t.Fatal("no tick after the limit freed")
+	}
+}

@@ -1,0 +1,30 @@
+package channels
+
+import "github.com/smartpool-go/smartpool"
+
+// entry says how a task reaches a channel, which decides what admits it.
+type entry int
+
+const (
+	pushed    entry = iota // by the pool (Push): admitted by the pool already
+	submitted              // by the channel's own submit method: admitted here
+	requeued               // a yielded task re-entering: always accepted until dropped
+)
+
+// admitLocked applies the channel contract's admission rules, with the
+// channel's lock held: a requeue is refused only once Close(true) emptied
+// the channel (dropped); any other entry once admission stopped; and a
+// submitted task takes a unit of the pool's in-flight limit.
+func (how entry) admitLocked(b smartpool.Bits, dropped, closed bool) error {
+	switch {
+	case dropped:
+		return smartpool.ErrClosed
+	case how == requeued:
+		return nil
+	case closed || b.Closed():
+		return smartpool.ErrClosed
+	case how == submitted:
+		return b.Admit(1)
+	}
+	return nil
+}
