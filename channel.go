@@ -49,6 +49,15 @@ func (f Func) Run(ctx context.Context) { f(ctx) }
 // before it calls Close, so that a producer that saw ErrClosed from one
 // channel gets it from every channel afterwards.
 //
+// In-flight limit (Config.Limit): Push and Requeue receive tasks that hold a
+// unit of the limit already. A channel's own submit methods take one per task
+// with Bits.Admit (or Bits.AdmitWait if they block), and give it back with
+// Bits.Refund if they do not queue the task after all. A channel that throws
+// away a queued task the pool never ran (a late deadline, a displaced oldest
+// task) passes it through Bits.Discard, which releases the unit and returns
+// what to hand to the user. The pool releases every other unit when the task
+// ends. Without a limit all of these cost one branch.
+//
 // Close is called once, by OwnedPool.Close, after Bits.Closed turned true;
 // if drop is true the channel removes every queued task, clears its bits and
 // returns the tasks, which the pool reports as dropped. Taking the lock in

@@ -25,6 +25,11 @@ import (
 // Bounded behaves like TrySubmitTask: it never blocks a caller who did not
 // pass a context.
 //
+// In a pool with an in-flight limit (smartpool.Config.Limit), Submit first
+// waits for a unit of the limit and then for room; TrySubmit takes a unit
+// without waiting (smartpool.ErrFull if none is free). A task CallerRuns runs
+// in the caller gives its unit back, and so does one DropOldest displaces.
+//
 // # Waiting: hand-off admission
 //
 // A Submit that finds no room joins a list of waiters, oldest first, and
