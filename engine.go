@@ -17,11 +17,12 @@ type pad [64]byte
 // state. Pool[K] and OwnedPool[K] wrap it with the user's key type.
 type engine struct {
 	field    *avail.Field
-	queues   []queueRef // by global queue number; read-only after New
-	chans    []chanInfo // by channel index; read-only after New except counters
-	workers  []*worker  // read-only after New
-	followup []int      // channel index -> followup channel index; read-only
+	queues   []queueRef                // by global queue number; read-only after New
+	chans    []chanInfo                // by channel index; read-only after New except counters
+	workers  atomic.Pointer[[]*worker] // replaced (grown) only by SetWorkers, under resize
+	followup []int                     // channel index -> followup channel index; read-only
 	idle     *idle.Stack
+	sched    scheduler.Scheduler         // makes the pickers of workers SetWorkers adds
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
 	_       pad
@@ -31,6 +32,9 @@ type engine struct {
 
 	admit admission // Config.Limit (admit.go)
 	_     pad
+
+	target atomic.Int32 // workers wanted: those numbered below it run (workers.go)
+	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: set first by startClose
@@ -76,27 +80,23 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	if err != nil {
 		return nil, configErr(ErrTooManyQueues, "%v", err)
 	}
-	e := &engine{field: field, idle: idle.New(workers), done: make(chan struct{})}
+	e := &engine{field: field, idle: idle.New(workers), sched: sched, done: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
-	for i := range workers {
-		w := &worker{e: e, id: i, wake: make(chan bool, 1), picker: sched.NewPicker(), cursor: make([]int, len(perLevel))}
-		e.workers = append(e.workers, w)
-	}
+	e.workers.Store(new([]*worker))
+	e.target.Store(int32(workers))
 	return e, nil
 }
 
 // start launches the workers. Nothing before it starts a goroutine, so a
 // failed New leaves none behind.
 func (e *engine) start() {
-	for _, w := range e.workers {
-		w.stats = make([]taskStats, len(e.chans))
-	}
-	e.live.Store(int32(len(e.workers)) + 1)
-	for _, w := range e.workers {
-		go w.loop(newTaskContext(e, w))
-	}
+	e.live.Store(1) // the closer's share
+	e.startWorkers()
 }
+
+// worker returns worker i.
+func (e *engine) worker(i int) *worker { return (*e.workers.Load())[i] }
 
 // exit is called by each worker goroutine as it ends, and once by the closer.
 func (e *engine) exit() {
@@ -127,7 +127,9 @@ func (e *engine) submit(ch int, t Task) error {
 func (e *engine) startClose() {
 	e.closeOnce.Do(func() {
 		e.timers.close()
+		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
 		e.stopped.Store(true)
+		e.resize.Unlock()
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]Task, len(e.chans))
 		for i := range e.chans {

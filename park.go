@@ -53,7 +53,7 @@ func (e *engine) wake() {
 	for !e.idle.Empty() && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
-			e.workers[i].wake <- true
+			e.worker(i).wake <- true
 			return
 		}
 		e.waking.Store(false)
@@ -71,7 +71,7 @@ func (e *engine) wake() {
 func (e *engine) wakeAny() {
 	token := e.waking.CompareAndSwap(false, true)
 	if i := e.idle.Pop(); i >= 0 {
-		e.workers[i].wake <- token
+		e.worker(i).wake <- token
 		return
 	}
 	if token {
@@ -85,7 +85,7 @@ func (e *engine) wakeAny() {
 // wakeAll wakes every parked worker; used by Close.
 func (e *engine) wakeAll() {
 	for i := e.idle.Pop(); i >= 0; i = e.idle.Pop() {
-		e.workers[i].wake <- false
+		e.worker(i).wake <- false
 	}
 }
 

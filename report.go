@@ -30,6 +30,8 @@ func (c ChannelStats[K]) Finished() uint64 {
 // configuration order. Counters read while the pool runs are each exact at
 // some instant, not all at the same one.
 type Stats[K comparable] struct {
+	// Workers is the worker count asked for: Config.Workers or the last
+	// SetWorkers (surplus workers stop after their current task).
 	Workers int
 	// Wakeups counts the times a parked worker was woken because work
 	// arrived (not counting Close's wake-ups): a measure of wake-up churn.
@@ -78,7 +80,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
 	e := p.e
-	s := &Stats[K]{Workers: len(e.workers), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
+	s := &Stats[K]{Workers: int(e.target.Load()), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
 	if e.admit.on {
 		s.Limit, s.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
 		s.Waiting = int(e.admit.waiters.Load())
@@ -94,7 +96,7 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		if e.chans[i].capped {
 			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
 		}
-		for _, w := range e.workers {
+		for _, w := range *e.workers.Load() {
 			st := &w.stats[i]
 			c.Ran += st.ran.Load()
 			c.Panicked += st.panicked.Load()

@@ -42,6 +42,7 @@ type worker struct {
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
+	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
 	_      pad
 }
 
@@ -67,6 +68,9 @@ func (w *worker) loop(tc *taskContext) {
 	waking := false
 	streak, lastYield := 0, time.Now()
 	for {
+		if int32(w.id) >= e.target.Load() && w.retire(&waking) {
+			return // SetWorkers lowered the count (workers.go)
+		}
 		closing := e.closing.Load()
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
 		t, q := w.find()

@@ -11,14 +11,37 @@ package idle
 import "sync/atomic"
 
 // Stack is a Treiber stack of worker numbers. Its methods are safe for
-// concurrent use.
+// concurrent use, except Grow.
 type Stack struct {
 	head atomic.Uint64
-	next []atomic.Int32 // next[i]: number+1 of the worker below i (0: none)
+	// next[i]: number+1 of the worker below i (0: none), in chunks that Grow
+	// allocates before worker i first pushes; a chunk is never replaced.
+	next [MaxWorkers / chunk]atomic.Pointer[[chunk]atomic.Int32]
 }
 
+// MaxWorkers bounds the worker numbers a Stack holds.
+const MaxWorkers = 1 << 16
+
+const chunk = 1024
+
 // New returns an empty stack for workers 0..n-1.
-func New(n int) *Stack { return &Stack{next: make([]atomic.Int32, n)} }
+func New(n int) *Stack {
+	s := new(Stack)
+	s.Grow(n)
+	return s
+}
+
+// Grow makes room for workers 0..n-1 (n <= MaxWorkers). Calls of Grow must
+// not overlap; the other methods may run meanwhile.
+func (s *Stack) Grow(n int) {
+	for c := 0; c*chunk < n; c++ {
+		if s.next[c].Load() == nil {
+			s.next[c].Store(new([chunk]atomic.Int32))
+		}
+	}
+}
+
+func (s *Stack) below(i int) *atomic.Int32 { return &s.next[i/chunk].Load()[i%chunk] }
 
 // Empty reports whether no worker is on the stack.
 func (s *Stack) Empty() bool { return uint32(s.head.Load()) == 0 }
@@ -27,7 +50,7 @@ func (s *Stack) Empty() bool { return uint32(s.head.Load()) == 0 }
 func (s *Stack) Push(i int) {
 	for {
 		old := s.head.Load()
-		s.next[i].Store(int32(uint32(old)))
+		s.below(i).Store(int32(uint32(old)))
 		if s.head.CompareAndSwap(old, (old>>32+1)<<32|uint64(i+1)) {
 			return
 		}
@@ -42,7 +65,7 @@ func (s *Stack) Pop() int {
 		if top == 0 {
 			return -1
 		}
-		below := uint64(uint32(s.next[top-1].Load()))
+		below := uint64(uint32(s.below(int(top - 1)).Load()))
 		if s.head.CompareAndSwap(old, (old>>32+1)<<32|below) {
 			return int(top - 1)
 		}

@@ -73,3 +73,18 @@ func TestConcurrent(t *testing.T) {
 	}
 	require.True(t, s.Empty())
 }
+
+// Grow makes room for workers beyond the first chunk while others keep
+// pushing and popping.
+func TestGrow(t *testing.T) {
+	s := New(1)
+	s.Push(0)
+	s.Grow(5000)
+	s.Push(4999)
+	s.Push(1024)
+	for _, want := range []int{1024, 4999, 0, -1} {
+		if got := s.Pop(); got != want {
+			t.Fatalf("Pop = %d, want %d", got, want)
+		}
+	}
+}

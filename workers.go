@@ -1,0 +1,85 @@
+package smartpool
+
+// # Worker count at run time
+//
+// Workers are numbered; those below e.target run. SetWorkers raises target
+// and starts the missing workers, or lowers it and wakes the parked ones; a
+// worker at or above target retires at the top of its loop, after the task
+// it was running, so no task is interrupted, lost or run twice: tasks stay
+// in their channels for the workers that remain. A retired worker keeps its
+// stats, and its number is reused if the pool grows again.
+//
+// worker.active says a goroutine owns the worker's loop. Only a
+// compare-and-swap from false to true starts one (SetWorkers), and a
+// retiring goroutine clears it and then re-reads target, taking the worker
+// back by the same compare-and-swap if target rose meanwhile: so a worker
+// below target always has exactly one goroutine, and never two.
+
+// SetWorkers changes the number of workers at run time. New workers start at
+// once; when n is lower, the surplus workers stop after their current task
+// (a task that yielded finishes on whichever worker picks it up). n must be
+// between 1 and MaxWorkers: it returns ErrBadLimit or ErrTooManyWorkers
+// otherwise, and ErrClosed once Close started.
+func (p *Pool[K]) SetWorkers(n int) error {
+	switch {
+	case n < 1:
+		return ErrBadLimit
+	case n > MaxWorkers:
+		return ErrTooManyWorkers
+	}
+	e := p.e
+	e.resize.Lock()
+	defer e.resize.Unlock()
+	if e.stopped.Load() {
+		return ErrClosed
+	}
+	old := e.target.Swap(int32(n))
+	e.startWorkers()
+	if int32(n) < old {
+		e.wakeAll() // parked surplus workers retire; the others park again
+	}
+	return nil
+}
+
+// startWorkers creates the workers numbered below target that do not exist
+// yet and starts every one of them that has no goroutine. It runs in New and
+// under resize, while live counts the closer's share (so it cannot reach
+// zero meanwhile).
+func (e *engine) startWorkers() {
+	n := int(e.target.Load())
+	ws := *e.workers.Load()
+	if n > len(ws) {
+		e.idle.Grow(n)
+		grown := append(ws[:len(ws):len(ws)], make([]*worker, n-len(ws))...)
+		for i := len(ws); i < n; i++ {
+			grown[i] = &worker{e: e, id: i, wake: make(chan bool, 1), picker: e.sched.NewPicker(),
+				cursor: make([]int, e.field.Levels()), stats: make([]taskStats, len(e.chans))}
+		}
+		e.workers.Store(&grown)
+		ws = grown
+	}
+	for _, w := range ws[:n] {
+		if w.active.CompareAndSwap(false, true) {
+			e.live.Add(1)
+			go w.loop(newTaskContext(e, w))
+		}
+	}
+}
+
+// retire reports whether w's goroutine must stop because w is at or above
+// target, passing on the waking token it may hold (park.go).
+func (w *worker) retire(waking *bool) bool {
+	e := w.e
+	if *waking {
+		*waking = false
+		e.waking.Store(false)
+		if e.field.Summary() != 0 {
+			e.wake()
+		}
+	}
+	w.active.Store(false)
+	if int32(w.id) < e.target.Load() && w.active.CompareAndSwap(false, true) {
+		return false // SetWorkers raised target again meanwhile: carry on
+	}
+	return true
+}

@@ -1,0 +1,139 @@
+package smartpool_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/stretchr/testify/require"
+)
+
+// SetWorkers grows the pool at once and shrinks it after the running tasks:
+// with 4 blocked tasks, growing 1 -> 4 starts the 3 waiting ones; after a
+// shrink to 2, no more than 2 tasks ever run at once.
+func TestSetWorkers_GrowAndShrink(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	g := newGate()
+	for range 4 {
+		submit(t, o, "a", g.task("a"))
+	}
+	g.waitStarted(t, 1)
+	require.NoError(t, p.SetWorkers(4))
+	g.waitStarted(t, 3) // only new workers can start them
+	require.Equal(t, 4, p.Stats().Workers)
+
+	require.NoError(t, p.SetWorkers(2)) // every worker is inside a task
+	close(g.release)
+	var running peak
+	var wg sync.WaitGroup
+	for range scale(400) {
+		wg.Add(1)
+		submit(t, o, "a", func(context.Context) {
+			running.enter()
+			runtime.Gosched()
+			running.leave()
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, running.max.Load(), int32(2))
+	require.Equal(t, 2, p.Stats().Workers)
+}
+
+// Resizing at random while producers submit loses and duplicates nothing,
+// and Close still drains everything and leaves no goroutine behind (goleak).
+func TestSetWorkers_ResizeUnderLoadExactlyOnce(t *testing.T) {
+	r := seeded(t)
+	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("hi")}, {fifo("lo")}}})
+	p := o.Pool()
+	const producers = 4
+	n := scale(20000)
+	l := newLedger()
+	var wg sync.WaitGroup
+	for i := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range n {
+				id := i*n + j
+				key := "lo"
+				if j%3 == 0 {
+					key = "hi"
+				}
+				fn := func(ctx context.Context) { l.record(id) }
+				if j%7 == 0 { // some tasks yield, and resume on whichever worker
+					fn = func(ctx context.Context) { smartpool.Yield(ctx, runtime.Gosched); l.record(id) }
+				}
+				if err := p.Submit(key, fn); err != nil {
+					t.Errorf("Submit: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	var stop atomic.Bool
+	resized := make(chan struct{})
+	go func() {
+		defer close(resized)
+		for !stop.Load() {
+			if err := p.SetWorkers(1 + r.IntN(8)); err != nil {
+				t.Errorf("SetWorkers: %v", err)
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	wg.Wait()
+	stop.Store(true)
+	<-resized
+	rep := closeWithin(t, o, long)
+	require.Equal(t, uint64(producers*n), rep.Total().Ran)
+	require.Len(t, l.ran, producers*n)
+	for id, c := range l.ran {
+		if c != 1 {
+			t.Fatalf("task %d ran %d times", id, c)
+		}
+	}
+}
+
+// Bad counts are refused; so is any resize once Close started.
+func TestSetWorkers_Errors(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	require.ErrorIs(t, p.SetWorkers(0), smartpool.ErrBadLimit)
+	require.ErrorIs(t, p.SetWorkers(smartpool.MaxWorkers+1), smartpool.ErrTooManyWorkers)
+	closeWithin(t, o, long)
+	require.ErrorIs(t, p.SetWorkers(2), smartpool.ErrClosed)
+}
+
+// A pool shrunk to one worker and grown again serves every level: retired
+// workers' numbers are reused and their counts kept.
+func TestSetWorkers_ShrinkThenGrowKeepsStats(t *testing.T) {
+	o := start(t, &behavior{workers: 4, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	run := func(k int) {
+		var wg sync.WaitGroup
+		for range k {
+			wg.Add(1)
+			submit(t, o, "a", func(context.Context) { wg.Done() })
+		}
+		wg.Wait()
+	}
+	run(100)
+	require.NoError(t, p.SetWorkers(1))
+	run(100)
+	require.NoError(t, p.SetWorkers(6))
+	g := newGate()
+	for range 6 {
+		submit(t, o, "a", g.task("a"))
+	}
+	g.waitStarted(t, 6)
+	close(g.release)
+	rep := closeWithin(t, o, long)
+	st, _ := rep.Channel("a")
+	require.Equal(t, uint64(206), st.Ran)
+}
