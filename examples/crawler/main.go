@@ -13,8 +13,17 @@
 //   - store: a FIFO with MaxInFlight 1, standing for a single database
 //     connection held across the write.
 //
+// An in-flight limit (Config.Limit) caps the pages in progress, pool-wide:
+// a page takes one unit when its fetch is queued and keeps it through parse
+// and store, because each state hands its unit to the next (Pool.Handoff)
+// instead of asking for a new one. Links a parse discovers go to a frontier
+// outside the pool, fed back by one goroutine per host that waits for room
+// (Bounded.Submit). No task ever waits for a unit, so a full pool always
+// finishes what it holds: seed 003's deadlock cannot happen.
+//
 // Two workers do all the CPU work. Every 25 ms the program prints each
-// state's queue depth and how many of its tasks run.
+// state's queue depth, how many of its tasks are in progress, and the units
+// held.
 package main
 
 import (
@@ -37,6 +46,7 @@ import (
 const (
 	hosts        = 4
 	pagesPerHost = 40
+	inFlight     = 12 // pages in progress at once, all states together
 )
 
 // Crawl is the pool behavior: keys are channel names.
@@ -53,6 +63,7 @@ func (c *Crawl) Config() smartpool.Config[string] {
 	}
 	return smartpool.Config[string]{
 		Workers: 2,
+		Limit:   inFlight,
 		Levels: [][]smartpool.ChannelParams[string]{
 			{{Key: "resume", CompleteOnClose: true}, {Key: "parse", CompleteOnClose: true}, {Key: "store", CompleteOnClose: true, MaxInFlight: 1}},
 			fetches,
@@ -106,26 +117,37 @@ func main() {
 		stored  []string
 		pending sync.WaitGroup // pages discovered and not yet stored
 	)
-	var fetch func(path string) func(ctx context.Context)
-	enqueue := func(ctx context.Context, path string) {
-		mu.Lock()
-		if seen[path] {
-			mu.Unlock()
-			return
-		}
-		seen[path] = true
-		mu.Unlock()
-		pending.Add(1)
-		host := strings.Split(path, "/")[1]
-		// Waiting for room in a full host queue holds no worker either.
-		smartpool.Yield(ctx, func() {
-			if err := c.fetch[host].Submit(ctx, fetch(path)); err != nil {
-				log.Printf("fetch %s: %v", path, err)
-				pending.Done()
-			}
-		})
+	frontier := map[string]chan string{} // by host: links waiting for a fetch slot
+	for _, h := range hostNames() {
+		frontier[h] = make(chan string, hosts*pagesPerHost)
 	}
-	fetch = func(path string) func(ctx context.Context) {
+	discover := func(path string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[path] {
+			seen[path] = true
+			pending.Add(1)
+			frontier[strings.Split(path, "/")[1]] <- path // never full: one slot per page
+		}
+	}
+	store := func(path string) smartpool.Func {
+		return func(ctx context.Context) {
+			_ = smartpool.Sleep(ctx, 200*time.Microsecond) // the database write
+			mu.Lock()
+			stored = append(stored, path)
+			mu.Unlock()
+			pending.Done()
+		}
+	}
+	parse := func(path string, body []byte) smartpool.Func {
+		return func(ctx context.Context) {
+			for _, link := range linkRE.FindAllStringSubmatch(string(body), -1) {
+				discover(link[1])
+			}
+			handoff(pool, ctx, "store", store(path))
+		}
+	}
+	fetch := func(path string) func(ctx context.Context) {
 		return func(ctx context.Context) {
 			var body []byte
 			var err error
@@ -133,26 +155,33 @@ func main() {
 			if err != nil {
 				log.Printf("get %s: %v", path, err)
 			}
-			_ = pool.Submit("parse", func(ctx context.Context) {
-				for _, link := range linkRE.FindAllStringSubmatch(string(body), -1) {
-					enqueue(ctx, link[1])
-				}
-				_ = pool.Submit("store", func(ctx context.Context) {
-					_ = smartpool.Sleep(ctx, 200*time.Microsecond) // the database write
-					mu.Lock()
-					stored = append(stored, path)
-					mu.Unlock()
-					pending.Done()
-				})
-			})
+			handoff(pool, ctx, "parse", parse(path, body))
 		}
+	}
+	// One feeder per host: it waits for a unit of the in-flight limit and
+	// for room in its host's queue, so a slow host holds back only itself.
+	feeders, stop := sync.WaitGroup{}, make(chan struct{})
+	for h, links := range frontier {
+		feeders.Go(func() {
+			for {
+				select {
+				case path := <-links:
+					if err := c.fetch[h].Submit(context.Background(), fetch(path)); err != nil {
+						log.Printf("fetch %s: %v", path, err)
+						pending.Done()
+					}
+				case <-stop:
+					return
+				}
+			}
+		})
 	}
 
 	began := time.Now()
-	enqueue(context.Background(), "/h0/0")
+	discover("/h0/0")
 	done := make(chan struct{})
 	go func() { pending.Wait(); close(done) }()
-	fmt.Println("  time   fetch queued/in flight per host        parse  store  stored")
+	fmt.Println("  time   fetch queued/in flight per host        parse  store  units  stored")
 	for tick := time.NewTicker(25 * time.Millisecond); ; {
 		select {
 		case <-done:
@@ -163,6 +192,8 @@ func main() {
 		tick.Stop()
 		break
 	}
+	close(stop)
+	feeders.Wait()
 	report, err := owned.Close(context.Background())
 	if err != nil {
 		log.Fatal(err)
@@ -187,7 +218,17 @@ func printDepths(pool *smartpool.Pool[string], began time.Time, stored int) {
 	sort.Strings(fetch)
 	p, _ := st.Channel("parse")
 	s, _ := st.Channel("store")
-	fmt.Printf("%6v   %s   %4d  %5d  %6d\n", time.Since(began).Round(time.Millisecond), strings.Join(fetch, "  "), p.Queued, s.Queued, stored)
+	fmt.Printf("%6v   %s   %4d  %5d  %2d/%2d  %6d\n", time.Since(began).Round(time.Millisecond),
+		strings.Join(fetch, "  "), p.Queued, s.Queued, st.Admitted, st.Limit, stored)
+}
+
+// handoff passes the calling task's unit of the in-flight limit to the next
+// state. It cannot fail in this program: the keys exist, the FIFOs are
+// unbounded, and Close starts only once every page is stored.
+func handoff(pool *smartpool.Pool[string], ctx context.Context, key string, t smartpool.Task) {
+	if err := pool.Handoff(ctx, key, t); err != nil {
+		log.Fatalf("%s: %v", key, err)
+	}
 }
 
 var linkRE = regexp.MustCompile(`href="([^"]+)"`)
