@@ -70,6 +70,32 @@ func BenchmarkSubmitRun(b *testing.B) {
 	}
 }
 
+// BenchmarkSubmitRunControls: BenchmarkSubmitRun/producers=1 with each
+// resource control switched on but never binding, to measure what it costs
+// per task: compare with benchstat -col /control.
+func BenchmarkSubmitRunControls(b *testing.B) {
+	const never = 1 << 40
+	controls := []struct {
+		name string
+		bh   func() *behavior
+	}{
+		{"none", func() *behavior { return &behavior{levels: [][]ch{{fifo("a")}}} }},
+		{"maxRunning", func() *behavior {
+			return &behavior{levels: [][]ch{{{key: "a", c: channels.NewFIFO(), coc: true, maxRunning: never}}}}
+		}},
+		{"maxInFlight", func() *behavior {
+			return &behavior{levels: [][]ch{{{key: "a", c: channels.NewFIFO(), coc: true, maxInFlight: never, followup: "r"}, fifo("r")}}}
+		}},
+		{"limit", func() *behavior { return &behavior{limit: never, levels: [][]ch{{fifo("a")}}} }},
+		{"bounded", func() *behavior {
+			return &behavior{levels: [][]ch{{{key: "a", c: channels.NewBounded(never), coc: true}}}}
+		}},
+	}
+	for _, c := range controls {
+		b.Run("control="+c.name, func(b *testing.B) { benchSubmitRun(b, c.bh(), []string{"a"}, 1) })
+	}
+}
+
 // BenchmarkSubmitRunLevels: the same over 4 levels of one FIFO each, tasks
 // spread round robin over the levels.
 func BenchmarkSubmitRunLevels(b *testing.B) {
