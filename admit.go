@@ -195,8 +195,14 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 // finish what it admitted. The calling task should end soon after: it no
 // longer holds a unit. A second Handoff from the same task, or one from a
 // pool without a limit, admits t like SubmitTask (ErrFull if no unit is
-// free). It returns ErrNotInTask if ctx is not a task context of this pool,
-// and SubmitTask's errors otherwise.
+// free).
+//
+// Once Close started, Handoff still queues t if the calling task holds a
+// worker (it is not inside a Yield's wait): it continues work the pool
+// admitted, so a complete-on-close pipeline drains to its end; into a
+// channel that does not complete on close, t is then dropped and reported.
+// It returns ErrNotInTask if ctx is not a task context of this pool, and
+// SubmitTask's errors otherwise. Call it from the task's own goroutine.
 func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
 	tc := taskOf(ctx)
 	if tc == nil || tc.e != p.e {
@@ -212,10 +218,15 @@ func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
 	if !ok {
 		return ErrUnknownKey
 	}
-	if p.e.stopped.Load() {
-		return ErrClosed
+	c := p.e.chans[ch].c
+	err := c.Push(t)
+	if errors.Is(err, ErrClosed) && tc.w != nil {
+		// Draining: the work goes on, like a yielded task's re-entry. The
+		// calling task holds a worker, which looks for work again when the
+		// task ends, so t cannot be stranded by workers exiting.
+		err = c.Requeue(t)
 	}
-	if err := p.e.chans[ch].c.Push(t); err != nil {
+	if err != nil {
 		return err
 	}
 	tc.handedOff = true
@@ -261,12 +272,5 @@ func (b Bits) Discard(t Task) (Task, bool) {
 	if b.e == nil {
 		return t, true
 	}
-	if c, ok := t.(*cancellable); ok {
-		if !c.claim(claimedDropped) {
-			return nil, false
-		}
-		t = c.Task
-	}
-	b.e.unitDone()
-	return t, true
+	return b.e.discard(t)
 }

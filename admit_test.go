@@ -331,3 +331,44 @@ func TestLimit_EverySkipsTicksWhenFull(t *testing.T) {
 		t.Fatal("no tick after the limit freed")
 	}
 }
+
+// Cancellation and drops see through a channel that wraps its tasks
+// (channels.Keyed): a cancelled task does not run and is counted once, and a
+// dropped one reaches OnDrop as it was submitted.
+func TestCancel_ThroughWrappingChannel(t *testing.T) {
+	k, err := channels.NewKeyed[string](1)
+	require.NoError(t, err)
+	var dropped []smartpool.Task
+	b := &behavior{workers: 1, limit: 10, levels: [][]ch{{fifo("hold")}, {
+		{key: "keyed", c: k, onDrop: func(t smartpool.Task) { dropped = append(dropped, t) }},
+	}}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran atomic.Int32
+	require.NoError(t, p.SubmitContext(ctx, "keyed", smartpool.Func(func(context.Context) { ran.Add(1) })))
+	cancel()
+	eventually(t, func() bool { return p.Stats().Admitted == 1 })
+	g.release <- struct{}{}
+	eventually(t, func() bool { return k.Len() == 0 })
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 1)
+	kept := &countTask{}
+	require.NoError(t, p.SubmitTask("keyed", kept))
+
+	closed := make(chan *smartpool.Report[string], 1)
+	go func() { closed <- closeWithin(t, o, long) }()
+	eventually(t, func() bool { return p.State() != smartpool.Running })
+	close(g.release)
+	r := <-closed
+	require.Zero(t, ran.Load())
+	st, _ := r.Channel("keyed")
+	require.Equal(t, uint64(1), st.Cancelled)
+	require.Zero(t, st.Ran)
+	require.Equal(t, uint64(1), st.Dropped)
+	require.Equal(t, []smartpool.Task{kept}, dropped)
+	require.Zero(t, r.Admitted)
+}

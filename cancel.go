@@ -6,11 +6,13 @@ import (
 )
 
 // cancellable is a task queued by SubmitContext with a context that can end.
-// Exactly one party claims it, by compare-and-swap on state: the worker that
-// starts it, the context's AfterFunc (cancelled), Close or a channel that
+// Exactly one party claims it, by compare-and-swap on state: its Run (the
+// task starts), the context's AfterFunc (cancelled), Close or a channel that
 // drops it, or the submit whose Push failed. The claimer accounts for it;
 // everyone else leaves it alone, so it is counted once and its unit released
-// once.
+// once. The check is in Run, so it works through channels that wrap the
+// tasks they queue (channels.Keyed): a Run that lost the claim marks its
+// task context skipped, and the worker counts nothing.
 type cancellable struct {
 	Task
 	e     *engine
@@ -44,6 +46,17 @@ func (c *cancellable) claim(how int32) bool {
 		c.stop()
 	}
 	return true
+}
+
+// Run runs the task unless its submitter cancelled it first.
+func (c *cancellable) Run(ctx context.Context) {
+	if c.claim(claimedStarted) {
+		c.Task.Run(ctx)
+		return
+	}
+	if tc := taskOf(ctx); tc != nil && tc.e == c.e {
+		tc.skipped = true
+	}
 }
 
 // cancelled runs when the submitter's context ends.

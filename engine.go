@@ -151,17 +151,14 @@ func (e *engine) startClose() {
 func (e *engine) dropTasks(ch int, ts []Task) {
 	c := &e.chans[ch]
 	for _, t := range ts {
-		switch tt := t.(type) {
-		case *resumption:
-			tt.drop()
+		if r, ok := t.(*resumption); ok {
+			r.drop()
 			continue
-		case *cancellable:
-			if !tt.claim(claimedDropped) {
-				continue // its submitter cancelled it: already counted
-			}
-			t = tt.Task
 		}
-		e.unitDone()
+		t, ok := e.discard(t)
+		if !ok {
+			continue // its submitter cancelled it: already counted
+		}
 		c.dropped.Add(1)
 		if d, ok := t.(droppable); ok {
 			d.dropped()
@@ -179,6 +176,35 @@ func (e *engine) callOnDrop(ch int, t Task) {
 		}
 	}()
 	e.chans[ch].onDrop(t)
+}
+
+// discard releases the unit of a queued task the pool will not run and
+// returns the task as the user submitted it, seen through SubmitContext's
+// wrapper and any channel's (Unwrapper); false if its submitter cancelled it,
+// which was reported already.
+func (e *engine) discard(t Task) (Task, bool) {
+	for {
+		switch tt := t.(type) {
+		case *cancellable:
+			if !tt.claim(claimedDropped) {
+				return nil, false
+			}
+			t = tt.Task
+			continue
+		case Unwrapper:
+			t = tt.Unwrap()
+			continue
+		}
+		e.unitDone()
+		return t, true
+	}
+}
+
+// Unwrapper is implemented by tasks that a channel wraps around the tasks it
+// is given (see channels.Keyed), so that drop callbacks receive the task
+// that was submitted.
+type Unwrapper interface {
+	Unwrap() Task
 }
 
 // droppable is implemented by the library's own task types (futures,

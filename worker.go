@@ -105,17 +105,9 @@ func (w *worker) loop(tc *taskContext) {
 			e.endTask(q.ch)
 			continue
 		}
-		switch tt := t.(type) {
-		case *resumption:
-			w.resume(tt, q)
+		if r, ok := t.(*resumption); ok {
+			w.resume(r, q)
 			continue
-		case *cancellable:
-			if !tt.claim(claimedStarted) { // its submitter gave up: already counted
-				e.endSegment(q.ch)
-				e.endTask(q.ch)
-				continue
-			}
-			t = tt.Task
 		}
 		if !w.run(tc, t, q) {
 			return // the task yielded, or called runtime.Goexit
@@ -186,7 +178,7 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 // goroutine, detached from the worker), or it called runtime.Goexit (a new
 // goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
-	tc.cur, tc.handedOff = q, false
+	tc.cur, tc.handedOff, tc.skipped = q, false, false
 	finished := false
 	defer func() {
 		if !tc.detached { // once detached, the task's slots are its goroutine's
@@ -230,6 +222,8 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 		tc.end(ran)
 		return false
 	}
-	inc(&w.stats[q.ch].ran)
+	if !tc.skipped {
+		inc(&w.stats[q.ch].ran)
+	}
 	return true
 }

@@ -69,6 +69,7 @@ type taskContext struct {
 	w               *worker   // worker whose slot this goroutine holds; nil while suspended
 	cur             *queueRef // queue the current task was last taken from (written by a host before grant)
 	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
+	skipped         bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
@@ -190,7 +191,7 @@ func (tc *taskContext) end(how outcome) {
 // releaseUnit releases the current task's unit of the in-flight limit as it
 // ends, unless it handed the unit on.
 func (tc *taskContext) releaseUnit() {
-	if !tc.handedOff {
+	if !tc.handedOff && !tc.skipped {
 		tc.e.unitDone()
 	}
 }
