@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/queue"
@@ -10,15 +11,26 @@ import (
 
 // FIFO is an unbounded first-in, first-out channel. Tasks are kept in
 // segments of 128 that are reused once drained, so growing never copies the
-// queue and a warm FIFO allocates nothing per task (see internal/queue).
+// queue and a warm FIFO allocates almost nothing per task (see
+// internal/queue).
+//
+// Submits and polls take different locks (a two-lock queue), so producers
+// never wait for workers, nor workers for producers.
 //
 // The zero FIFO is ready to use. A FIFO must not be copied after first use.
 type FIFO struct {
-	mu      sync.Mutex
-	q       queue.Queue[smartpool.Task] // guarded by mu
-	closed  bool                        // Close was called; guarded by mu
-	dropped bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits    smartpool.Bits              // set by Attach before the pool starts
+	// tail guards the submitting side: admission (closed, dropped,
+	// Bits.Closed) and pushes. Close and Attach take it, then head.
+	tail    sync.Mutex
+	closed  bool // Close was called; guarded by tail
+	dropped bool // Close(true) emptied it: Requeue refuses too; guarded by tail and head
+
+	// head guards the polling side.
+	head sync.Mutex
+
+	q      queue.TwoLock[smartpool.Task] // pushes under tail, pops under head
+	bitSet atomic.Bool                   // the availability bit is set, or about to be (see Poll)
+	bits   smartpool.Bits                // set by Attach under both locks
 }
 
 // NewFIFO returns an empty FIFO.
@@ -44,14 +56,15 @@ func (f *FIFO) push(t smartpool.Task, how entry) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
-	f.mu.Lock()
+	f.tail.Lock()
 	if err := how.admitLocked(f.bits, f.dropped, f.closed); err != nil {
-		f.mu.Unlock()
+		f.tail.Unlock()
 		return err
 	}
-	f.pushLocked(t)
-	b := f.bits // read under mu: Attach may run concurrently
-	f.mu.Unlock()
+	f.q.Push(t)
+	f.setBitLocked()
+	b := f.bits // read under the lock: Attach may run concurrently
+	f.tail.Unlock()
 	b.Wake(1)
 	return nil
 }
@@ -65,46 +78,67 @@ func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
 			return smartpool.ErrNilTask
 		}
 	}
-	f.mu.Lock()
+	f.tail.Lock()
 	if f.closed || f.bits.Closed() {
-		f.mu.Unlock()
+		f.tail.Unlock()
 		return smartpool.ErrClosed
 	}
 	if err := f.bits.Admit(len(fns)); err != nil {
-		f.mu.Unlock()
+		f.tail.Unlock()
 		return err
 	}
 	for _, fn := range fns {
-		f.pushLocked(smartpool.Func(fn))
+		f.q.Write(smartpool.Func(fn))
 	}
+	f.q.Publish() // the batch appears at once
+	f.setBitLocked()
 	b := f.bits
-	f.mu.Unlock()
+	f.tail.Unlock()
 	b.Wake(len(fns))
 	return nil
 }
 
-func (f *FIFO) pushLocked(t smartpool.Task) {
-	f.q.Push(t)
-	if f.q.Len() == 1 {
+// setBitLocked sets the availability bit after a push, unless it is set. The
+// caller holds tail.
+func (f *FIFO) setBitLocked() {
+	if !f.bitSet.Load() {
+		f.bitSet.Store(true)
 		f.bits.Set(0)
 	}
 }
 
 // Poll removes and returns the oldest task, or nil if the FIFO is empty.
+//
+// The availability bit is cleared by the Poll that leaves the FIFO empty.
+// The bit rule (smartpool.Channel) holds without a lock common to both
+// sides: a pusher stores its task, then sets the bit unless bitSet reads
+// true; the clearing Poll stores bitSet false, clears the bit, then looks at
+// the queue again and sets both back if a task arrived. With sequentially
+// consistent atomics, a pusher that read bitSet true read it before the
+// clearing Poll stored false, so that Poll's second look sees its task.
 func (f *FIFO) Poll(int) smartpool.Task {
-	f.mu.Lock()
-	t, ok := f.q.Pop()
-	if ok && f.q.Len() == 0 {
-		f.bits.Clear(0)
+	if f.q.Len() == 0 && !f.bitSet.Load() {
+		return nil
 	}
-	f.mu.Unlock()
+	f.head.Lock()
+	t, _ := f.q.Pop()
+	if f.q.Len() == 0 && f.bitSet.Load() {
+		f.bitSet.Store(false)
+		f.bits.Clear(0)
+		if f.q.Len() > 0 {
+			f.bitSet.Store(true)
+			f.bits.Set(0)
+		}
+	}
+	f.head.Unlock()
 	return t
 }
 
-// Len returns the number of queued tasks.
+// Len returns the number of queued tasks. It takes the polling side's lock,
+// so that the count is exact at one instant.
 func (f *FIFO) Len() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.head.Lock()
+	defer f.head.Unlock()
 	return f.q.Len()
 }
 
@@ -114,13 +148,16 @@ func (f *FIFO) Queues() int { return 1 }
 // Attach binds the FIFO to a pool; it is called by smartpool.New. It returns
 // smartpool.ErrAttached if the FIFO already belongs to a pool.
 func (f *FIFO) Attach(b smartpool.Bits) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.tail.Lock()
+	defer f.tail.Unlock()
+	f.head.Lock()
+	defer f.head.Unlock()
 	if f.bits.Attached() {
 		return smartpool.ErrAttached
 	}
 	f.bits = b
 	if f.q.Len() > 0 {
+		f.bitSet.Store(true)
 		f.bits.Set(0)
 	}
 	return nil
@@ -129,13 +166,16 @@ func (f *FIFO) Attach(b smartpool.Bits) error {
 // Close stops admission and, if drop is set, empties the FIFO and returns
 // its tasks oldest first; it is called by the pool's Close.
 func (f *FIFO) Close(drop bool) []smartpool.Task {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.tail.Lock()
+	defer f.tail.Unlock()
+	f.head.Lock()
+	defer f.head.Unlock()
 	f.closed = true
 	f.dropped = f.dropped || drop
 	if !drop || f.q.Len() == 0 {
 		return nil
 	}
+	f.bitSet.Store(false)
 	f.bits.Clear(0)
 	return f.q.Drain()
 }

@@ -1,0 +1,112 @@
+package queue
+
+import "sync/atomic"
+
+// TwoLock is an unbounded FIFO for one side that pushes and one side that
+// pops at the same time, in the manner of Michael and Scott's two-lock
+// queue: pushes hold the caller's tail lock, pops the caller's head lock, so
+// producers never wait for consumers. Values are kept in segments of
+// segSize; popped slots are zeroed.
+//
+// Publication: a push writes its slot (and, at a segment boundary, links the
+// new segment first), then stores pushed; a pop loads pushed and reads only
+// slots below it. The atomic store and load order the plain writes before
+// the reads, so segments need no atomics of their own. One drained segment
+// is kept for reuse (spare), handed from the popping side to the pushing side
+// through an atomic pointer.
+//
+// The zero TwoLock is empty and ready to use.
+type TwoLock[T any] struct {
+	// Pushing side: guarded by the caller's tail lock.
+	tail   *segment[T]
+	end     int          // index after the newest value in tail
+	written int64        // values written so far, published or not
+	pushed  atomic.Int64 // values published so far; stored only by the pushing side
+	_      [64]byte     // keep the sides on separate cache lines
+
+	// Popping side: guarded by the caller's head lock. head is written once by
+	// the first push, before it publishes anything.
+	head   *segment[T]
+	first  int          // index of the oldest value in head
+	popped atomic.Int64 // values popped so far; stored only by the popping side
+	_      [64]byte
+
+	spare atomic.Pointer[segment[T]] // a drained segment, or nil
+}
+
+// Len returns the number of queued values. Any goroutine may call it; the
+// count is exact at one instant only for a caller that holds the head lock
+// (otherwise pops and pushes between its two loads may skew it, never below
+// zero).
+func (q *TwoLock[T]) Len() int {
+	popped := q.popped.Load() // first: pushed only grows, so the difference is never negative
+	return int(q.pushed.Load() - popped)
+}
+
+// Push appends v and publishes it. The caller holds the tail lock.
+func (q *TwoLock[T]) Push(v T) {
+	q.Write(v)
+	q.Publish()
+}
+
+// Write appends v without publishing it: pops and Len see it only after
+// Publish, so that several writes appear at once. The caller holds the tail
+// lock.
+func (q *TwoLock[T]) Write(v T) {
+	switch {
+	case q.tail == nil:
+		q.tail = q.newSegment()
+		q.head = q.tail
+	case q.end == segSize:
+		s := q.newSegment()
+		q.tail.next = s
+		q.tail, q.end = s, 0
+	}
+	q.tail.vals[q.end] = v
+	q.end++
+	q.written++
+}
+
+// Publish makes every value written so far visible to pops. The caller holds
+// the tail lock.
+func (q *TwoLock[T]) Publish() { q.pushed.Store(q.written) }
+
+// Pop removes and returns the oldest value; ok is false if q is empty. The
+// caller holds the head lock.
+func (q *TwoLock[T]) Pop() (v T, ok bool) {
+	n := q.popped.Load()
+	if n == q.pushed.Load() {
+		return v, false
+	}
+	if q.first == segSize {
+		old := q.head
+		q.head, q.first = old.next, 0
+		old.next = nil
+		q.spare.CompareAndSwap(nil, old) // slots were zeroed as they were popped
+	}
+	var zero T
+	v, q.head.vals[q.first] = q.head.vals[q.first], zero
+	q.first++
+	q.popped.Store(n + 1)
+	return v, true
+}
+
+// Drain removes every value, oldest first, and returns them. The caller holds
+// both locks.
+func (q *TwoLock[T]) Drain() []T {
+	out := make([]T, 0, q.Len())
+	for {
+		v, ok := q.Pop()
+		if !ok {
+			return out
+		}
+		out = append(out, v)
+	}
+}
+
+func (q *TwoLock[T]) newSegment() *segment[T] {
+	if s := q.spare.Swap(nil); s != nil {
+		return s
+	}
+	return new(segment[T])
+}
