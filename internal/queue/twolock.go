@@ -18,11 +18,11 @@ import "sync/atomic"
 // The zero TwoLock is empty and ready to use.
 type TwoLock[T any] struct {
 	// Pushing side: guarded by the caller's tail lock.
-	tail   *segment[T]
+	tail    *segment[T]
 	end     int          // index after the newest value in tail
 	written int64        // values written so far, published or not
 	pushed  atomic.Int64 // values published so far; stored only by the pushing side
-	_      [64]byte     // keep the sides on separate cache lines
+	_       [64]byte     // keep the sides on separate cache lines
 
 	// Popping side: guarded by the caller's head lock. head is written once by
 	// the first push, before it publishes anything.
