@@ -117,12 +117,9 @@ func (f *FIFO) setBitLocked() {
 // consistent atomics, a pusher that read bitSet true read it before the
 // clearing Poll stored false, so that Poll's second look sees its task.
 func (f *FIFO) Poll(int) smartpool.Task {
-	if f.q.Len() == 0 && !f.bitSet.Load() {
-		return nil
-	}
 	f.head.Lock()
-	t, _ := f.q.Pop()
-	if f.q.Len() == 0 && f.bitSet.Load() {
+	t, _, left := f.q.Pop()
+	if left == 0 && f.bitSet.Load() {
 		f.bitSet.Store(false)
 		f.bits.Clear(0)
 		if f.q.Len() > 0 {

@@ -100,12 +100,13 @@ func TestTwoLockModel(t *testing.T) {
 			model = append(model, next)
 			next++
 		} else {
-			v, ok := q.Pop()
+			v, ok, left := q.Pop()
 			require.Equal(t, len(model) > 0, ok)
 			if ok {
 				require.Equal(t, model[0], v)
 				model = model[1:]
 			}
+			require.Equal(t, len(model), left)
 		}
 		require.Equal(t, len(model), q.Len())
 	}
@@ -127,7 +128,7 @@ func TestTwoLockConcurrent(t *testing.T) {
 			var seen []int
 			for got.Load() < n {
 				head.Lock()
-				v, ok := q.Pop()
+				v, ok, _ := q.Pop()
 				head.Unlock()
 				if ok {
 					seen = append(seen, v)

@@ -71,12 +71,14 @@ func (q *TwoLock[T]) Write(v T) {
 // the tail lock.
 func (q *TwoLock[T]) Publish() { q.pushed.Store(q.written) }
 
-// Pop removes and returns the oldest value; ok is false if q is empty. The
-// caller holds the head lock.
-func (q *TwoLock[T]) Pop() (v T, ok bool) {
+// Pop removes and returns the oldest value; ok is false if q is empty. left
+// is how many values remained as of Pop's one look at the pushing side (more
+// may have been pushed since). The caller holds the head lock.
+func (q *TwoLock[T]) Pop() (v T, ok bool, left int) {
 	n := q.popped.Load()
-	if n == q.pushed.Load() {
-		return v, false
+	pushed := q.pushed.Load()
+	if n == pushed {
+		return v, false, 0
 	}
 	if q.first == segSize {
 		old := q.head
@@ -88,7 +90,7 @@ func (q *TwoLock[T]) Pop() (v T, ok bool) {
 	v, q.head.vals[q.first] = q.head.vals[q.first], zero
 	q.first++
 	q.popped.Store(n + 1)
-	return v, true
+	return v, true, int(pushed - n - 1)
 }
 
 // Drain removes every value, oldest first, and returns them. The caller holds
@@ -96,7 +98,7 @@ func (q *TwoLock[T]) Pop() (v T, ok bool) {
 func (q *TwoLock[T]) Drain() []T {
 	out := make([]T, 0, q.Len())
 	for {
-		v, ok := q.Pop()
+		v, ok, _ := q.Pop()
 		if !ok {
 			return out
 		}
