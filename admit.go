@@ -92,7 +92,13 @@ func (e *engine) admitWait(ctx context.Context) error {
 		}
 		free := a.free
 		a.mu.Unlock()
-		if !e.stopped.Load() && a.tryAdmit(1) {
+		// Look again now that a release or a Close will close free: one that
+		// came before registering closed an older channel, or none.
+		if e.stopped.Load() {
+			a.waiters.Add(-1)
+			return ErrClosed
+		}
+		if a.tryAdmit(1) {
 			a.waiters.Add(-1)
 			return nil
 		}
@@ -193,32 +199,38 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 // instead of waiting for one, so a chain of tasks (fetch, then parse, then
 // store) holds one unit from its start to its end and a full pool can always
 // finish what it admitted. The calling task should end soon after: it no
-// longer holds a unit. A second Handoff from the same task, or one from a
-// pool without a limit, admits t like SubmitTask (ErrFull if no unit is
-// free).
+// longer holds a unit. A second Handoff from the same task needs a free unit
+// (ErrFull if there is none); in a pool without a limit there are no units
+// to pass on.
 //
 // Once Close started, Handoff still queues t if the calling task holds a
 // worker (it is not inside a Yield's wait): it continues work the pool
 // admitted, so a complete-on-close pipeline drains to its end; into a
 // channel that does not complete on close, t is then dropped and reported.
-// It returns ErrNotInTask if ctx is not a task context of this pool, and
-// SubmitTask's errors otherwise. Call it from the task's own goroutine.
+// Errors, in this order: ErrNotInTask if ctx is not a task context of this
+// pool, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
+// during Close only from inside a Yield's wait or from a dropped channel).
+// Call it from the task's own goroutine.
 func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
+	e := p.e
 	tc := taskOf(ctx)
-	if tc == nil || tc.e != p.e {
+	switch {
+	case tc == nil || tc.e != e:
 		return ErrNotInTask
-	}
-	if tc.handedOff || !p.e.admit.on {
-		return p.SubmitTask(key, t)
-	}
-	if t == nil {
+	case t == nil:
 		return ErrNilTask
 	}
 	ch, ok := p.index[key]
 	if !ok {
 		return ErrUnknownKey
 	}
-	c := p.e.chans[ch].c
+	transfer := e.admit.on && !tc.handedOff
+	if !transfer {
+		if err := e.admitNow(1); err != nil {
+			return err
+		}
+	}
+	c := e.chans[ch].c
 	err := c.Push(t)
 	if errors.Is(err, ErrClosed) && tc.w != nil {
 		// Draining: the work goes on, like a yielded task's re-entry. The
@@ -226,11 +238,13 @@ func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
 		// task ends, so t cannot be stranded by workers exiting.
 		err = c.Requeue(t)
 	}
-	if err != nil {
-		return err
+	switch {
+	case err != nil && !transfer:
+		e.unitDone()
+	case err == nil && transfer:
+		tc.handedOff = true
 	}
-	tc.handedOff = true
-	return nil
+	return err
 }
 
 // Admit takes n units of the pool's in-flight limit, all or none, for tasks

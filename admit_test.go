@@ -372,3 +372,59 @@ func TestCancel_ThroughWrappingChannel(t *testing.T) {
 	require.Equal(t, []smartpool.Task{kept}, dropped)
 	require.Zero(t, r.Admitted)
 }
+
+// A task whose submitter cancels it while it is queued does not run even if
+// a worker reaches it before the context's AfterFunc goroutine is scheduled
+// (found by FuzzPoolOps: cancelled_queued_task_runs).
+func TestCancel_BeforeAfterFuncRuns(t *testing.T) {
+	for range scale(400) {
+		o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+		p := o.Pool()
+		g := newGate()
+		submit(t, o, "a", g.task("hold"))
+		g.waitStarted(t, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		var ran atomic.Int32
+		require.NoError(t, p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) { ran.Add(1) })))
+		cancel()
+		close(g.release)
+		r := closeWithin(t, o, long)
+		require.Zero(t, ran.Load())
+		st, _ := r.Channel("a")
+		require.Equal(t, uint64(1), st.Cancelled)
+		require.Equal(t, uint64(1), st.Ran)
+	}
+}
+
+// Every submitter waiting for a unit when Close starts gets ErrClosed, even
+// when a unit frees at the same moment and one of them wins it (found by
+// FuzzPoolOps: admitwait_lost_wakeup).
+func TestLimit_CloseReleasesEveryWaiter(t *testing.T) {
+	for range scale(400) {
+		o, err := smartpool.New[string](&behavior{workers: 2, limit: 1, levels: [][]ch{{fifo("a")}}})
+		require.NoError(t, err)
+		p := o.Pool()
+		g := newGate()
+		submit(t, o, "a", g.task("hold"))
+		g.waitStarted(t, 1)
+		res := make(chan error, 3)
+		for range 3 {
+			go func() { res <- p.SubmitContext(t.Context(), "a", smartpool.Func(func(context.Context) {})) }()
+		}
+		eventually(t, func() bool { return p.Stats().Waiting == 3 })
+		closed := make(chan *smartpool.Report[string], 1)
+		go func() { closed <- closeWithin(t, o, long) }()
+		close(g.release) // frees the unit while Close starts
+		<-closed
+		for range 3 {
+			select {
+			case err := <-res:
+				if err != nil {
+					require.ErrorIs(t, err, smartpool.ErrClosed)
+				}
+			case <-time.After(long):
+				t.Fatal("a SubmitContext is still waiting after Close returned")
+			}
+		}
+	}
+}

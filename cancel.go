@@ -2,6 +2,7 @@ package smartpool
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -15,6 +16,7 @@ import (
 // task context skipped, and the worker counts nothing.
 type cancellable struct {
 	Task
+	ctx   context.Context // the submitter's: Run checks it, as the AfterFunc may not have run yet
 	e     *engine
 	ch    int
 	stop  func() bool // unregisters the AfterFunc; set before the task is queued
@@ -24,45 +26,55 @@ type cancellable struct {
 const (
 	queued int32 = iota
 	claimedStarted
+	cancelling // claimed by a cancellation that is counting it
 	claimedCancelled
 	claimedDropped
 	claimedRefused
 )
 
 func newCancellable(ctx context.Context, e *engine, ch int, t Task) *cancellable {
-	c := &cancellable{Task: t, e: e, ch: ch}
+	c := &cancellable{Task: t, ctx: ctx, e: e, ch: ch}
 	c.stop = context.AfterFunc(ctx, c.cancelled)
 	return c
 }
 
 // claim moves c from queued to how, and reports whether it did. The winner
-// also unregisters the AfterFunc, so a queued task does not keep its
-// submitter's context reachable once it left the queue.
+// also unregisters the AfterFunc (a no-op when the AfterFunc is the winner).
+// A loser waits until a cancellation that won has been counted, so that a
+// worker or a Close that goes on after losing sees the count: the report
+// Close returns is exact. The wait spans a few instructions of the
+// cancelling goroutine.
 func (c *cancellable) claim(how int32) bool {
-	if !c.state.CompareAndSwap(queued, how) {
-		return false
-	}
-	if how != claimedCancelled {
+	if c.state.CompareAndSwap(queued, how) {
 		c.stop()
+		return true
 	}
-	return true
+	for c.state.Load() == cancelling {
+		runtime.Gosched()
+	}
+	return false
 }
 
-// Run runs the task unless its submitter cancelled it first.
+// Run runs the task unless its submitter cancelled it first. The context is
+// checked here too: the AfterFunc runs on a goroutine of its own, which may
+// not have been scheduled yet when a worker reaches the task.
 func (c *cancellable) Run(ctx context.Context) {
-	if c.claim(claimedStarted) {
+	if c.ctx.Err() == nil && c.claim(claimedStarted) {
 		c.Task.Run(ctx)
 		return
 	}
+	c.cancelled() // unless the AfterFunc counted it already
 	if tc := taskOf(ctx); tc != nil && tc.e == c.e {
 		tc.skipped = true
 	}
 }
 
-// cancelled runs when the submitter's context ends.
+// cancelled runs when the submitter's context ends (on the AfterFunc's
+// goroutine), or from Run when the context ended first.
 func (c *cancellable) cancelled() {
-	if c.claim(claimedCancelled) {
+	if c.claim(cancelling) {
 		c.e.chans[c.ch].cancelled.Add(1)
 		c.e.unitDone()
+		c.state.Store(claimedCancelled)
 	}
 }

@@ -43,6 +43,7 @@ type fzChanSpec struct {
 	coc      bool
 	order    fzOrder
 	shards   int    // 0: a plain channel; n: a Multi of n shards
+	keyed    bool   // a channels.Keyed[int]: FIFO, at most its limit in progress per group
 	followup string // "" means itself
 }
 
@@ -50,7 +51,10 @@ type fzChanSpec struct {
 // COC and DROP mixed, followups that stay or go up a level (one DROP channel
 // follows up into a COC one). No followup goes into a Multi, so a Multi's
 // rotation moves only with submits and the model knows every task's shard.
-// The gate, alone on the lowest level, pins the worker.
+// The two Keyed channels share level 3 (the dropping one follows up into the
+// complete-on-close one, which follows up into itself: re-entries wait in a
+// Keyed's own FIFO, served before its groups). The gate, alone on the lowest
+// level, pins the worker.
 var fzLayout = [...]fzChanSpec{
 	{key: "hiF", level: 0, coc: true},
 	{key: "hiP", level: 0, order: fzPrio},
@@ -60,13 +64,18 @@ var fzLayout = [...]fzChanSpec{
 	{key: "loP", level: 2, coc: true, order: fzPrio, followup: "midD"},
 	{key: "loM", level: 2, order: fzPrio, shards: 3, followup: "midF"},
 	{key: "loF", level: 2, followup: "hiF"},
-	{key: "gate", level: 3, coc: true},
+	{key: "kC", level: 3, coc: true, keyed: true},
+	{key: "kD", level: 3, keyed: true, followup: "kC"},
+	{key: "gate", level: 4, coc: true},
 }
 
 const (
 	fzChans  = len(fzLayout)
-	fzGate   = fzChans - 1 // ops address channels 0..fzGate-1
-	fzLevels = 4
+	fzAddr   = 8 // the plain submit op and children address channels 0..fzAddr-1
+	fzKC     = 8 // the complete-on-close Keyed channel
+	fzKD     = 9 // the dropping Keyed channel
+	fzGate   = fzChans - 1
+	fzLevels = 5
 )
 
 var (
@@ -105,7 +114,8 @@ func fzDeadlineKey(p int) (a, b int64) {
 }
 
 // fzKey is the order key the model gives a task queued in channel ch, by key
-// (typed false: the channel's Push) or through its own submit method.
+// (typed false: the channel's Push, and Requeue, which orders alike) or
+// through its own submit method. A Keyed channel orders by submission alone.
 func fzKey(ch, param int, typed bool) (a, b int64) {
 	switch fzLayout[ch].order {
 	case fzPrio:
@@ -133,27 +143,38 @@ const (
 	opClose                   // the first: the phase boundary; later: a concurrent second Close
 	opCloseCancelled          // after the first: Close with a cancelled context
 	opUnknown                 // submit to a key no level lists
-	opNil                     // nil submits by key and through the channel
+	opNil                     // nil submits and other calls that must be refused without effect
 	opStats                   // read Stats and check its invariants
+	opSetLimit                // Pool.SetLimit(n), bad n included
+	opSetWorkers              // Pool.SetWorkers(n), bad n included
+	opCancel                  // cancel the context task id was submitted with (SubmitContext)
+	opKeyedLimit              // SetLimit(n) on both Keyed channels, bad n included
 )
 
 type fzOp struct {
 	kind fzOpKind
-	id   int // opSubmit, opWake: the task
-	ch   int // opNil: the channel
+	id   int  // opSubmit, opWake, opCancel: the task
+	ch   int  // opNil: the channel
+	n    int  // opSetLimit, opSetWorkers, opKeyedLimit: the argument
+	wait bool // opCancel: wait until the pool counted the cancellation
 }
 
 // fzSpec is one task: where it goes and what it does.
 type fzSpec struct {
-	id     int
-	ch     int // channel index; -1 is the unknown key (children only)
-	typed  bool
-	param  int // priority or deadline parameter; a child's target
-	yields int
-	block  bool  // each wait blocks until opWake closes the task's wake channel
-	final  uint8 // 0 return, 1 panic, 2 runtime.Goexit
-	closer bool  // calls Close with its own context before yielding
-	child  *fzSpec
+	id      int
+	ch      int // channel index; -1 is the unknown key (children and heirs only)
+	typed   bool
+	param   int // priority or deadline parameter; a child's target
+	group   int // Keyed channels: the group (typed: from the op; by key: 0, Push's group)
+	yields  int
+	block   bool  // each wait blocks until opWake closes the task's wake channel
+	final   uint8 // 0 return, 1 panic, 2 runtime.Goexit
+	closer  bool  // calls Close with its own context before yielding
+	ctx     bool  // submitted by key with SubmitContext, with a context opCancel may cancel
+	pend    bool  // ctx: when SubmitContext waits for a unit, leave it waiting (else cancel it at once)
+	child   *fzSpec
+	handoff *fzSpec // its heir: the task it passes its unit to with Pool.Handoff
+	late    bool    // hands off after its yields instead of before them
 }
 
 const (
@@ -174,9 +195,54 @@ const (
 	kTyped  = 1 << 7
 )
 
-// fzDecode reads a header byte (bit 0: close while the gate still pins the
-// workers) and then ops. A submit op is 3 bytes: op, channel|param<<3, kind.
-func fzDecode(data []byte) (pinnedClose bool, ops []fzOp, specs []*fzSpec) {
+// Flags of a submit op in the extended op set: the op byte's high nibble.
+const (
+	fCtx     = 1 << 4 // by key with SubmitContext (never typed)
+	fKeyed   = 1 << 5 // to a Keyed channel: channel byte bit 2 picks kC or kD, bits 0-1 the group
+	fHandoff = 1 << 6 // a handoff byte follows the kind byte
+	fPend    = 1 << 7 // with fCtx: a SubmitContext that waits for a unit is left waiting
+)
+
+// The header byte.
+const (
+	hPinnedClose = 1 << 0 // close while the gate still pins the workers
+	hLimitShift  = 1      // bits 1-3: Config.Limit, 0 for none
+	hKeyedShift  = 4      // bits 4-5: the Keyed channels' initial group limit minus one
+	hExtended    = 1 << 7 // the extended op set
+)
+
+var (
+	fzLimits       = [8]int{-1, 0, 1, 2, 3, 4, 6, 2}
+	fzWorkerCounts = [8]int{0, -1, 1, 2, 3, 1, 2, smartpool.MaxWorkers + 1}
+	fzKeyedLimits  = [8]int{0, 1, 2, 3, -1, 1, 2, 4}
+	// fzHeirs are the targets of a handoff byte: no Multi, whose rotation a
+	// handoff during Close moves twice (Push refused, then Requeue) while the
+	// test's refused typed submits move it too, so the model could not tell
+	// the heir's shard.
+	fzHeirs = [10]int{0, 1, 2, 3, 5, 7, fzKC, fzKD, -1, 0}
+)
+
+// fzHeader is the decoded header byte.
+type fzHeader struct {
+	pinnedClose bool
+	limit       int // Config.Limit; 0: none
+	klimit      int // the Keyed channels' group limit at New
+	ext         bool
+}
+
+// fzDecode reads a header byte and then ops. Header: bit 0 closes while the
+// gate still pins the workers, bits 1-3 are Config.Limit (0: none), bits 4-5
+// the Keyed channels' group limit minus one, bit 7 selects the extended op
+// set. A submit op is 3 bytes: op, channel|param<<3, kind. In the extended
+// set the op byte's high nibble holds submit flags (fCtx, fKeyed, fHandoff,
+// fPend); with fHandoff a fourth byte names the heir (bits 0-3 an index%10
+// into fzHeirs, bit 4 late, bits 5-6 its final), and op code 14 is a family
+// chosen by the high nibble, each but the last followed by an argument
+// byte: 0-1 SetLimit, 2-3 SetWorkers, 4-5 cancel and wait for the count, 6
+// cancel without waiting, 7 Keyed SetLimit, 8-15 stats. Without bit 7 the
+// bytes mean what they meant before these features (only the limits apply),
+// so the committed corpus keeps its meaning.
+func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
 	next := func() byte {
 		if len(data) == 0 {
 			return 0
@@ -185,9 +251,30 @@ func fzDecode(data []byte) (pinnedClose bool, ops []fzOp, specs []*fzSpec) {
 		data = data[1:]
 		return b
 	}
-	pinnedClose = next()&1 != 0
+	hb := next()
+	h = fzHeader{pinnedClose: hb&hPinnedClose != 0, limit: int(hb>>hLimitShift) & 7,
+		klimit: 1 + int(hb>>hKeyedShift)&3, ext: hb&hExtended != 0}
+	var ctxSpecs []int // tasks submitted with SubmitContext so far
 	for len(data) > 0 && len(ops) < fzMaxOps {
 		b := next()
+		if h.ext && b%16 == 14 {
+			switch x := b >> 4; {
+			case x <= 1:
+				ops = append(ops, fzOp{kind: opSetLimit, n: fzLimits[next()%8]})
+			case x <= 3:
+				ops = append(ops, fzOp{kind: opSetWorkers, n: fzWorkerCounts[next()%8]})
+			case x <= 6:
+				i := int(next())
+				if len(ctxSpecs) > 0 {
+					ops = append(ops, fzOp{kind: opCancel, id: ctxSpecs[i%len(ctxSpecs)], wait: x != 6})
+				}
+			case x == 7:
+				ops = append(ops, fzOp{kind: opKeyedLimit, n: fzKeyedLimits[next()%8]})
+			default:
+				ops = append(ops, fzOp{kind: opStats})
+			}
+			continue
+		}
 		switch b % 16 {
 		case 6, 7:
 			i := int(next())
@@ -201,31 +288,57 @@ func fzDecode(data []byte) (pinnedClose bool, ops []fzOp, specs []*fzSpec) {
 		case 11:
 			ops = append(ops, fzOp{kind: opUnknown})
 		case 12:
-			ops = append(ops, fzOp{kind: opNil, ch: int(b>>4) % fzGate})
+			ops = append(ops, fzOp{kind: opNil, ch: int(b>>4) % fzAddr})
 		case 13:
 			ops = append(ops, fzOp{kind: opStats})
 		default:
+			var flags byte
+			if h.ext {
+				flags = b & 0xf0
+			}
 			cb, kb := next(), next()
+			var hb byte
+			if flags&fHandoff != 0 {
+				hb = next()
+			}
 			if len(specs) >= fzMaxTasks {
 				continue
 			}
 			s := &fzSpec{
-				id: len(specs), ch: int(cb) % fzGate, param: int(cb >> 3), typed: kb&kTyped != 0,
+				id: len(specs), ch: int(cb) % fzAddr, param: int(cb >> 3), typed: kb&kTyped != 0,
 				yields: int(kb & 3), final: ((kb >> 2) & 3) % 3, block: kb&kBlock != 0, closer: kb&kCloser != 0,
+			}
+			if flags&fKeyed != 0 {
+				s.ch = fzKC + int(cb>>2)&1
+				s.group = int(cb & 3)
+			}
+			if flags&fCtx != 0 {
+				s.ctx, s.pend, s.typed = true, flags&fPend != 0, false
+			}
+			if !s.typed {
+				s.group = 0 // Push puts a task in the zero group
 			}
 			specs = append(specs, s)
 			if kb&kChild != 0 {
-				c := &fzSpec{id: len(specs), ch: s.param % (fzGate + 1)}
-				if c.ch == fzGate {
+				c := &fzSpec{id: len(specs), ch: s.param % (fzAddr + 1)}
+				if c.ch == fzAddr {
 					c.ch = -1
 				}
 				s.child = c
 				specs = append(specs, c)
 			}
+			if flags&fHandoff != 0 {
+				heir := &fzSpec{id: len(specs), ch: fzHeirs[int(hb&15)%len(fzHeirs)], final: ((hb >> 5) & 3) % 3}
+				s.handoff, s.late = heir, hb&(1<<4) != 0
+				specs = append(specs, heir)
+			}
+			if s.ctx {
+				ctxSpecs = append(ctxSpecs, s.id)
+			}
 			ops = append(ops, fzOp{kind: opSubmit, id: s.id})
 		}
 	}
-	return pinnedClose, ops, specs
+	return h, ops, specs
 }
 
 // fzSeed builds FuzzPoolOps inputs readably.
@@ -238,8 +351,18 @@ func fzStart(pinnedClose bool) fzSeed {
 	return fzSeed{0}
 }
 
+// fzStartX starts an input of the extended op set with an in-flight limit
+// (0: none) and a Keyed group limit (1-4).
+func fzStartX(pinnedClose bool, limit, klimit int) fzSeed {
+	h := byte(hExtended | limit<<hLimitShift | (klimit-1)<<hKeyedShift)
+	if pinnedClose {
+		h |= hPinnedClose
+	}
+	return fzSeed{h}
+}
+
 func (s fzSeed) submit(ch, param int, kind byte) fzSeed {
-	return append(s, 0, byte(ch%fzGate|param<<3), kind)
+	return append(s, 0, byte(ch%fzAddr|param<<3), kind)
 }
 func (s fzSeed) wake(i int) fzSeed       { return append(s, 6, byte(i)) }
 func (s fzSeed) close() fzSeed           { return append(s, 8) }
@@ -252,6 +375,57 @@ func (s fzSeed) each(f func(fzSeed, int) fzSeed, n int) fzSeed {
 		s = f(s, i)
 	}
 	return s
+}
+
+// Extended op set only (fzStartX).
+
+// submitCtx submits with SubmitContext; pend leaves it waiting if it must.
+func (s fzSeed) submitCtx(ch, param int, kind byte, pend bool) fzSeed {
+	f := byte(fCtx)
+	if pend {
+		f |= fPend
+	}
+	return append(s, f, byte(ch%fzAddr|param<<3), kind)
+}
+
+// keyed submits to kC (drop false) or kD in group (typed) or group 0.
+func (s fzSeed) keyed(drop bool, group, param int, kind, flags byte) fzSeed {
+	cb := byte(group&3 | param<<3)
+	if drop {
+		cb |= 4
+	}
+	return append(s, fKeyed|flags, cb, kind)
+}
+
+// handoff submits a task that hands off to fzHeirs[heir], late or not, and
+// the heir ends with final.
+func (s fzSeed) handoff(flags byte, cb, kind byte, heir int, late bool, final byte) fzSeed {
+	hb := byte(heir) | final<<5
+	if late {
+		hb |= 1 << 4
+	}
+	return append(s, flags|fHandoff, cb, kind, hb)
+}
+
+func fzIndex(table [8]int, v int) byte {
+	i := slices.Index(table[:], v)
+	if i < 0 {
+		panic(fmt.Sprintf("fzIndex: %d not in %v", v, table))
+	}
+	return byte(i)
+}
+
+func (s fzSeed) setLimit(n int) fzSeed   { return append(s, 14, fzIndex(fzLimits, n)) }
+func (s fzSeed) setWorkers(n int) fzSeed { return append(s, 14|2<<4, fzIndex(fzWorkerCounts, n)) }
+func (s fzSeed) keyedLimit(n int) fzSeed { return append(s, 14|7<<4, fzIndex(fzKeyedLimits, n)) }
+func (s fzSeed) xstats() fzSeed          { return append(s, 14|8<<4) }
+
+// cancel cancels the i-th SubmitContext task; wait: until the pool counted it.
+func (s fzSeed) cancel(i int, wait bool) fzSeed {
+	if wait {
+		return append(s, 14|4<<4, byte(i))
+	}
+	return append(s, 14|6<<4, byte(i))
 }
 
 // ---------------------------------------------------------------------------
@@ -270,77 +444,124 @@ const (
 type fzEvKind uint8
 
 const (
-	evPush  fzEvKind = iota // a task was accepted into queue q with order key (a, b)
-	evStart                 // a task's Run began (its first piece)
-	evClose                 // Close started: by the test (id -1) or from inside task id
-	evChild                 // task id was a child submitted from inside its parent
+	evPush    fzEvKind = iota // a task was accepted into queue q with order key (a, b)
+	evStart                   // a task's Run began (its first piece)
+	evEnd                     // a task reached its outcome (id -1: the gate), before the pool releases its unit and Keyed slot
+	evClose                   // Close started: by the test (id -1) or from inside task id
+	evChild                   // task id was a child submitted from inside its parent
+	evHandoff                 // task from handed off to its heir, task id
+	evCancel                  // one worker, pinned: the test cancelled queued task id's context
+	evLimit                   // SetLimit(n) succeeded
+	evKLimit                  // the Keyed channels' SetLimit(n) succeeded
+	evOpen                    // the gate opened
 )
 
 // fzEvent is one entry of the run's log. With one worker the log is a true
 // linearization: pushes happen before the gate opens or on the one worker
-// slot, and a task logs its start on that slot before the next poll.
+// slot, and a task logs its start and its end on that slot, between the
+// poll that took it and the next poll (its unit of the in-flight limit and
+// its Keyed slot are released after its end is logged and before that poll).
 type fzEvent struct {
-	kind  fzEvKind
-	id    int
-	q     int
-	a, b  int64
-	err   error
-	state smartpool.State
+	kind     fzEvKind
+	id       int
+	from     int // evHandoff: the task that handed off
+	q        int
+	a, b     int64
+	n        int  // evLimit, evKLimit
+	heir     bool // evPush: through Handoff (no unit of its own; maybe through Requeue)
+	slot     int8 // evPush into a Keyed channel: 1 takes a group slot, -1 maybe not (a Requeue during Close)
+	resolved bool // evCancel: the test saw the pool count it before going on
+	err      error
+	state    smartpool.State
 }
 
 type fzPanic struct{ id int }
 
 type fzChan struct {
 	c     smartpool.Channel
-	typed func(t smartpool.Task, param int) (shard int, err error)
+	typed func(t smartpool.Task, s *fzSpec) (shard int, err error)
 }
 
 func fzMulti[C smartpool.Channel](n int, mk func() C, submit func(C, smartpool.Task, int) error) fzChan {
 	m := channels.NewMulti(n, mk)
 	shards := m.Shards()
-	return fzChan{c: m, typed: func(t smartpool.Task, p int) (int, error) {
-		s := m.Next()
-		i := slices.IndexFunc(shards, func(c C) bool { return any(c) == any(s) })
-		return i, submit(s, t, p)
+	return fzChan{c: m, typed: func(t smartpool.Task, s *fzSpec) (int, error) {
+		sh := m.Next()
+		i := slices.IndexFunc(shards, func(c C) bool { return any(c) == any(sh) })
+		return i, submit(sh, t, s.param)
 	}}
 }
 
 type fzRun struct {
 	t       *testing.T
 	workers int
-	exact   bool // one worker: the log is checked against the order model
+	limit   int // Config.Limit; 0: none
+	klimit  int // the Keyed channels' limit at New
 	specs   []*fzSpec
 	o       *smartpool.OwnedPool[string]
 	pool    *smartpool.Pool[string]
 	chans   [fzChans]fzChan
+	keyed   [2]*channels.Keyed[int] // kC, kD
 	base    time.Time
 	wake    []chan struct{}
-	woken   []bool // test goroutine only
 	inWait  []atomic.Bool
-	phantom atomic.Int32 // tasks submitted to an unknown key that ran
+	phantom atomic.Int32 // tasks submitted to an unknown key, or refused calls, that ran
 	running atomic.Int32 // task pieces running user code now
-	peak    atomic.Int32 // the most running at once: at most workers (B5)
+	peak    atomic.Int32 // the most running at once: at most the most workers ever asked for (B5)
+	// maxLimit is the highest in-flight limit ever set, raised before the
+	// SetLimit call: lowering the limit revokes nothing, so Admitted may
+	// exceed the current limit but never this.
+	maxLimit atomic.Int64
+
+	// Test goroutine only.
+	exact        bool   // the order model applies: see degrade
+	woken        []bool // wake channels closed
+	target       int    // Stats.Workers: Config.Workers or the last SetWorkers
+	maxWorkers   int    // the most workers ever asked for
+	curLimit     int    // the in-flight limit in force
+	kCur, kMax   int    // the Keyed limit in force; the highest ever set
+	cancels      []context.CancelFunc
+	cancelled    []bool             // by task: the test cancelled its SubmitContext context
+	pending      map[int]chan error // SubmitContext calls left waiting for a unit, by task
+	unresolved   []int              // exact phase: cancelled queued tasks the pool has not been seen to count
+	held         int                // exact phase: the units the pool holds (the gate's and the queued tasks')
+	expCancelled [fzChans]uint64    // exact phase: cancellations counted per channel
+	opened       bool               // the gate opened
+	nCancels     int                // contexts cancelled by the test
+	nPending     int                // SubmitContext calls ever left waiting
 
 	mu        sync.Mutex
 	events    []fzEvent      // guarded by mu
 	accepted  []int8         // guarded by mu: 1 accepted, -1 refused, 0 never submitted
 	outcomes  [][]fzOutcome  // guarded by mu
+	starts    []int          // guarded by mu
 	multiNext [fzChans]int   // guarded by mu: each Multi's rotation, as the model sees it
 	panics    map[string]int // guarded by mu
 	problems  []string       // guarded by mu: violations seen off the test goroutine
 }
 
-func newFzRun(t *testing.T, workers int, specs []*fzSpec) *fzRun {
+func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
+	n := len(specs)
 	r := &fzRun{
-		t: t, workers: workers, exact: workers == 1, specs: specs, base: time.Now().Add(time.Hour),
-		wake: make([]chan struct{}, len(specs)), woken: make([]bool, len(specs)), inWait: make([]atomic.Bool, len(specs)),
-		accepted: make([]int8, len(specs)), outcomes: make([][]fzOutcome, len(specs)), panics: map[string]int{},
+		t: t, workers: workers, limit: h.limit, klimit: h.klimit, exact: workers == 1, specs: specs, base: time.Now().Add(time.Hour),
+		wake: make([]chan struct{}, n), woken: make([]bool, n), inWait: make([]atomic.Bool, n),
+		target: workers, maxWorkers: workers, curLimit: h.limit, kCur: h.klimit, kMax: h.klimit,
+		cancels: make([]context.CancelFunc, n), cancelled: make([]bool, n), pending: map[int]chan error{},
+		accepted: make([]int8, n), outcomes: make([][]fzOutcome, n), starts: make([]int, n), panics: map[string]int{},
 	}
+	r.maxLimit.Store(int64(h.limit))
 	for i := range r.wake {
 		r.wake[i] = make(chan struct{})
 	}
 	for i, l := range fzLayout {
 		switch {
+		case l.keyed:
+			k, err := channels.NewKeyed[int](h.klimit)
+			if err != nil {
+				t.Fatalf("NewKeyed(%d): %v", h.klimit, err)
+			}
+			r.keyed[i-fzKC] = k
+			r.chans[i] = fzChan{c: k, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, k.SubmitTask(s.group, t) }}
 		case l.shards > 0 && l.order == fzFIFO:
 			r.chans[i] = fzMulti(l.shards, channels.NewFIFO, func(c *channels.FIFO, t smartpool.Task, _ int) error { return c.Push(t) })
 		case l.shards > 0:
@@ -349,13 +570,13 @@ func newFzRun(t *testing.T, workers int, specs []*fzSpec) *fzRun {
 			})
 		case l.order == fzPrio:
 			c := channels.NewPriority()
-			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, p int) (int, error) { return 0, c.SubmitTask(fzPriority(p), t) }}
+			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, c.SubmitTask(fzPriority(s.param), t) }}
 		case l.order == fzDeadline:
 			c := channels.NewDeadline()
-			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, p int) (int, error) { return 0, c.SubmitTask(r.deadline(p), t) }}
+			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, c.SubmitTask(r.deadline(s.param), t) }}
 		default:
 			c := channels.NewFIFO()
-			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, _ int) (int, error) { return 0, c.Push(t) }}
+			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, _ *fzSpec) (int, error) { return 0, c.Push(t) }}
 		}
 	}
 	return r
@@ -370,11 +591,23 @@ func (r *fzRun) deadline(p int) time.Time {
 }
 
 func (r *fzRun) behavior() *behavior {
-	b := &behavior{workers: r.workers, levels: make([][]ch, fzLevels), onPanic: r.onPanic}
+	b := &behavior{workers: r.workers, limit: r.limit, levels: make([][]ch, fzLevels), onPanic: r.onPanic}
 	for i, l := range fzLayout {
 		b.levels[l.level] = append(b.levels[l.level], ch{key: l.key, c: r.chans[i].c, coc: l.coc, followup: l.followup, onDrop: r.onDrop})
 	}
 	return b
+}
+
+// degrade gives up the order model for the rest of a one-worker run, when
+// an op makes the order depend on the Go scheduler: SetWorkers above one (a
+// second worker runs queued tasks while the gate pins the first), or a unit
+// of the in-flight limit freed while a SubmitContext call waits for one (a
+// cancel, a SetLimit, the gate opening: the waiter's push races the test's
+// next ops and the worker). The run goes on with the invariant checks only,
+// as a two-worker run does.
+func (r *fzRun) degrade() {
+	r.exact = false
+	r.unresolved = nil
 }
 
 func (r *fzRun) problem(format string, args ...any) {
@@ -386,6 +619,14 @@ func (r *fzRun) problem(format string, args ...any) {
 func (r *fzRun) record(id int, o fzOutcome) {
 	r.mu.Lock()
 	r.outcomes[id] = append(r.outcomes[id], o)
+	r.mu.Unlock()
+}
+
+// end records task id's outcome and logs its end at once.
+func (r *fzRun) end(id int, o fzOutcome) {
+	r.mu.Lock()
+	r.outcomes[id] = append(r.outcomes[id], o)
+	r.events = append(r.events, fzEvent{kind: evEnd, id: id})
 	r.mu.Unlock()
 }
 
@@ -419,29 +660,17 @@ func (r *fzRun) onPanic(key string, pe *smartpool.PanicError) {
 	r.mu.Unlock()
 }
 
-// submit queues s by key or through its channel's own method and records
-// the result; an accepted task's push is logged with its queue and order key.
-func (r *fzRun) submit(s *fzSpec, typed bool) error {
-	task := &fzTask{r: r, s: s}
-	if s.ch < 0 {
-		err := r.pool.SubmitTask("nope", task)
-		r.mu.Lock()
-		r.accepted[s.id] = -1
-		r.mu.Unlock()
-		return err
-	}
-	var shard int
-	var err error
-	if typed {
-		shard, err = r.chans[s.ch].typed(task, s.param)
-	} else {
-		err = r.pool.SubmitTask(fzLayout[s.ch].key, task)
-	}
+// push submits s with do and records the result: accepted, with its push
+// logged (queue, order key, Keyed slot), or refused.
+func (r *fzRun) push(s *fzSpec, typed bool, do func(smartpool.Task) (shard int, err error)) error {
+	shard, err := do(&fzTask{r: r, s: s})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if n := fzLayout[s.ch].shards; n > 0 {
-		// Push rotates exactly like Next; a refused push may or may not
-		// have moved the rotation, but no push is accepted after a refusal.
+		// Push rotates exactly like Next; a push refused before it reached
+		// the Multi (ErrFull, ErrClosed, a context) did not move the
+		// rotation, and one the Multi refused (only during Close) no push
+		// accepted later depends on.
 		if typed {
 			r.multiNext[s.ch] = shard + 1
 		} else if err == nil {
@@ -455,14 +684,65 @@ func (r *fzRun) submit(s *fzSpec, typed bool) error {
 	}
 	r.accepted[s.id] = 1
 	a, b := fzKey(s.ch, s.param, typed)
-	r.events = append(r.events, fzEvent{kind: evPush, id: s.id, q: fzFirst[s.ch] + shard, a: a, b: b})
+	ev := fzEvent{kind: evPush, id: s.id, q: fzFirst[s.ch] + shard, a: a, b: b}
+	if fzLayout[s.ch].keyed {
+		ev.slot = 1
+	}
+	r.events = append(r.events, ev)
 	return nil
+}
+
+// submit queues s by key or through its channel's own method. A FIFO's own
+// method is Push, which the pool calls for tasks it admitted already; in a
+// pool with an in-flight limit a typed FIFO submit goes by key instead, so
+// that it takes its unit (the order is the same).
+func (r *fzRun) submit(s *fzSpec, typed bool) error {
+	if s.ch < 0 {
+		err := r.pool.SubmitTask("nope", &fzTask{r: r, s: s})
+		r.mu.Lock()
+		r.accepted[s.id] = -1
+		r.mu.Unlock()
+		return err
+	}
+	l := fzLayout[s.ch]
+	if typed && r.limit > 0 && l.order == fzFIFO && !l.keyed {
+		typed = false
+	}
+	return r.push(s, typed, func(t smartpool.Task) (int, error) {
+		if typed {
+			return r.chans[s.ch].typed(t, s)
+		}
+		return 0, r.pool.SubmitTask(l.key, t)
+	})
 }
 
 func (r *fzRun) wakeTask(id int) {
 	if !r.woken[id] {
 		r.woken[id] = true
 		close(r.wake[id])
+	}
+}
+
+// alivePending counts the SubmitContext calls left waiting that have not
+// returned.
+func (r *fzRun) alivePending() int {
+	n := 0
+	for _, res := range r.pending {
+		if len(res) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// sample checks a Stats snapshot taken from inside a task.
+func (r *fzRun) sample() {
+	if r.limit == 0 {
+		return
+	}
+	s := r.pool.Stats()
+	if m := r.maxLimit.Load(); s.Admitted < 0 || int64(s.Admitted) > m || s.Waiting < 0 {
+		r.problem("Stats inside a task: %d admitted, %d waiting; no limit above %d was ever set", s.Admitted, s.Waiting, m)
 	}
 }
 
@@ -486,19 +766,25 @@ func (r *fzRun) leave() { r.running.Add(-1) }
 func (t *fzTask) Run(ctx context.Context) {
 	r, s := t.r, t.s
 	r.enter()
-	r.log(fzEvent{kind: evStart, id: s.id})
+	r.mu.Lock()
+	r.starts[s.id]++
+	r.events = append(r.events, fzEvent{kind: evStart, id: s.id})
+	r.mu.Unlock()
 	settled := false
 	defer func() {
 		if !settled {
 			// Unwinding without having reached its end: a panic or Goexit
 			// of ours is recorded before it starts, so this is the pool
 			// ending a DROP task that re-entered after Close.
-			r.record(s.id, outDroppedSuspended)
+			r.end(s.id, outDroppedSuspended)
 		}
 	}()
 	if c := s.child; c != nil {
 		err := r.submit(c, false)
 		r.log(fzEvent{kind: evChild, id: c.id, err: err, state: r.pool.State()})
+	}
+	if s.handoff != nil && !s.late {
+		t.handoff(ctx)
 	}
 	if s.closer {
 		_, err := r.o.Close(ctx)
@@ -515,25 +801,71 @@ func (t *fzTask) Run(ctx context.Context) {
 		})
 		r.enter()
 	}
+	if s.handoff != nil && s.late {
+		t.handoff(ctx)
+	}
 	r.leave()
 	settled = true
 	switch s.final {
 	case 1:
-		r.record(s.id, outPanicked)
+		r.end(s.id, outPanicked)
 		panic(fzPanic{s.id})
 	case 2:
-		r.record(s.id, outGoexited)
+		r.end(s.id, outGoexited)
 		runtime.Goexit()
 	default:
-		r.record(s.id, outRan)
+		r.end(s.id, outRan)
 	}
 }
 
+// handoff passes the task's unit to its heir with Pool.Handoff and records
+// the result, then samples Stats from inside the task.
+func (t *fzTask) handoff(ctx context.Context) {
+	r, h := t.r, t.s.handoff
+	key := "nope"
+	if h.ch >= 0 {
+		key = fzLayout[h.ch].key
+	}
+	err := r.pool.Handoff(ctx, key, &fzTask{r: r, s: h})
+	st := r.pool.State()
+	r.mu.Lock()
+	if err == nil && h.ch < 0 {
+		r.problems = append(r.problems, fmt.Sprintf("Handoff of task %d to an unknown key accepted", t.s.id))
+		err = errors.New("accepted")
+	}
+	if err == nil {
+		r.accepted[h.id] = 1
+		a, b := fzKey(h.ch, 0, false)
+		ev := fzEvent{kind: evPush, id: h.id, q: fzFirst[h.ch], a: a, b: b, heir: true}
+		if fzLayout[h.ch].keyed {
+			// Into group 0 by Push, unless Close had started: then maybe
+			// by Requeue, outside the groups.
+			ev.slot = 1
+			if st != smartpool.Running {
+				ev.slot = -1
+			}
+		}
+		r.events = append(r.events, ev)
+	} else {
+		r.accepted[h.id] = -1
+	}
+	r.events = append(r.events, fzEvent{kind: evHandoff, id: h.id, from: t.s.id, err: err, state: st})
+	r.mu.Unlock()
+	r.sample()
+}
+
+// fzLong bounds every wait of the fuzz targets. It is below the fuzz
+// worker's own limit of 10 s per input (internal/fuzz panics "deadlocked!"
+// in the worker process, whose output the coordinator discards: a hang
+// would be reported without a word about where), and each input runs two
+// pools; a healthy run waits microseconds to milliseconds.
+const fzLong = 3 * time.Second
+
 // fzWait polls cond until it returns nil, failing with its last error and
-// every goroutine's stack after long.
+// every goroutine's stack after fzLong.
 func fzWait(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(long)
+	deadline := time.Now().Add(fzLong)
 	for {
 		err := cond()
 		if err == nil {
@@ -542,20 +874,57 @@ func fzWait(t *testing.T, what string, cond func() error) {
 		if time.Now().After(deadline) {
 			var buf bytes.Buffer
 			_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
-			t.Fatalf("%s: not within %v: %v\n%s", what, long, err, buf.String())
+			t.Fatalf("%s: not within %v: %v\n%s", what, fzLong, err, buf.String())
 		}
 		runtime.Gosched()
 	}
 }
 
-// settled reports nil once every accepted task has finished or waits for a
-// wake-up nobody sent yet.
+// fzRecv receives from c, failing after fzLong with every goroutine's stack.
+func fzRecv[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(fzLong):
+		var buf bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+		t.Fatalf("%s: not within %v\n%s", what, fzLong, buf.String())
+		panic("unreachable")
+	}
+}
+
+// ghostLocked reports whether accepted task id may have been cancelled: the
+// test cancelled its context and it never started. Such a task ends with no
+// outcome of its own: the pool counts it in ChannelStats.Cancelled.
+func (r *fzRun) ghostLocked(id int) bool { return r.cancelled[id] && r.starts[id] == 0 }
+
+// settled reports nil once every accepted task has finished, waits for a
+// wake-up nobody sent yet, waits in a Keyed channel behind its group's
+// limit (the log shows that many of the group in progress: they hold their
+// slots at least that long), or was cancelled and counted so (the channels'
+// Cancelled counts equal the tasks cancelled and never started: one that a
+// worker took before the cancellation would start soon).
 func (r *fzRun) settled() error {
+	s := r.pool.Stats()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var ghosts [fzChans]uint64
+	inProgress := r.keyedRunningLocked(nil)
 	for id, a := range r.accepted {
-		if a == 1 && len(r.outcomes[id]) == 0 && (!r.inWait[id].Load() || r.woken[id]) {
+		sp := r.specs[id]
+		switch {
+		case a != 1 || len(r.outcomes[id]) > 0:
+		case r.ghostLocked(id):
+			ghosts[sp.ch]++
+		case r.starts[id] == 0 && fzLayout[sp.ch].keyed && inProgress[[2]int{sp.ch, sp.group}] >= r.kCur:
+		case !r.inWait[id].Load() || r.woken[id]:
 			return fmt.Errorf("task %d has neither finished nor suspended on its wake channel", id)
+		}
+	}
+	for i, c := range s.Channels {
+		if c.Cancelled != ghosts[i] {
+			return fmt.Errorf("%s counts %d cancelled; %d were cancelled and have not started", c.Key, c.Cancelled, ghosts[i])
 		}
 	}
 	return nil
@@ -565,7 +934,7 @@ func (r *fzRun) allDone() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id, a := range r.accepted {
-		if a == 1 && len(r.outcomes[id]) == 0 {
+		if a == 1 && len(r.outcomes[id]) == 0 && !r.ghostLocked(id) {
 			return fmt.Errorf("accepted task %d has no outcome", id)
 		}
 	}
@@ -573,29 +942,48 @@ func (r *fzRun) allDone() error {
 }
 
 // counts returns the ledger's outcomes per channel: ran, panicked, goexited,
-// dropped (both kinds). The gate ran once.
-func (r *fzRun) counts() (c [fzChans][4]uint64) {
+// dropped (both kinds), cancelled (accepted, cancelled by the test, never
+// started). The gate ran once.
+func (r *fzRun) counts() (c [fzChans][5]uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id, outs := range r.outcomes {
+		ch := r.specs[id].ch
+		if ch < 0 { // an unknown-key task has none unless checkLedger fails
+			continue
+		}
 		for _, o := range outs {
-			if ch := r.specs[id].ch; ch >= 0 { // an unknown-key child has none unless checkLedger fails
-				c[ch][min(int(o), 3)]++
-			}
+			c[ch][min(int(o), 3)]++
+		}
+		if r.accepted[id] == 1 && len(outs) == 0 && r.ghostLocked(id) {
+			c[ch][4]++
 		}
 	}
 	c[fzGate][0] = 1
 	return c
 }
 
-func fzStatCounts(s smartpool.ChannelStats[string]) [4]uint64 {
-	return [4]uint64{s.Ran, s.Panicked, s.Goexited, s.Dropped}
+func fzStatCounts(s smartpool.ChannelStats[string]) [5]uint64 {
+	return [5]uint64{s.Ran, s.Panicked, s.Goexited, s.Dropped, s.Cancelled}
 }
 
-// checkShape checks what every Stats snapshot must satisfy.
-func (r *fzRun) checkShape(s *smartpool.Stats[string]) error {
-	if s.Workers != r.workers || len(s.Channels) != fzChans || s.Suspended < 0 {
-		return fmt.Errorf("stats: %d workers, %d channels, %d suspended", s.Workers, len(s.Channels), s.Suspended)
+// checkShape checks what every Stats snapshot must satisfy. live: taken by
+// the test goroutine, which knows the limit in force and the submitters
+// that may wait (a report may predate a SetLimit made during Close).
+func (r *fzRun) checkShape(s *smartpool.Stats[string], live bool) error {
+	if s.Workers != r.target || len(s.Channels) != fzChans || s.Suspended < 0 {
+		return fmt.Errorf("stats: %d workers (want %d), %d channels, %d suspended", s.Workers, r.target, len(s.Channels), s.Suspended)
+	}
+	maxLimit := r.maxLimit.Load()
+	switch {
+	case r.limit == 0 && (s.Limit != 0 || s.Admitted != 0 || s.Waiting != 0):
+		return fmt.Errorf("stats of a pool without a limit: limit %d, %d admitted, %d waiting", s.Limit, s.Admitted, s.Waiting)
+	case r.limit > 0 && (s.Limit < 1 || int64(s.Limit) > maxLimit || live && s.Limit != r.curLimit):
+		return fmt.Errorf("stats: limit %d, want %d (never above %d)", s.Limit, r.curLimit, maxLimit)
+	case s.Admitted < 0 || int64(s.Admitted) > maxLimit:
+		return fmt.Errorf("stats: %d admitted; no limit above %d was ever set", s.Admitted, maxLimit)
+	case s.Waiting < 0 || live && s.Waiting > len(r.pending):
+		return fmt.Errorf("stats: %d waiting, %d SubmitContext calls left waiting", s.Waiting, len(r.pending))
 	}
 	for i, c := range s.Channels {
 		l := fzLayout[i]
@@ -610,7 +998,9 @@ func (r *fzRun) checkShape(s *smartpool.Stats[string]) error {
 }
 
 // checkPinned checks a snapshot taken while the only worker is pinned:
-// nothing has run and every accepted task is queued.
+// nothing has run, every accepted task is queued (cancelled ones too, until
+// a worker skips them), the cancellations seen so far are counted, and the
+// pool holds a unit for the gate and each accepted task not cancelled.
 func (r *fzRun) checkPinned(s *smartpool.Stats[string]) error {
 	var queued [fzChans]int
 	r.mu.Lock()
@@ -621,16 +1011,60 @@ func (r *fzRun) checkPinned(s *smartpool.Stats[string]) error {
 	}
 	r.mu.Unlock()
 	for i, c := range s.Channels {
-		if c.Queued != queued[i] || c.Finished() != 0 {
-			return fmt.Errorf("pinned stats of %s: %d queued, %d finished; want %d queued, none finished", c.Key, c.Queued, c.Finished(), queued[i])
+		if c.Queued != queued[i] || c.Finished() != c.Cancelled || c.Cancelled != r.expCancelled[i] {
+			return fmt.Errorf("pinned stats of %s: %d queued, %d finished, %d cancelled; want %d queued, none finished but %d cancelled",
+				c.Key, c.Queued, c.Finished(), c.Cancelled, queued[i], r.expCancelled[i])
 		}
+	}
+	if r.limit > 0 && (s.Admitted != r.held || s.Waiting != r.alivePending()) {
+		return fmt.Errorf("pinned stats: %d admitted, %d waiting; want %d, %d", s.Admitted, s.Waiting, r.held, r.alivePending())
 	}
 	return nil
 }
 
+// resolve waits, in the exact phase, until the pool counted the
+// cancellations of queued tasks the test made since the last call and gave
+// their units back.
+func (r *fzRun) resolve() {
+	if len(r.unresolved) == 0 {
+		return
+	}
+	for _, id := range r.unresolved {
+		r.expCancelled[r.specs[id].ch]++
+		if r.limit > 0 {
+			r.held--
+		}
+	}
+	fzWait(r.t, "the pool counting cancelled queued tasks", func() error {
+		s := r.pool.Stats()
+		for i, c := range s.Channels {
+			if c.Cancelled != r.expCancelled[i] {
+				return fmt.Errorf("%s: %d cancelled, want %d", c.Key, c.Cancelled, r.expCancelled[i])
+			}
+		}
+		if r.limit > 0 && s.Admitted != r.held {
+			return fmt.Errorf("%d admitted, want %d", s.Admitted, r.held)
+		}
+		return nil
+	})
+	for _, id := range r.unresolved {
+		r.log(fzEvent{kind: evCancel, id: id, resolved: true})
+	}
+	r.unresolved = nil
+}
+
 // checkReport checks the report of the first Close to return. Every
 // complete-on-close task has finished by then, so those channels match the
-// ledger exactly; DROP channels may still see suspended tasks dropped later.
+// ledger exactly, except Cancelled: a cancellation is counted by the
+// context's AfterFunc, which may run after the worker skipped the task.
+// DROP channels may still see suspended tasks dropped later.
+//
+// Admitted is not always zero yet: a DROP task suspended at Close keeps its
+// unit until its wait returns and it is dropped; a cancellation's unit comes
+// back on the AfterFunc's goroutine; a SubmitContext woken by Close, or a
+// submit that raced Close, gives back a unit it took only as it returns. So
+// the report is checked against those, and the final Stats (countsMatch)
+// must reach zero admitted and zero waiting.
 func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 	t := r.t
 	if rep == nil {
@@ -644,35 +1078,53 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 	default:
 		t.Fatal("Done not closed after Close returned")
 	}
-	if err := r.checkShape(rep); err != nil {
+	if err := r.checkShape(rep, false); err != nil {
 		t.Fatalf("report: %v", err)
 	}
 	led := r.counts()
+	slack := r.nCancels + r.nPending
+	if !r.exact {
+		slack++ // a submit racing Close
+	}
 	r.mu.Lock()
 	for id, a := range r.accepted {
-		if a == 1 && fzLayout[r.specs[id].ch].coc && len(r.outcomes[id]) == 0 {
-			t.Errorf("Close returned before complete-on-close task %d (%s) finished", id, fzLayout[r.specs[id].ch].key)
+		s := r.specs[id]
+		if a != 1 {
+			continue
+		}
+		if fzLayout[s.ch].coc && len(r.outcomes[id]) == 0 && !r.ghostLocked(id) {
+			t.Errorf("Close returned before complete-on-close task %d (%s) finished", id, fzLayout[s.ch].key)
+		}
+		if !fzLayout[s.ch].coc && s.yields > 0 {
+			slack++
 		}
 	}
 	r.mu.Unlock()
+	if rep.Admitted > slack {
+		t.Errorf("report: %d units admitted; at most %d may still be held", rep.Admitted, slack)
+	}
 	for i, c := range rep.Channels {
 		got := fzStatCounts(c)
 		if c.Queued != 0 {
 			t.Errorf("report: %s still has %d queued", c.Key, c.Queued)
 		}
 		for k := range got {
-			if fzLayout[i].coc && got[k] != led[i][k] || got[k] > led[i][k] {
-				t.Errorf("report for %s: ran/panicked/goexited/dropped %v, ledger %v", c.Key, got, led[i])
+			if fzLayout[i].coc && k < 4 && got[k] != led[i][k] || got[k] > led[i][k] {
+				t.Errorf("report for %s: ran/panicked/goexited/dropped/cancelled %v, ledger %v", c.Key, got, led[i])
 				break
 			}
 		}
 	}
 }
 
-// countsMatch compares a snapshot with the ledger once everything ended.
+// countsMatch compares a snapshot with the ledger once everything ended:
+// every counter, no unit held, nobody waiting for one, the complete-on-close
+// Keyed channel empty with no slot held. (The dropping one may keep a slot:
+// a task a worker polls as Close starts is dropped without running and
+// never gives its slot back, as channels.Keyed documents.)
 func (r *fzRun) countsMatch() error {
 	s := r.pool.Stats()
-	if err := r.checkShape(s); err != nil {
+	if err := r.checkShape(s, true); err != nil {
 		return err
 	}
 	if s.Suspended != 0 {
@@ -681,17 +1133,29 @@ func (r *fzRun) countsMatch() error {
 	led := r.counts()
 	for i, c := range s.Channels {
 		if got := fzStatCounts(c); got != led[i] || c.Queued != 0 {
-			return fmt.Errorf("stats for %s: ran/panicked/goexited/dropped %v, %d queued; ledger %v", c.Key, got, c.Queued, led[i])
+			return fmt.Errorf("stats for %s: ran/panicked/goexited/dropped/cancelled %v, %d queued; ledger %v", c.Key, got, c.Queued, led[i])
 		}
+	}
+	if s.Admitted != 0 || s.Waiting != 0 {
+		return fmt.Errorf("every task ended, yet %d units admitted and %d submitters waiting", s.Admitted, s.Waiting)
+	}
+	if k := r.keyed[0].Stats(); k.Queued != 0 || k.Running != 0 || k.Groups != 0 || k.Ready != 0 {
+		return fmt.Errorf("kC after the end: %+v", k)
+	}
+	if k := r.keyed[1].Stats(); k.Queued != 0 || k.Ready != 0 {
+		return fmt.Errorf("kD after the end: %+v", k)
 	}
 	return nil
 }
 
-// checkLedger: each accepted task has exactly one outcome and started at most
-// once, and it started exactly when it was not dropped from a queue;
-// refused ones never ran; complete-on-close tasks are never dropped; the
-// panic handler saw each panic once, for the task's channel; no more task
-// pieces ran at once than there are workers.
+// checkLedger: each accepted task has exactly one outcome (or none, if the
+// test cancelled it and it never started: counted cancelled, see counts)
+// and started at most once, and it started exactly when it was not dropped
+// from a queue; refused ones never ran; complete-on-close tasks are never
+// dropped; the panic handler saw each panic once, for the task's channel;
+// no more task pieces ran at once than the most workers ever asked for
+// (retiring workers finish their task); no Keyed group had more tasks in
+// progress than the highest limit ever set.
 func (r *fzRun) checkLedger() {
 	t := r.t
 	r.mu.Lock()
@@ -699,11 +1163,8 @@ func (r *fzRun) checkLedger() {
 	for _, p := range r.problems {
 		t.Error(p)
 	}
-	starts := make([]int, len(r.specs))
 	for _, ev := range r.events {
 		switch {
-		case ev.kind == evStart:
-			starts[ev.id]++
 		case ev.kind == evClose && ev.id >= 0 && !errors.Is(ev.err, smartpool.ErrCloseFromTask):
 			t.Errorf("Close from inside task %d returned %v, want ErrCloseFromTask", ev.id, ev.err)
 		case ev.kind == evChild && !r.exact:
@@ -715,22 +1176,29 @@ func (r *fzRun) checkLedger() {
 				if ev.state < smartpool.Closing {
 					t.Errorf("child %d refused with ErrClosed while the pool was %v", ev.id, ev.state)
 				}
+			case errors.Is(ev.err, smartpool.ErrFull) && r.limit > 0 && !unknown:
 			case ev.err == nil && unknown, ev.err != nil && !(unknown && errors.Is(ev.err, smartpool.ErrUnknownKey)):
 				t.Errorf("child %d (unknown key %v): Submit returned %v", ev.id, unknown, ev.err)
+			}
+		case ev.kind == evHandoff && !r.exact:
+			if err := fzHandoffResult(r.specs[ev.id], ev.err, ev.state >= smartpool.Closing, r.limit > 0, false); err != nil {
+				t.Errorf("handoff of task %d to task %d (pool %v): %v", ev.from, ev.id, ev.state, err)
 			}
 		}
 	}
 	panicked := map[string]int{}
 	for id, outs := range r.outcomes {
 		s := r.specs[id]
+		starts := r.starts[id]
 		switch {
-		case r.accepted[id] != 1 && (len(outs) != 0 || starts[id] != 0):
-			t.Errorf("task %d was not accepted (%d) but has outcomes %v and %d starts", id, r.accepted[id], outs, starts[id])
+		case r.accepted[id] != 1 && (len(outs) != 0 || starts != 0):
+			t.Errorf("task %d was not accepted (%d) but has outcomes %v and %d starts", id, r.accepted[id], outs, starts)
 		case r.accepted[id] != 1:
-		case len(outs) != 1 || starts[id] > 1:
-			t.Errorf("task %d (%s): outcomes %v, %d starts; want exactly one outcome", id, fzLayout[s.ch].key, outs, starts[id])
-		case (outs[0] == outDropped) != (starts[id] == 0):
-			t.Errorf("task %d (%s): outcome %v after %d starts", id, fzLayout[s.ch].key, outs[0], starts[id])
+		case len(outs) == 0 && r.ghostLocked(id): // cancelled: countsMatch matched the count
+		case len(outs) != 1 || starts > 1:
+			t.Errorf("task %d (%s): outcomes %v, %d starts; want exactly one outcome", id, fzLayout[s.ch].key, outs, starts)
+		case (outs[0] == outDropped) != (starts == 0):
+			t.Errorf("task %d (%s): outcome %v after %d starts", id, fzLayout[s.ch].key, outs[0], starts)
 		case fzLayout[s.ch].coc && outs[0] >= outDropped:
 			t.Errorf("complete-on-close task %d (%s) was dropped (%v)", id, fzLayout[s.ch].key, outs[0])
 		case outs[0] == outPanicked:
@@ -748,49 +1216,176 @@ func (r *fzRun) checkLedger() {
 		}
 	}
 	if n := r.phantom.Load(); n != 0 {
-		t.Errorf("%d tasks submitted to an unknown key ran", n)
+		t.Errorf("%d tasks submitted to an unknown key or refused ran", n)
 	}
-	if p := r.peak.Load(); p > int32(r.workers) {
-		t.Errorf("%d task pieces ran at once on %d workers", p, r.workers)
+	if p := r.peak.Load(); p > int32(r.maxWorkers) {
+		t.Errorf("%d task pieces ran at once; at most %d workers were ever asked for", p, r.maxWorkers)
 	}
+	if err := r.keyedInProgressLocked(); err != nil {
+		t.Error(err)
+	}
+}
+
+// keyedInProgressLocked walks the log counting, per Keyed group, the tasks
+// started and not ended. A task holds its group's slot from the poll that
+// took it until its Run ends, which brackets its logged start and end, so
+// the count never exceeds what the channel let in progress: the highest
+// limit ever set. Only tasks known to take a slot count (a handoff during
+// Close may go through Requeue, outside the groups).
+func (r *fzRun) keyedInProgressLocked() error {
+	var err error
+	r.keyedRunningLocked(func(k [2]int, n, id int) {
+		if n > r.kMax && err == nil {
+			err = fmt.Errorf("%d tasks of group %d of %s in progress at once (task %d started); the limit was never above %d",
+				n, k[1], fzLayout[k[0]].key, id, r.kMax)
+		}
+	})
+	return err
+}
+
+// keyedRunningLocked returns, per Keyed (channel, group), the tasks the log
+// shows started and not ended, calling started (if not nil) with the count
+// at each start.
+func (r *fzRun) keyedRunningLocked(started func(k [2]int, n, id int)) map[[2]int]int {
+	slot := make([]bool, len(r.specs))
+	for _, ev := range r.events {
+		if ev.kind == evPush && ev.slot == 1 {
+			slot[ev.id] = true
+		}
+	}
+	n := map[[2]int]int{}
+	for _, ev := range r.events {
+		if ev.kind != evStart && ev.kind != evEnd || ev.id < 0 || !slot[ev.id] {
+			continue
+		}
+		k := [2]int{r.specs[ev.id].ch, r.specs[ev.id].group}
+		if ev.kind == evEnd {
+			n[k]--
+			continue
+		}
+		n[k]++
+		if started != nil {
+			started(k, n[k], ev.id)
+		}
+	}
+	return n
+}
+
+// fzHandoffResult checks Handoff's result for heir h. closed: Close had
+// started (exact: before the call; else: maybe only after it). Before Close
+// a handoff is accepted, except to an unknown key (ErrUnknownKey; a first
+// handoff never needs a free unit). During Close:
+//   - with a limit, the heir of a task holding a worker goes through the
+//     channel's Requeue: accepted into a complete-on-close channel; into a
+//     dropping one refused once Close emptied it (ErrClosed), or accepted
+//     just before and then dropped;
+//   - without a limit Handoff is SubmitTask and says ErrClosed, although its
+//     documentation also says it still queues the heir during Close; both
+//     are accepted here until that is settled;
+//   - to an unknown key it says ErrUnknownKey with a limit and ErrClosed
+//     without one (SubmitTask's order), both accepted.
+func fzHandoffResult(h *fzSpec, err error, closed, limited, exact bool) error {
+	ok := false
+	switch {
+	case h.ch < 0:
+		ok = errors.Is(err, smartpool.ErrUnknownKey) || closed && errors.Is(err, smartpool.ErrClosed)
+	case err == nil:
+		ok = true
+	case errors.Is(err, smartpool.ErrClosed):
+		ok = closed && !(exact && limited && fzLayout[h.ch].coc)
+	}
+	if !ok {
+		return fmt.Errorf("to %d: %v", h.ch, err)
+	}
+	return nil
 }
 
 // ---------------------------------------------------------------------------
 // H1: the reference model of one worker (levels highest first, each level's
 // queues in rotation from the worker's cursor, FIFO / priority / deadline
-// order inside a queue, a Multi's shards as separate queues).
+// order inside a queue, a Multi's shards as separate queues, a Keyed channel
+// as one queue that serves re-entries first, then its oldest task whose
+// group has a free slot).
 //
 // A yield makes the exact order intractable: the resumption is pushed by the
 // task's own goroutine while the worker goes on, so whether the worker polls
 // it first, and how the rotation cursor moves, is a race. So the predicted
 // order is checked exactly up to the start of the first task that yields;
 // after that, each start is checked against what stays exact with one
-// worker: it is its queue's head among queued tasks (resumptions never
-// reorder other tasks), and no higher level holds a queued task.
+// worker: no task its queue would serve first (a task ahead in its order;
+// in a Keyed channel, a re-entry or an older task whose group has a free
+// slot, known from the log, which brackets each slot's hold) is still
+// queued, and no higher level holds such a task.
+//
+// What the model covers besides: the in-flight limit (the units held, from
+// pushes, ends, handoffs and cancellations in the log, so a child's ErrFull
+// is predicted), handoffs (no unit of their own; during Close through
+// Requeue), and cancellation: a task that ended cancelled is a ghost, which
+// the worker polls and skips (moving the cursor like a run), and a task whose
+// context the test cancelled while the worker was pinned must end so: it
+// must never start. What it does not cover
+// makes the run degrade to the invariants before it gets here (see degrade):
+// SetWorkers above one, and waiting SubmitContext calls that a freed unit
+// admits. A cancellation the pool has not counted when the gate opens (the
+// cancel op without waiting, just before the gate) makes the units unknown,
+// so a child may then get nil or ErrFull; a Keyed SetLimit after the gate
+// opened makes the group limit unknown, so the weak Keyed check skips groups
+// with tasks in progress. A handoff into a dropping channel during Close that
+// is accepted (Close had not emptied it yet) makes the order inexact: the
+// worker may poll and drop it, moving its cursor.
 
 type fzItem struct {
-	id   int
-	a, b int64
-	seq  int
+	id    int
+	a, b  int64
+	seq   int
+	group int  // Keyed: the group whose slot it takes; -1: a re-entry (Requeue), outside the groups
+	ghost bool // cancelled while queued: polled and skipped, never started
 }
 
 type fzModel struct {
-	queues [][]fzItem // per global queue
-	cursor [fzLevels]int
-	exact  bool
-	closed bool
-	seq    int
+	queues      [][]fzItem // per global queue
+	cursor      [fzLevels]int
+	exact       bool
+	closed      bool
+	seq         int
+	running     map[[2]int]int // Keyed (channel, group): tasks started and not ended
+	slot        map[int][2]int // task -> the Keyed (channel, group) slot it holds
+	klimit      int
+	klimitKnown bool
+}
+
+// before reports whether queue item o is served before it, in channel ch.
+func (m *fzModel) before(ch int, o, it fzItem) bool {
+	if fzLayout[ch].keyed {
+		if (o.group < 0) != (it.group < 0) {
+			return o.group < 0
+		}
+		return o.seq < it.seq
+	}
+	return o.a < it.a || o.a == it.a && (o.b < it.b || o.b == it.b && o.seq < it.seq)
+}
+
+// takes reports whether a poll of o's queue could return o now (a Keyed
+// group with a free slot), and whether that is known; same: o is in the
+// group of the task that was polled (whose group had a free slot).
+func (m *fzModel) takes(ch int, o fzItem, same bool) (take, known bool) {
+	if !fzLayout[ch].keyed || o.group < 0 || same {
+		return true, true
+	}
+	n := m.running[[2]int{ch, o.group}]
+	switch {
+	case n == 0:
+		return true, true
+	case m.klimitKnown:
+		return n < m.klimit, true
+	}
+	return false, false
 }
 
 func (m *fzModel) head(q int) int {
-	best := -1
+	ch, best := fzQueueCh[q], -1
 	for i, it := range m.queues[q] {
-		if best < 0 {
-			best = i
-			continue
-		}
-		b := m.queues[q][best]
-		if it.a < b.a || it.a == b.a && (it.b < b.b || it.b == b.b && it.seq < b.seq) {
+		if take, _ := m.takes(ch, it, false); take && (best < 0 || m.before(ch, it, m.queues[q][best])) {
 			best = i
 		}
 	}
@@ -815,7 +1410,7 @@ func (m *fzModel) pick() int {
 		first, n := fzLevelRange(l)
 		for k := range n {
 			i := (m.cursor[l] + k) % n
-			if len(m.queues[first+i]) > 0 {
+			if m.head(first+i) >= 0 {
 				m.cursor[l] = (i + 1) % n
 				return first + i
 			}
@@ -824,34 +1419,93 @@ func (m *fzModel) pick() int {
 	return -1
 }
 
-func (m *fzModel) start(id int) error {
-	q, at := -1, -1
+func (m *fzModel) find(id int) (q, at int) {
 	for i := range m.queues {
 		for j, it := range m.queues[i] {
 			if it.id == id {
-				q, at = i, j
+				return i, j
 			}
 		}
 	}
+	return -1, -1
+}
+
+func (m *fzModel) remove(q, id int) {
+	m.queues[q] = slices.DeleteFunc(m.queues[q], func(it fzItem) bool { return it.id == id })
+}
+
+func (m *fzModel) start(id int) error {
+	q, at := m.find(id)
 	if q < 0 {
 		return fmt.Errorf("task %d started but is not queued (dropped at close, refused, or started twice)", id)
 	}
+	it, ch := m.queues[q][at], fzQueueCh[q]
+	if it.ghost {
+		return fmt.Errorf("task %d (%s) started, although the test had cancelled its SubmitContext context while it was queued and the only worker pinned",
+			id, fzLayout[ch].key)
+	}
+	if m.exact && len(m.slot) > 0 {
+		m.exact = false // cannot happen: a task in progress at a poll has yielded
+	}
 	if m.exact {
-		if p := m.pick(); p != q || m.head(p) != at {
-			return fmt.Errorf("task %d (queue %d) started; the model expected task %d (queue %d)", id, q, m.queues[p][m.head(p)].id, p)
+		for {
+			p := m.pick()
+			if p < 0 {
+				return fmt.Errorf("task %d (queue %d) started; the model has nothing to run", id, q)
+			}
+			o := m.queues[p][m.head(p)]
+			if o.ghost {
+				m.remove(p, o.id) // polled and skipped
+				continue
+			}
+			if o.id != id {
+				return fmt.Errorf("task %d (queue %d) started; the model expected task %d (queue %d)", id, q, o.id, p)
+			}
+			break
 		}
 	} else {
-		if h := m.head(q); h != at {
-			return fmt.Errorf("task %d started ahead of task %d in queue %d", id, m.queues[q][h].id, q)
+		var skipped []int
+		check := func(p int, o fzItem, same bool) error {
+			if take, known := m.takes(fzQueueCh[p], o, same); !take || !known {
+				return nil
+			}
+			if o.ghost {
+				skipped = append(skipped, o.id) // polled and skipped before
+				return nil
+			}
+			if p == q {
+				return fmt.Errorf("task %d started ahead of task %d in queue %d", id, o.id, q)
+			}
+			return fmt.Errorf("task %d started on level %d while task %d waited in queue %d of a higher level",
+				id, fzLayout[ch].level, o.id, p)
 		}
-		for p := range fzFirst[fzChans] {
-			if fzLayout[fzQueueCh[p]].level < fzLayout[fzQueueCh[q]].level && len(m.queues[p]) > 0 {
-				return fmt.Errorf("task %d started on level %d while task %d waited in queue %d of a higher level",
-					id, fzLayout[fzQueueCh[q]].level, m.queues[p][0].id, p)
+		for _, o := range m.queues[q] {
+			if o.id != id && m.before(ch, o, it) {
+				if err := check(q, o, fzLayout[ch].keyed && o.group >= 0 && o.group == it.group); err != nil {
+					return err
+				}
 			}
 		}
+		for p := range fzFirst[fzChans] {
+			if fzLayout[fzQueueCh[p]].level < fzLayout[ch].level {
+				for _, o := range m.queues[p] {
+					if err := check(p, o, false); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for _, g := range skipped {
+			gq, _ := m.find(g)
+			m.remove(gq, g)
+		}
 	}
-	m.queues[q] = slices.Delete(m.queues[q], at, at+1)
+	m.remove(q, id)
+	if fzLayout[ch].keyed && it.group >= 0 {
+		k := [2]int{ch, it.group}
+		m.slot[id] = k
+		m.running[k]++
+	}
 	return nil
 }
 
@@ -860,8 +1514,23 @@ func (r *fzRun) checkOrder() {
 	t := r.t
 	r.mu.Lock()
 	events := slices.Clone(r.events)
+	// Tasks that ended cancelled: whenever the cancellation came, it came
+	// before the worker reached them, which skipped them there.
+	ghost := make([]bool, len(r.specs))
+	for id := range ghost {
+		ghost[id] = r.accepted[id] == 1 && len(r.outcomes[id]) == 0 && r.ghostLocked(id)
+	}
 	r.mu.Unlock()
-	m := &fzModel{queues: make([][]fzItem, fzFirst[fzChans]), exact: true}
+	m := &fzModel{queues: make([][]fzItem, fzFirst[fzChans]), exact: true,
+		running: map[[2]int]int{}, slot: map[int][2]int{}, klimit: r.klimit, klimitKnown: true}
+	// The in-flight limit: the units held (the gate's first), whether that
+	// count is known, the limit in force, the tasks that handed their unit
+	// on.
+	held, heldKnown, limit, opened := 0, true, r.limit, false
+	if r.limit > 0 {
+		held = 1
+	}
+	handedOff := map[int]bool{}
 	fail := func(i int, format string, args ...any) {
 		var b strings.Builder
 		for j, ev := range events[:i+1] {
@@ -872,25 +1541,89 @@ func (r *fzRun) checkOrder() {
 	for i, ev := range events {
 		switch ev.kind {
 		case evPush:
+			s, ch := r.specs[ev.id], fzQueueCh[ev.q]
+			group := s.group
+			if !ev.heir {
+				held++
+			} else if m.closed {
+				if !fzLayout[ch].coc {
+					// Requeued into a dropping channel Close had not emptied
+					// yet: Close or the worker drops it (the ledger checks),
+					// and the worker's cursor may move for it.
+					m.exact = false
+					continue
+				}
+				if fzLayout[ch].keyed {
+					group = -1 // through Requeue: a re-entry, served first
+				}
+			}
 			m.seq++
-			m.queues[ev.q] = append(m.queues[ev.q], fzItem{id: ev.id, a: ev.a, b: ev.b, seq: m.seq})
+			m.queues[ev.q] = append(m.queues[ev.q], fzItem{id: ev.id, a: ev.a, b: ev.b, seq: m.seq, group: group, ghost: ghost[ev.id]})
+		case evEnd:
+			if ev.id < 0 || !handedOff[ev.id] {
+				held--
+			}
+			if k, ok := m.slot[ev.id]; ok {
+				m.running[k]--
+				delete(m.slot, ev.id)
+			}
+		case evOpen:
+			opened = true
 		case evClose:
-			m.closed = true
+			m.closed, heldKnown = true, false
 			for q := range m.queues {
 				if !fzLayout[fzQueueCh[q]].coc {
 					m.queues[q] = nil // dropped by Close; checkLedger checks they were
 				}
 			}
+		case evCancel:
+			q, at := m.find(ev.id)
+			if q < 0 {
+				fail(i, "task %d was cancelled while pinned but is not queued", ev.id)
+			}
+			m.queues[q][at].ghost = true
+			if ev.resolved {
+				held--
+			} else {
+				heldKnown = false // its unit comes back on the AfterFunc's goroutine, at no known point
+			}
+		case evLimit:
+			limit = ev.n
+		case evKLimit:
+			if opened {
+				m.klimitKnown = false // it took effect at no known point of the worker's run
+			} else {
+				m.klimit = ev.n
+			}
 		case evChild:
+			unknown := r.specs[ev.id].ch < 0
+			held := held
+			if ev.err == nil {
+				held-- // its push, logged before, took the unit
+			}
 			want := error(nil)
 			switch {
 			case m.closed:
 				want = smartpool.ErrClosed
-			case r.specs[ev.id].ch < 0:
+			case unknown:
 				want = smartpool.ErrUnknownKey
+			case r.limit > 0 && !heldKnown:
+				if ev.err == nil || errors.Is(ev.err, smartpool.ErrFull) {
+					continue
+				}
+				want = smartpool.ErrFull
+			case r.limit > 0 && held >= limit:
+				want = smartpool.ErrFull
 			}
 			if !errors.Is(ev.err, want) || (want == nil) != (ev.err == nil) {
-				fail(i, "child %d: Submit returned %v, want %v", ev.id, ev.err, want)
+				fail(i, "child %d: Submit returned %v, want %v (units held %d, limit %d)", ev.id, ev.err, want, held, limit)
+			}
+		case evHandoff:
+			if err := fzHandoffResult(r.specs[ev.id], ev.err, m.closed, r.limit > 0, true); err != nil {
+				fail(i, "handoff of task %d to task %d: %v", ev.from, ev.id, err)
+			}
+			if ev.err == nil && r.limit > 0 {
+				handedOff[ev.from] = true
 			}
 		case evStart:
 			if err := m.start(ev.id); err != nil {
@@ -902,8 +1635,10 @@ func (r *fzRun) checkOrder() {
 		}
 	}
 	for q, items := range m.queues {
-		if fzLayout[fzQueueCh[q]].coc && len(items) > 0 {
-			fail(len(events)-1, "complete-on-close task %d never started", items[0].id)
+		for _, it := range items {
+			if fzLayout[fzQueueCh[q]].coc && !it.ghost {
+				fail(len(events)-1, "complete-on-close task %d never started", it.id)
+			}
 		}
 	}
 }
@@ -922,9 +1657,9 @@ type fzCloseResult struct {
 // pinned (queued DROP tasks all dropped) or the gate opens, the pool runs
 // until every task finished or waits for a wake-up, and Close starts then.
 // The ops after the first close run while the pool closes.
-func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fzSpec) {
+func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) {
 	baseline := runtime.NumGoroutine()
-	r := newFzRun(t, workers, specs)
+	r := newFzRun(t, workers, h, specs)
 	o, err := smartpool.New[string](r.behavior())
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -932,16 +1667,34 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 	r.o, r.pool = o, o.Pool()
 
 	started, release := make(chan struct{}), make(chan struct{})
-	if err := r.pool.Submit("gate", func(context.Context) { close(started); <-release }); err != nil {
+	if err := r.pool.Submit("gate", func(context.Context) {
+		close(started)
+		<-release
+		r.log(fzEvent{kind: evEnd, id: -1})
+	}); err != nil {
 		t.Fatalf("gate: %v", err)
 	}
-	waitFor(t, started, "the gate task")
-	released := false
+	fzRecv(t, started, "the gate task starting")
+	if r.limit > 0 {
+		r.held = 1 // the gate's unit
+	}
 	open := func() {
-		if !released {
-			released = true
-			close(release)
+		if r.opened {
+			return
 		}
+		if r.exact && r.alivePending() > 0 && r.pool.State() == smartpool.Running {
+			r.degrade() // units free as tasks end: the waiters' pushes race the worker
+		}
+		// Cancellations the pool has not been seen to count: the worker may
+		// reach such a task before the context's AfterFunc claims it, and
+		// must still skip it.
+		for _, id := range r.unresolved {
+			r.log(fzEvent{kind: evCancel, id: id})
+		}
+		r.unresolved = nil
+		r.opened = true
+		r.log(fzEvent{kind: evOpen})
+		close(release)
 	}
 	closes := make(chan fzCloseResult, len(ops)+1)
 	nCloses := 0
@@ -955,12 +1708,16 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 	closing := false
 	firstClose := func() {
 		closing = true
-		if pinnedClose {
+		if h.pinnedClose {
+			if r.exact {
+				r.resolve()
+			}
 			launchClose()
 			if r.exact {
 				// Until Close has emptied the DROP queues, the worker
 				// could poll one of their tasks and drop it itself, which
-				// moves its rotation cursor differently.
+				// moves its rotation cursor differently. Cancelled tasks
+				// are not dropped again.
 				want := uint64(0)
 				r.mu.Lock()
 				for _, ev := range r.events {
@@ -969,6 +1726,11 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 					}
 				}
 				r.mu.Unlock()
+				for i, l := range fzLayout {
+					if !l.coc {
+						want -= r.expCancelled[i]
+					}
+				}
 				fzWait(t, "Close dropping the queued DROP tasks", func() error {
 					if r.pool.State() < smartpool.Closing {
 						return errors.New("Close has not started")
@@ -988,38 +1750,125 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 			launchClose()
 		}
 		if r.exact {
-			eventually(t, func() bool { return r.pool.State() >= smartpool.Closing })
+			fzWait(t, "Close starting", func() error {
+				if r.pool.State() < smartpool.Closing {
+					return errors.New("still running")
+				}
+				return nil
+			})
 		}
 	}
-	// With one worker every result is known. With two, a submit may race a
-	// Close started from inside a task, or the test's own Close, which runs
-	// on its own goroutine: ErrClosed is then fine once the pool says so.
+	// With one worker every result is known (until the run degrades). With
+	// two, a submit may race a Close started from inside a task, or the
+	// test's own Close, which runs on its own goroutine: ErrClosed is then
+	// fine once the pool says so; and tasks end while the test submits, so
+	// ErrFull is fine at any time in a pool with a limit.
+	expect := func(what string, err, want error, loose ...error) {
+		t.Helper()
+		if r.exact {
+			if (want == nil) != (err == nil) || !errors.Is(err, want) {
+				t.Fatalf("%s: %v, want %v", what, err, want)
+			}
+			return
+		}
+		if errors.Is(err, smartpool.ErrClosed) {
+			if st := r.pool.State(); st < smartpool.Closing {
+				t.Fatalf("%s: ErrClosed while the pool is %v", what, st)
+			}
+			return
+		}
+		for _, e := range loose {
+			if e == nil && err == nil || e != nil && errors.Is(err, e) {
+				return
+			}
+		}
+		t.Fatalf("%s: %v, want one of %v or ErrClosed", what, err, loose)
+	}
 	checkSubmit := func(what string, err error, unknown bool) {
 		t.Helper()
-		want := error(nil)
+		want, loose := error(nil), []error{nil}
+		full := r.limit > 0 && !unknown
+		switch {
+		case unknown:
+			loose = []error{smartpool.ErrUnknownKey}
+		case full:
+			loose = append(loose, smartpool.ErrFull)
+		}
 		switch {
 		case closing:
 			want = smartpool.ErrClosed
 		case unknown:
 			want = smartpool.ErrUnknownKey
+		case full && r.held >= r.curLimit:
+			want = smartpool.ErrFull
 		}
-		switch {
-		case r.exact:
-			if (want == nil) != (err == nil) || !errors.Is(err, want) {
-				t.Fatalf("%s: %v, want %v", what, err, want)
+		expect(what, err, want, loose...)
+		if r.exact && !closing && err == nil && !unknown {
+			r.held++
+		}
+	}
+	// submitCtx calls SubmitContext on its own goroutine and waits until it
+	// returns or waits for a unit (Stats.Waiting rises above the calls left
+	// waiting before); a waiting one is cancelled at once or left waiting.
+	submitCtx := func(s *fzSpec) {
+		t.Helper()
+		key := fzLayout[s.ch].key
+		what := fmt.Sprintf("SubmitContext of task %d to %s", s.id, key)
+		ctx, cancel := context.WithCancel(context.Background())
+		r.cancels[s.id] = cancel
+		res := make(chan error, 1)
+		go func() {
+			res <- r.push(s, false, func(task smartpool.Task) (int, error) { return 0, r.pool.SubmitContext(ctx, key, task) })
+		}()
+		mustWait := r.limit > 0 && !closing && r.held >= r.curLimit // exact phase
+		waiting := false
+		fzWait(t, what+" returning or waiting for a unit", func() error {
+			if len(res) > 0 {
+				return nil
 			}
-		case errors.Is(err, smartpool.ErrClosed):
-			if st := r.pool.State(); st < smartpool.Closing {
-				t.Fatalf("%s: ErrClosed while the pool is %v", what, st)
+			if r.limit > 0 && r.pool.Stats().Waiting > r.alivePending() {
+				waiting = true
+				return nil
 			}
-		case unknown && !errors.Is(err, smartpool.ErrUnknownKey), !unknown && err != nil:
-			t.Fatalf("%s: %v, want %v or ErrClosed", what, err, want)
+			return errors.New("neither")
+		})
+		if r.exact && waiting != mustWait {
+			t.Fatalf("%s: waits for a unit %v, want %v (%d held, limit %d)", what, waiting, mustWait, r.held, r.curLimit)
+		}
+		if waiting && s.pend {
+			r.pending[s.id] = res
+			r.nPending++
+			return
+		}
+		want := error(nil)
+		if closing {
+			want = smartpool.ErrClosed
+		}
+		loose := []error{nil}
+		if waiting {
+			r.cancelled[s.id] = true
+			r.nCancels++
+			cancel()
+			want = context.Canceled
+			loose = append(loose, context.Canceled) // nil: a unit freed just before
+		}
+		err := fzRecv(t, res, what)
+		expect(what, err, want, loose...)
+		if r.exact && !closing && err == nil {
+			r.held++
 		}
 	}
 	for _, op := range ops {
+		if r.exact && !closing && op.kind != opClose && op.kind != opCloseCancelled {
+			r.resolve()
+		}
 		switch op.kind {
 		case opSubmit:
 			s := specs[op.id]
+			if s.ctx {
+				submitCtx(s)
+				break
+			}
 			checkSubmit(fmt.Sprintf("submit %d to %s (typed %v)", s.id, fzLayout[s.ch].key, s.typed), r.submit(s, s.typed), false)
 		case opWake:
 			r.wakeTask(op.id)
@@ -1049,25 +1898,129 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 			checkSubmit("submit to an unknown key", r.pool.Submit("nope", func(context.Context) { r.phantom.Add(1) }), true)
 		case opNil:
 			key := fzLayout[op.ch].key
+			phantom := smartpool.Func(func(context.Context) { r.phantom.Add(1) })
 			for what, err := range map[string]error{
-				"Submit(nil)":       r.pool.Submit(key, nil),
-				"SubmitTask(nil)":   r.pool.SubmitTask(key, nil),
-				"Submit(nope, nil)": r.pool.Submit("nope", nil),
-				"Channel.Push(nil)": r.chans[op.ch].c.Push(nil),
+				"Submit(nil)":              r.pool.Submit(key, nil),
+				"SubmitTask(nil)":          r.pool.SubmitTask(key, nil),
+				"Submit(nope, nil)":        r.pool.Submit("nope", nil),
+				"Channel.Push(nil)":        r.chans[op.ch].c.Push(nil),
+				"SubmitContext(nil)":       r.pool.SubmitContext(context.Background(), key, nil),
+				"Keyed.SubmitTask(g, nil)": r.keyed[0].SubmitTask(op.ch%4, nil),
+				"Keyed.Submit(g, nil)":     r.keyed[1].Submit(op.ch%4, nil),
 			} {
 				if !errors.Is(err, smartpool.ErrNilTask) {
 					t.Fatalf("%s on %s: %v, want ErrNilTask", what, key, err)
 				}
 			}
+			if err := r.pool.Handoff(context.Background(), key, phantom); !errors.Is(err, smartpool.ErrNotInTask) {
+				t.Fatalf("Handoff outside a task: %v, want ErrNotInTask", err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			want := error(context.Canceled)
+			if closing {
+				want = smartpool.ErrClosed
+			}
+			expect("SubmitContext with a cancelled context", r.pool.SubmitContext(ctx, key, phantom), want, context.Canceled)
 		case opStats:
 			s := r.pool.Stats()
-			if err := r.checkShape(s); err != nil {
+			if err := r.checkShape(s, true); err != nil {
 				t.Fatal(err)
 			}
 			if r.exact && !closing {
 				if err := r.checkPinned(s); err != nil {
 					t.Fatal(err)
 				}
+			}
+		case opSetLimit:
+			if r.limit > 0 && int64(op.n) > r.maxLimit.Load() {
+				r.maxLimit.Store(int64(op.n)) // before the limit can admit more
+			}
+			err := r.pool.SetLimit(op.n)
+			want := error(nil)
+			switch {
+			case r.limit == 0:
+				want = smartpool.ErrNotLimited
+			case op.n < 1:
+				want = smartpool.ErrBadLimit
+			}
+			if (want == nil) != (err == nil) || !errors.Is(err, want) {
+				t.Fatalf("SetLimit(%d): %v, want %v", op.n, err, want)
+			}
+			if err == nil {
+				if r.exact && !closing && r.alivePending() > 0 && r.held < op.n {
+					r.degrade() // a waiting SubmitContext takes the room
+				}
+				r.curLimit = op.n
+				r.log(fzEvent{kind: evLimit, n: op.n})
+			}
+		case opSetWorkers:
+			if op.n > r.maxWorkers && op.n <= smartpool.MaxWorkers {
+				r.maxWorkers = op.n
+			}
+			err := r.pool.SetWorkers(op.n)
+			want := error(nil)
+			switch {
+			case op.n < 1:
+				want = smartpool.ErrBadLimit
+			case op.n > smartpool.MaxWorkers:
+				want = smartpool.ErrTooManyWorkers
+			case closing:
+				want = smartpool.ErrClosed
+			}
+			if op.n < 1 || op.n > smartpool.MaxWorkers {
+				if !errors.Is(err, want) {
+					t.Fatalf("SetWorkers(%d): %v, want %v", op.n, err, want)
+				}
+			} else {
+				expect(fmt.Sprintf("SetWorkers(%d)", op.n), err, want, nil)
+			}
+			if err == nil {
+				r.target = op.n
+				if op.n > 1 && r.exact {
+					r.degrade() // a second worker runs what the gate holds back
+				}
+			}
+		case opCancel:
+			id := op.id
+			if r.cancelled[id] || r.cancels[id] == nil {
+				break
+			}
+			r.cancelled[id] = true
+			r.nCancels++
+			what := fmt.Sprintf("SubmitContext of task %d, cancelled while it waits", id)
+			if res, ok := r.pending[id]; ok {
+				delete(r.pending, id)
+				r.cancels[id]()
+				// Exact: nothing freed a unit since it began to wait.
+				err := fzRecv(t, res, what)
+				expect(what, err, context.Canceled, nil, context.Canceled)
+				break
+			}
+			r.mu.Lock()
+			queued := r.accepted[id] == 1
+			r.mu.Unlock()
+			if queued && r.exact && !closing && r.limit > 0 && r.alivePending() > 0 {
+				r.degrade() // its unit goes to a waiting SubmitContext
+			}
+			r.cancels[id]()
+			if queued && r.exact && !closing {
+				r.unresolved = append(r.unresolved, id)
+				if op.wait {
+					r.resolve()
+				}
+			}
+		case opKeyedLimit:
+			r.kMax = max(r.kMax, op.n)
+			for _, k := range r.keyed {
+				err := k.SetLimit(op.n)
+				if (op.n < 1) != errors.Is(err, smartpool.ErrBadLimit) || op.n >= 1 && err != nil {
+					t.Fatalf("Keyed.SetLimit(%d): %v", op.n, err)
+				}
+			}
+			if op.n >= 1 {
+				r.kCur = op.n
+				r.log(fzEvent{kind: evKLimit, n: op.n})
 			}
 		}
 	}
@@ -1080,23 +2033,24 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 	}
 
 	var rep *smartpool.Report[string]
-	timeout := time.After(long)
 	for range nCloses {
-		select {
-		case res := <-closes:
-			if res.err != nil || res.rep == nil {
-				t.Fatalf("Close: %v, %v", res.rep, res.err)
-			}
-			if rep == nil {
-				rep = res.rep
-				r.checkReport(rep)
-			} else if res.rep != rep {
-				t.Fatalf("two Close calls returned different reports")
-			}
-		case <-timeout:
-			var buf bytes.Buffer
-			_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
-			t.Fatalf("Close did not return within %v\n%s", long, buf.String())
+		res := fzRecv(t, closes, "Close")
+		if res.err != nil || res.rep == nil {
+			t.Fatalf("Close: %v, %v", res.rep, res.err)
+		}
+		if rep == nil {
+			rep = res.rep
+			r.checkReport(rep)
+		} else if res.rep != rep {
+			t.Fatalf("two Close calls returned different reports")
+		}
+	}
+	// A SubmitContext left waiting returns when Close starts (ErrClosed),
+	// or, once the run degraded, maybe with a unit freed before.
+	for id, res := range r.pending {
+		what := fmt.Sprintf("SubmitContext of task %d, left waiting", id)
+		if err := fzRecv(t, res, what); !errors.Is(err, smartpool.ErrClosed) && !(err == nil && !r.exact) {
+			t.Fatalf("%s: %v, want ErrClosed", what, err)
 		}
 	}
 	// Suspended DROP tasks end (dropped) on their own goroutines after Close.
@@ -1105,6 +2059,11 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 	r.checkLedger()
 	if r.exact && !t.Failed() {
 		r.checkOrder()
+	}
+	for _, cancel := range r.cancels {
+		if cancel != nil {
+			cancel()
+		}
 	}
 	fzWait(t, "goroutines back to the baseline", func() error {
 		if n := runtime.NumGoroutine(); n > baseline {
@@ -1119,10 +2078,13 @@ func fzExec(t *testing.T, workers int, pinnedClose bool, ops []fzOp, specs []*fz
 func FuzzPoolOps(f *testing.F) {
 	const (
 		hiF, hiP, midD, midF, midM, loP, loM, loF = 0, 1, 2, 3, 4, 5, 6, 7
+		// heirs: indexes into fzHeirs
+		toHiF, toHiP, toMidD, toMidF, toLoP, toLoF, toKC, toKD, toNope = 0, 1, 2, 3, 4, 5, 6, 7, 8
 	)
 	all := func(s fzSeed, kind byte) fzSeed {
-		return s.each(func(s fzSeed, i int) fzSeed { return s.submit(i, i, kind) }, fzGate)
+		return s.each(func(s fzSeed, i int) fzSeed { return s.submit(i, i, kind) }, fzAddr)
 	}
+	cb := func(ch, param int) byte { return byte(ch | param<<3) }
 	seeds := []fzSeed{
 		// Submit racing shutdown: a full queue, Close while pinned, then
 		// submits of every kind after it, by key and through the channel.
@@ -1131,7 +2093,7 @@ func FuzzPoolOps(f *testing.F) {
 		// Shutdown with blocked work: tasks of every channel suspended on
 		// wake-ups that come only after Close started.
 		all(fzStart(false), kYield1|kBlock).stats().close().stats().
-			each(func(s fzSeed, i int) fzSeed { return s.wake(i) }, fzGate),
+			each(func(s fzSeed, i int) fzSeed { return s.wake(i) }, fzAddr),
 		// Panicking tasks, before and after a yield, between normal ones:
 		// the worker lives on and each panic reaches the handler once.
 		all(all(fzStart(false), kPanic), kYield2|kPanic).submit(hiF, 0, 0).submit(loP, 1, kTyped).close(),
@@ -1170,22 +2132,105 @@ func FuzzPoolOps(f *testing.F) {
 		fzStart(false).submit(loP, 0, kYield3).submit(loF, 0, kYield2).submit(midD, 1, kYield1|kTyped).
 			submit(midM, 0, kYield2).submit(loM, 0, kYield1).submit(midF, 0, kYield3).submit(loP, 0, 0).submit(hiF, 0, 0).close(),
 		// Bad calls: nil and unknown-key submits before and after Close.
-		fzStart(false).each(func(s fzSeed, i int) fzSeed { return s.nilSubmit(i) }, fzGate).unknown().
-			submit(hiF, 0, 0).close().unknown().each(func(s fzSeed, i int) fzSeed { return s.nilSubmit(i) }, fzGate),
+		fzStart(false).each(func(s fzSeed, i int) fzSeed { return s.nilSubmit(i) }, fzAddr).unknown().
+			submit(hiF, 0, 0).close().unknown().each(func(s fzSeed, i int) fzSeed { return s.nilSubmit(i) }, fzAddr),
 		// Wake-ups before the task runs and twice over.
 		fzStart(false).submit(midD, 0, kYield3|kBlock).wake(0).wake(0).submit(hiP, 0, kYield2|kBlock).
 			wake(1).close().wake(1).wake(0),
 		// Nothing: the implicit Close of an idle pool; then two closes.
 		{},
 		fzStart(true).close().close(),
+
+		// The in-flight limit (the gate holds a unit): submits of every
+		// kind refused with ErrFull while pinned, SetLimit raising it
+		// (more admitted at once), lowering it (nothing revoked, admission
+		// stops), bad values.
+		fzStartX(false, 3, 1).submit(hiF, 0, 0).submit(loP, 3, kTyped).submit(midF, 0, 0).
+			keyed(false, 1, 0, kTyped, 0).submit(loM, 1, kTyped).unknown().stats().setLimit(6).
+			submit(midM, 0, 0).submit(loM, 2, kTyped).keyed(false, 2, 0, kTyped, 0).keyed(true, 1, 0, kTyped, 0).
+			stats().setLimit(1).submit(hiF, 0, 0).setLimit(-1).setLimit(0).stats().close().setLimit(2).stats(),
+		// ... the same with Close while pinned.
+		fzStartX(true, 2, 1).submit(midF, 0, 0).submit(hiF, 0, 0).stats().setLimit(4).submit(hiF, 0, 0).
+			submit(loF, 0, 0).close().submit(hiF, 0, 0).setLimit(1).stats(),
+		// A child refused with ErrFull: a task holds its unit while it
+		// waits, its child and another's fill the limit.
+		fzStartX(false, 3, 1).submit(hiF, loF, kChild|kYield1|kBlock).submit(hiP, loF, kChild).close().wake(0),
+		// SubmitContext at the limit: one waiting and cancelled at once
+		// (context.Canceled), one left waiting (Stats.Waiting) that Close
+		// releases with ErrClosed; pinned and not.
+		fzStartX(true, 2, 1).submit(hiF, 0, 0).submitCtx(midF, 0, 0, false).submitCtx(loF, 0, 0, true).
+			stats().submitCtx(hiP, 0, 0, true).stats().close().stats(),
+		fzStartX(false, 2, 1).submit(hiF, 0, 0).submitCtx(midF, 0, 0, false).submitCtx(loF, 0, 0, true).stats().close(),
+		// Cancellation of queued tasks: counted, units back at once,
+		// skipped by the worker (its cursor moves); a second cancel is a
+		// no-op; the freed room admits a submit; a DROP one is not
+		// dropped again at a pinned Close.
+		fzStartX(false, 4, 1).submitCtx(hiF, 0, 0, false).submitCtx(loF, 0, 0, false).submitCtx(midM, 0, 0, false).
+			cancel(0, true).stats().cancel(1, true).cancel(0, true).submit(hiF, 0, 0).stats().close(),
+		fzStartX(true, 0, 1).submitCtx(loF, 0, 0, false).submitCtx(hiP, 0, kYield1, false).submitCtx(hiF, 0, 0, false).
+			cancel(0, true).cancel(2, true).stats().close().cancel(1, true),
+		// A cancel op that does not wait: the next op sees it counted.
+		fzStartX(false, 3, 1).submitCtx(midF, 0, 0, false).submitCtx(midD, 0, 0, false).cancel(1, false).stats().
+			submit(hiF, 0, 0).cancel(0, false).xstats().close(),
+		// A raised limit and a cancellation admit waiting submitters: the
+		// one-worker run degrades to the invariants.
+		fzStartX(false, 2, 1).submit(hiF, 0, 0).submitCtx(loF, 0, 0, true).setLimit(3).stats().
+			submitCtx(midF, 0, 0, true).submitCtx(hiP, 0, 0, false).close(),
+		fzStartX(false, 3, 1).submitCtx(hiF, 0, 0, false).submitCtx(loF, 0, 0, true).cancel(0, true).stats().close(),
+		// Handoff: before and after yields, to every kind of heir (a Keyed
+		// channel, an unknown key), the heir panicking or calling Goexit;
+		// with a full limit a chain still runs through.
+		fzStartX(false, 3, 1).handoff(0, cb(hiF, 0), 0, toKC, false, 0).
+			handoff(0, cb(loP, 1), kYield1|kTyped, toMidD, true, 1).handoff(0, cb(midF, 0), kChild, toNope, false, 0).
+			close(),
+		fzStartX(false, 2, 1).handoff(0, cb(loF, 0), kYield1|kBlock, toHiF, true, 2).
+			handoff(0, cb(hiP, 0), 0, toLoP, false, 0).stats().close().wake(0),
+		// Handoff while Close drains, with and without a limit: into a
+		// complete-on-close channel it continues (Requeue), into a
+		// dropping one it is refused.
+		fzStartX(true, 4, 1).handoff(0, cb(hiF, 0), 0, toMidD, false, 0).handoff(0, cb(loP, 2), kTyped, toKC, false, 0).
+			handoff(0, cb(midM, 0), 0, toLoF, false, 0).handoff(0, cb(loF, 0), 0, toHiF, false, 0).close(),
+		fzStartX(true, 0, 1).handoff(0, cb(hiF, 0), 0, toMidD, false, 0).handoff(0, cb(loP, 2), kTyped, toKD, false, 0).
+			handoff(0, cb(midD, 1), kTyped, toNope, false, 0).close(),
+		// ... late, from a task woken after Close, and from a closer.
+		fzStartX(false, 3, 1).handoff(0, cb(hiF, 0), kYield1|kBlock, toKC, true, 0).
+			handoff(0, cb(midD, 0), kYield1|kBlock|kTyped, toHiP, true, 0).close().wake(0).wake(2),
+		fzStartX(false, 3, 1).handoff(0, cb(midF, 0), kCloser, toHiF, false, 0).
+			handoff(0, cb(loP, 0), kCloser|kYield1, toKC, true, 1).submit(loF, 0, 0),
+		// SetWorkers: bad values, a grow while pinned (the one-worker run
+		// degrades), a shrink, ErrClosed after Close.
+		fzStartX(false, 0, 1).setWorkers(0).setWorkers(-1).setWorkers(smartpool.MaxWorkers+1).submit(hiF, 0, 0).
+			setWorkers(1).stats().setWorkers(3).submit(loF, 0, kYield1).submit(midM, 0, 0).stats().setWorkers(2).
+			close().setWorkers(1).setWorkers(0).stats(),
+		fzStartX(true, 3, 1).submit(hiF, 0, kYield1|kBlock).setWorkers(2).submit(loF, 0, 0).close().setWorkers(3).wake(0),
+		// Keyed: groups at their limit while a task waits holding its slot,
+		// others served past them, by key into group 0, a dropping Keyed
+		// emptied at Close; bad and raised limits.
+		fzStartX(false, 0, 1).keyed(false, 0, 0, kYield1|kBlock|kTyped, 0).keyed(false, 0, 0, kTyped, 0).
+			keyed(false, 1, 0, kTyped, 0).keyed(true, 2, 0, kTyped|kYield1|kBlock, 0).keyed(true, 2, 0, kTyped, 0).
+			keyed(false, 0, 0, 0, 0).stats().keyedLimit(0).keyedLimit(2).close().wake(0).wake(3),
+		fzStartX(true, 0, 2).keyed(false, 0, 0, kTyped|kYield2, 0).keyed(false, 0, 0, kTyped|kYield1, 0).
+			keyed(false, 0, 0, kTyped, 0).keyed(true, 1, 0, kTyped|kYield1|kBlock, 0).keyed(true, 1, 0, kTyped, 0).
+			keyed(false, 3, 0, kTyped|kPanic, 0).keyed(false, 3, 0, kTyped|kGoexit, 0).close().keyedLimit(1).wake(3),
+		// Keyed with the in-flight limit, SubmitContext and cancellation
+		// through the Keyed's wrapper, and a limit change after the gate.
+		fzStartX(false, 4, 1).keyed(false, 0, 0, 0, fCtx).keyed(true, 0, 0, 0, fCtx).cancel(0, true).
+			keyed(false, 0, 0, kYield1, 0).keyed(false, 1, 0, kTyped|kYield2, 0).keyed(false, 1, 0, kTyped, 0).
+			stats().close().keyedLimit(3).cancel(1, false),
+		// Everything at once.
+		fzStartX(false, 5, 2).submit(hiF, midF, kChild|kYield1).submitCtx(loP, 1, kYield2, false).
+			handoff(fCtx, cb(midD, 0), kYield1|kBlock, toKD, true, 0).keyed(true, 1, 0, kTyped|kYield1, 0).
+			cancel(0, false).setLimit(6).handoff(fKeyed, byte(2|1<<3), kTyped, toHiP, false, 0).
+			submitCtx(hiP, 0, 0, true).setWorkers(2).keyedLimit(1).stats().close().wake(2).setLimit(3).
+			setWorkers(1).cancel(1, true),
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pinnedClose, ops, specs := fzDecode(data)
-		fzExec(t, 1, pinnedClose, ops, specs)
-		fzExec(t, 2, pinnedClose, ops, specs)
+		h, ops, specs := fzDecode(data)
+		fzExec(t, 1, h, ops, specs)
+		fzExec(t, 2, h, ops, specs)
 	})
 }
 
@@ -1198,17 +2243,25 @@ type fzConfig struct {
 	b      *behavior
 	keys   []string
 	broken []error
+	resize int // a SetWorkers argument to try after New; fzNoResize: none
 }
+
+const fzNoResize = math.MinInt
 
 var (
 	fzSlices  = []time.Duration{time.Nanosecond, time.Microsecond, time.Millisecond, 0, -time.Millisecond, scheduler.MaxSlice, scheduler.MaxSlice + 1}
 	fzWeights = []int{1, 2, 3, 0, -1, scheduler.MaxWeight, scheduler.MaxWeight + 1}
+	// Trailing bytes: Config.Limit, then a SetWorkers argument.
+	fzConfigLimits = [8]int{0, 0, 1, 2, 3, -1, 6, 0}
+	fzResizes      = [8]int{fzNoResize, 1, 2, 3, 0, -1, smartpool.MaxWorkers + 1, fzNoResize}
 )
 
 // fzDecodeConfig reads: levels (0-5), workers (-2..4), scheduler (nil,
 // HighestFirst, RoundRobin, Weighted; the last two with a count byte that
 // may be wrong and one byte per slice or weight), then per level a channel
-// count (0-4) and per channel three bytes: kind, key, followup.
+// count (0-4) and per channel three bytes: kind, key, followup; then
+// Config.Limit (fzConfigLimits) and a SetWorkers argument (fzResizes), both
+// absent (no limit, no resize) in inputs that end before them.
 func fzDecodeConfig(data []byte) *fzConfig {
 	next := func() byte {
 		if len(data) == 0 {
@@ -1278,8 +2331,21 @@ func fzDecodeConfig(data []byte) *fzConfig {
 			}
 			if c.c == nil {
 				switch kb & 7 {
-				case 0, 5:
+				case 0:
 					c.c = channels.NewFIFO()
+				case 5:
+					// A Keyed with limit (kb>>3)%4; 0: the zero Keyed, which
+					// has no queues until SetLimit.
+					if n := int(kb>>3) % 4; n > 0 {
+						k, err := channels.NewKeyed[int](n)
+						if err != nil {
+							panic(err) // n >= 1
+						}
+						c.c = k
+					} else {
+						c.c = new(channels.Keyed[int])
+						broken[smartpool.ErrNoQueues] = true
+					}
 				case 1:
 					c.c = channels.NewDeadline()
 				case 2, 6:
@@ -1338,6 +2404,11 @@ func fzDecodeConfig(data []byte) *fzConfig {
 			}
 		}
 	}
+	b.limit = fzConfigLimits[next()%8]
+	if b.limit < 0 {
+		broken[smartpool.ErrBadLimit] = true
+	}
+	cfg.resize = fzResizes[next()%8]
 	for err := range broken {
 		cfg.broken = append(cfg.broken, err)
 	}
@@ -1372,6 +2443,10 @@ func FuzzConfig(f *testing.F) {
 		followNope         = 7
 	)
 	multi := func(shards, kind byte) byte { return 3 | shards<<3 | kind<<5 }
+	keyedK := func(limit byte) byte { return 5 | limit<<3 }
+	// tail appends the trailing bytes: indexes into fzConfigLimits and
+	// fzResizes.
+	tail := func(s []byte, limit, resize byte) []byte { return append(s, limit, resize) }
 	follow := func(i byte) byte { return 4 | i<<3 }
 	w := func(n int) byte { return byte(n + 2) } // workers byte
 	seeds := [][]byte{
@@ -1410,6 +2485,20 @@ func FuzzConfig(f *testing.F) {
 			[][3]byte{{fifoK, 0, 0}, {fifoK, 0, follow(7)}, {fifoK, 0, 0}, {fifoK, 0, 0}},
 			[][3]byte{{fifoK | coc, 0, follow(2)}, {prioK | coc, 0, follow(0)}, {sdfK, 0, 0}, {multi(3, 1), 0, follow(5)}},
 		),
+		// Keyed channels: as a followup target of a lower level, with an
+		// in-flight limit of 1 (every submit waits for the last task); the
+		// zero Keyed (no queues); a Keyed under two keys.
+		tail(fzConfigSeed(2, w(2), 0, nil, [][3]byte{{keyedK(1) | coc, 0, 0}}, [][3]byte{{fifoK, 0, follow(0)}, {keyedK(2), 0, follow(0)}}), 2, 0),
+		fzConfigSeed(1, w(1), 0, nil, [][3]byte{{keyedK(0), 0, 0}}),
+		fzConfigSeed(1, w(1), 0, nil, [][3]byte{{keyedK(3), 0, 0}, {fifoK, reuse, 0}}),
+		// In-flight limits: bad (-1), small with many channels, none.
+		tail(fzConfigSeed(1, w(1), 0, nil, [][3]byte{{fifoK, 0, 0}}), 5, 0),
+		tail(fzConfigSeed(2, w(3), 1, nil, [][3]byte{{fifoK | coc, 0, 0}, {sdfK, 0, 0}, {keyedK(1), 0, 0}}, [][3]byte{{multi(2, 0), 0, follow(0)}, {prioK, 0, 0}}), 3, 0),
+		// SetWorkers after New: a grow, bad values (0, -1, above MaxWorkers).
+		tail(fzConfigSeed(1, w(1), 0, nil, [][3]byte{{fifoK, 0, 0}, {keyedK(1), 0, 0}}), 4, 3),
+		tail(fzConfigSeed(1, w(2), 0, nil, [][3]byte{{fifoK, 0, 0}}), 0, 4),
+		tail(fzConfigSeed(1, w(2), 0, nil, [][3]byte{{fifoK, 0, 0}}), 0, 5),
+		tail(fzConfigSeed(1, w(0), 0, nil, [][3]byte{{fifoK, 0, 0}}), 6, 6),
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -1440,24 +2529,65 @@ func FuzzConfig(f *testing.F) {
 			return
 		}
 		if len(cfg.broken) > 0 {
-			closeWithin(t, o, long)
+			closeWithin(t, o, fzLong)
 			t.Fatalf("New accepted a config that breaks %v", cfg.broken)
 		}
+		p := o.Pool()
 		want := cfg.b.workers
 		if want == 0 {
 			want = runtime.GOMAXPROCS(0)
 		}
-		if n := o.Pool().Stats().Workers; n != want {
+		if n := p.Stats().Workers; n != want {
 			t.Errorf("%d workers, want %d", n, want)
 		}
+		if n := cfg.resize; n != fzNoResize {
+			err := p.SetWorkers(n)
+			switch {
+			case n < 1:
+				if !errors.Is(err, smartpool.ErrBadLimit) {
+					t.Errorf("SetWorkers(%d): %v, want ErrBadLimit", n, err)
+				}
+			case n > smartpool.MaxWorkers:
+				if !errors.Is(err, smartpool.ErrTooManyWorkers) {
+					t.Errorf("SetWorkers(%d): %v, want ErrTooManyWorkers", n, err)
+				}
+			case err != nil:
+				t.Errorf("SetWorkers(%d): %v", n, err)
+			default:
+				want = n
+			}
+			if got := p.Stats().Workers; got != want {
+				t.Errorf("%d workers after SetWorkers(%d), want %d", got, n, want)
+			}
+		}
+		limit := cfg.b.limit
+		if st := p.Stats(); st.Limit != limit || st.Admitted != 0 || st.Waiting != 0 {
+			t.Errorf("stats of a new pool: limit %d, %d admitted, %d waiting; want limit %d", st.Limit, st.Admitted, st.Waiting, limit)
+		}
+		if err := p.SetLimit(max(limit, 1)); limit == 0 && !errors.Is(err, smartpool.ErrNotLimited) || limit > 0 && err != nil {
+			t.Errorf("SetLimit(%d) on a pool with limit %d: %v", max(limit, 1), limit, err)
+		}
+		// With a limit, SubmitContext waits for a unit: the tasks submitted
+		// before end and give theirs back.
+		ctx, cancel := context.WithTimeout(context.Background(), fzLong)
+		defer cancel()
 		var done atomic.Int32
 		for _, k := range cfg.keys {
-			err := o.Pool().Submit(k, func(ctx context.Context) {
+			task := smartpool.Func(func(ctx context.Context) {
 				smartpool.Yield(ctx, func() {})
 				done.Add(1)
 			})
+			var err error
+			if limit > 0 {
+				err = p.SubmitContext(ctx, k, task)
+			} else {
+				err = p.SubmitTask(k, task)
+			}
 			if err != nil {
-				t.Fatalf("Submit(%s): %v", k, err)
+				t.Fatalf("submit to %s: %v", k, err)
+			}
+			if st := p.Stats(); st.Admitted > max(limit, 0) {
+				t.Errorf("%d units admitted, limit %d", st.Admitted, limit)
 			}
 		}
 		fzWait(t, "one task per channel", func() error {
@@ -1466,14 +2596,15 @@ func FuzzConfig(f *testing.F) {
 			}
 			return nil
 		})
-		rep := closeWithin(t, o, long)
+		rep := closeWithin(t, o, fzLong)
 		for _, c := range rep.Channels {
-			if c.Ran != 1 || c.Panicked+c.Goexited+c.Dropped != 0 || c.Queued != 0 {
+			if c.Ran != 1 || c.Panicked+c.Goexited+c.Dropped+c.Cancelled != 0 || c.Queued != 0 {
 				t.Errorf("channel %s: %+v, want one task ran", c.Key, c)
 			}
 		}
-		if len(rep.Channels) != len(cfg.keys) || rep.Suspended != 0 {
-			t.Errorf("report has %d channels, %d suspended; want %d, 0", len(rep.Channels), rep.Suspended, len(cfg.keys))
+		if len(rep.Channels) != len(cfg.keys) || rep.Suspended != 0 || rep.Admitted != 0 || rep.Waiting != 0 {
+			t.Errorf("report has %d channels, %d suspended, %d admitted, %d waiting; want %d, 0, 0, 0",
+				len(rep.Channels), rep.Suspended, rep.Admitted, rep.Waiting, len(cfg.keys))
 		}
 		noLeak()
 	})
