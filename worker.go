@@ -65,7 +65,7 @@ func (w *worker) loop(tc *taskContext) {
 			e.exit()
 		}
 	}()
-	waking := false
+	waking, yielded := false, false
 	streak, lastYield := 0, time.Now()
 	for {
 		if int32(w.id) >= e.target.Load() && w.retire(&waking) {
@@ -74,6 +74,17 @@ func (w *worker) loop(tc *taskContext) {
 		closing := e.closing.Load()
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
 		t, q := w.find()
+		if t == nil && !closing && !yielded {
+			// Before parking, give the processor away once and look again
+			// (keeping the waking token, if held, and its duty to pass a
+			// wake-up on): when the program's goroutines outnumber the
+			// processors, the one that submits the work may be waiting for
+			// ours, and a worker that parks and is woken at once costs more
+			// than one that waits its turn.
+			yielded = true
+			runtime.Gosched()
+			continue
+		}
 		if t == nil {
 			wasWaking := waking
 			if waking {
@@ -89,6 +100,7 @@ func (w *worker) loop(tc *taskContext) {
 			waking = w.park()
 			continue
 		}
+		yielded = false
 		if waking {
 			waking = false
 			e.waking.Store(false)

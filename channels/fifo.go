@@ -24,14 +24,20 @@ type FIFO struct {
 	tail    sync.Mutex
 	closed  bool // Close was called; guarded by tail
 	dropped bool // Close(true) emptied it: Requeue refuses too; guarded by tail and head
+	_       cacheLine
 
-	// head guards the polling side.
+	// head guards the polling side. The two sides' locks are on separate
+	// cache lines, or workers polling would slow producers down anyway.
 	head sync.Mutex
+	_    cacheLine
 
 	q      queue.TwoLock[smartpool.Task] // pushes under tail, pops under head
 	bitSet atomic.Bool                   // the availability bit is set, or about to be (see Poll)
 	bits   smartpool.Bits                // set by Attach under both locks
 }
+
+// cacheLine pads hot fields that different goroutines write apart.
+type cacheLine [64]byte
 
 // NewFIFO returns an empty FIFO.
 func NewFIFO() *FIFO { return new(FIFO) }
