@@ -68,4 +68,17 @@ func TestRunSmall(t *testing.T) {
 			t.Error("smartpool deadlocked in fork-join")
 		}
 	}
+
+	doc := "intro\n<!-- headline -->\nold table\n<!-- /headline -->\nrest\n"
+	got, err := benchmarks.SpliceHeadline(doc, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "old table") || !strings.Contains(got, "| smartpool |") ||
+		!strings.HasPrefix(got, "intro\n<!-- headline -->\n") || !strings.HasSuffix(got, "<!-- /headline -->\nrest\n") {
+		t.Errorf("SpliceHeadline:\n%s", got)
+	}
+	if _, err := benchmarks.SpliceHeadline("no markers", r); err == nil {
+		t.Error("SpliceHeadline accepted a document without markers")
+	}
 }

@@ -69,6 +69,33 @@ func writeTable(b *strings.Builder, t Table) {
 	if t.About != "" {
 		fmt.Fprintf(b, "%s\n\n", t.About)
 	}
+	writeRows(b, t)
+}
+
+// SpliceHeadline returns doc with the text between the markers
+// <!-- headline --> and <!-- /headline --> replaced by r's headline table,
+// so that README.md shows the figures of the last run. It returns an error
+// if doc lacks the markers.
+func SpliceHeadline(doc string, r *Results) (string, error) {
+	const open, end = "<!-- headline -->", "<!-- /headline -->"
+	i, j := strings.Index(doc, open), strings.Index(doc, end)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no %s ... %s markers", open, end)
+	}
+	for _, t := range r.Tables {
+		if t.Title == "Headline" {
+			b := new(strings.Builder)
+			fmt.Fprintf(b, "%s\n", open)
+			writeRows(b, t)
+			fmt.Fprintf(b, "\n_%s, GOMAXPROCS %d, %s; medians of %d runs (see BENCHMARKS.md for ranges)._\n",
+				r.Machine.CPU, r.Machine.GOMAXPROCS, r.Machine.Date.Format("2006-01-02"), r.Config.Rounds)
+			return doc[:i] + b.String() + doc[j:], nil
+		}
+	}
+	return "", fmt.Errorf("no headline table in the results")
+}
+
+func writeRows(b *strings.Builder, t Table) {
 	row := func(cells []string) { fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | ")) }
 	row(t.Header)
 	sep := make([]string, len(t.Header))

@@ -5,7 +5,7 @@
 // From benchmarks/:
 //
 //	go run ./cmd/bench                 # full run, a few minutes on 2 cores
-//	go run ./cmd/bench -scale 0.01     # CI smoke run, seconds
+//	go run ./cmd/bench -scale 0.01 -runs 1 -out '' -chart '' -readme ''   # CI smoke run, seconds
 package main
 
 import (
@@ -26,6 +26,7 @@ func main() {
 	flag.IntVar(&cfg.Workers, "workers", 0, "pool size (0: GOMAXPROCS)")
 	out := flag.String("out", "../BENCHMARKS.md", "Markdown report to write (empty: none)")
 	chart := flag.String("chart", "../docs/bench.svg", "chart to draw, .svg or .png (empty: none)")
+	readme := flag.String("readme", "../README.md", "document whose <!-- headline --> section gets the headline table (empty: none)")
 	flag.Parse()
 	log.SetFlags(0)
 	cfg.Log = os.Stderr
@@ -51,7 +52,12 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "total %s; wrote %s %s\n", r.Elapsed.Round(1e8), *out, *chart)
+	if *readme != "" {
+		if err := spliceReadme(*readme, r); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "total %s; wrote %s %s %s\n", r.Elapsed.Round(1e8), *out, *chart, *readme)
 }
 
 func writeChart(path string, h benchmarks.Headline) error {
@@ -63,6 +69,18 @@ func writeChart(path string, h benchmarks.Headline) error {
 		return err
 	}
 	return writeFile(path, func(f *os.File) error { return benchmarks.WriteChart(f, h, format) })
+}
+
+func spliceReadme(path string, r *benchmarks.Results) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := benchmarks.SpliceHeadline(string(doc), r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, []byte(out), 0o644)
 }
 
 func writeFile(path string, write func(*os.File) error) error {
