@@ -2,10 +2,12 @@ package smartpool
 
 // # Worker loop
 //
-// Every worker runs the same loop: read the closing flag; find a task (read
-// the availability summary, let the scheduler pick a level, poll the level's
-// queues in rotation from this worker's own cursor); run it; or, when there is
-// none, exit if the pool is closing and otherwise park (park.go).
+// Every worker runs the same loop: retire if SetWorkers lowered the count
+// below this worker's number (workers.go); read the closing flag; find a task
+// (read the availability summary, let the scheduler pick a level, poll the
+// level's queues in rotation from this worker's own cursor); run it; or, when
+// there is none, exit if the pool is closing and otherwise give the processor
+// away once, look again, and park (park.go).
 //
 // The closing flag is read before the search: Close marks every channel
 // closed before it sets the flag, so a worker that saw the flag and then found
