@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +73,17 @@ func (b *behavior) Config() smartpool.Config[string] {
 		cfg.Levels = append(cfg.Levels, ps)
 	}
 	return cfg
+}
+
+// key returns the key of the i-th channel in configuration order.
+func (b *behavior) key(i int) string {
+	for _, lv := range b.levels {
+		if i < len(lv) {
+			return lv[i].key
+		}
+		i -= len(lv)
+	}
+	return ""
 }
 
 func (b *behavior) find(k string) *ch {
@@ -166,20 +176,6 @@ func (g *gate) waitStarted(t testing.TB, n int) []string {
 		}
 	}
 	return names
-}
-
-// ledger records each task's outcomes by ID.
-type ledger struct {
-	mu  sync.Mutex
-	ran map[int]int
-}
-
-func newLedger() *ledger { return &ledger{ran: map[int]int{}} }
-
-func (l *ledger) record(id int) {
-	l.mu.Lock()
-	l.ran[id]++
-	l.mu.Unlock()
 }
 
 // waitFor waits until done is closed, failing after long.
