@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/alitto/pond/v2"
@@ -288,32 +289,63 @@ func (p *Smartpool) Close() {
 	}
 }
 
-// smartpoolIO is smartpool's blocking-io pool: 2 workers (a CPU budget) and
-// the I/O wait done through smartpool.Yield under a budget of IOInFlight
-// waits at once (a semaphore acquired inside the yield, so waiting for it
-// holds no worker either), as seed 003 asks of a pool.
+// smartpoolIO is smartpool's blocking-io pool, as seed 003 asks of a pool:
+// 2 workers (a CPU budget) and an I/O budget of IOInFlight waits at once,
+// expressed as the MaxInFlight cap of the channel the I/O tasks come from.
+// Each task waits through smartpool.Yield, so no worker is held meanwhile,
+// and keeps its slot of the cap until it ends; it re-enters through a
+// "resume" channel on the level above. Tasks beyond the budget stay queued.
 func smartpoolIO() (Pool, string) {
-	return &yieldingIO{Smartpool: NewSmartpoolLevels(2, 2, 2), budget: make(chan struct{}, IOInFlight)},
-		"smartpool: 2 workers, each wait through smartpool.Yield, at most 64 waits at once"
+	b := &ioBehavior{io: channels.NewFIFO(), resume: channels.NewFIFO()}
+	owned, err := smartpool.New[int](b)
+	if err != nil {
+		panic(err)
+	}
+	return &yieldingIO{owned: owned, io: b.io},
+		fmt.Sprintf("smartpool: 2 workers, each wait through smartpool.Yield, MaxInFlight %d on the I/O channel", IOInFlight)
 }
+
+// ioBehavior: resume above io; io capped at IOInFlight tasks in progress.
+type ioBehavior struct{ io, resume *channels.FIFO }
+
+func (b *ioBehavior) Config() smartpool.Config[int] {
+	return smartpool.Config[int]{Workers: 2, Levels: [][]smartpool.ChannelParams[int]{
+		{{Key: 1, CompleteOnClose: true}},
+		{{Key: 0, CompleteOnClose: true, MaxInFlight: IOInFlight}},
+	}}
+}
+
+func (b *ioBehavior) Channel(k int) smartpool.Channel {
+	if k == 0 {
+		return b.io
+	}
+	return b.resume
+}
+
+func (b *ioBehavior) Followup(int) int { return 1 }
 
 // yieldingIO runs each task's body as the wait of a Yield.
 type yieldingIO struct {
-	*Smartpool
-	budget chan struct{}
+	owned *smartpool.OwnedPool[int]
+	io    *channels.FIFO
+	wg    sync.WaitGroup
 }
 
 func (p *yieldingIO) Submit(fn func()) {
 	p.wg.Add(1)
-	err := p.fifos[len(p.fifos)-1].Submit(func(ctx context.Context) {
-		smartpool.Yield(ctx, func() {
-			p.budget <- struct{}{}
-			fn()
-			<-p.budget
-		})
+	err := p.io.Submit(func(ctx context.Context) {
+		smartpool.Yield(ctx, fn)
 		p.wg.Done()
 	})
 	if err != nil {
+		panic(err)
+	}
+}
+
+func (p *yieldingIO) Wait() { p.wg.Wait() }
+
+func (p *yieldingIO) Close() {
+	if _, err := p.owned.Close(context.Background()); err != nil {
 		panic(err)
 	}
 }
