@@ -12,34 +12,58 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestModel checks Queue against a slice under random pushes and pops that
-// cross segment boundaries many times.
-func TestModel(t *testing.T) {
+// fifo is what the model test sees of Queue and TwoLock: pop reports the
+// value, whether there was one, and (-1 if unknown) how many were left.
+type fifo struct {
+	push  func(int)
+	pop   func() (v int, ok bool, left int)
+	len   func() int
+	drain func() []int
+}
+
+// checkModel runs q against a slice under random pushes and pops that cross
+// segment boundaries many times.
+func checkModel(t *testing.T, q fifo) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	var q Queue[int]
 	var model []int
 	next := 0
 	for range 200_000 {
 		if rng.IntN(100) < 52 {
-			q.Push(next)
+			q.push(next)
 			model = append(model, next)
 			next++
 		} else {
-			v, ok := q.Pop()
+			v, ok, left := q.pop()
 			require.Equal(t, len(model) > 0, ok)
 			if ok {
 				require.Equal(t, model[0], v)
 				model = model[1:]
 			}
+			if left >= 0 {
+				require.Equal(t, len(model), left)
+			}
 		}
-		require.Equal(t, len(model), q.Len())
+		require.Equal(t, len(model), q.len())
 	}
-	require.Equal(t, model, q.Drain())
-	require.Zero(t, q.Len())
+	require.Equal(t, model, q.drain())
+	require.Zero(t, q.len())
+}
+
+// TestModel checks Queue against a slice.
+func TestModel(t *testing.T) {
+	var q Queue[int]
+	checkModel(t, fifo{q.Push, func() (int, bool, int) { v, ok := q.Pop(); return v, ok, -1 }, q.Len, q.Drain})
 	_, ok := q.Pop()
 	require.False(t, ok)
+}
+
+// TestTwoLockModel checks TwoLock against a slice, single-threaded, across
+// segment boundaries and spare reuse.
+func TestTwoLockModel(t *testing.T) {
+	var q TwoLock[int]
+	checkModel(t, fifo{q.Push, q.Pop, q.Len, q.Drain})
 }
 
 // Popped slots are zeroed: the queue keeps no reference to what it gave out.
@@ -85,34 +109,6 @@ func BenchmarkBurst(b *testing.B) {
 	}
 }
 
-// TestTwoLockModel checks TwoLock against a slice, single-threaded, across
-// many segment boundaries and spare reuse.
-func TestTwoLockModel(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	var q TwoLock[int]
-	var model []int
-	next := 0
-	for range 200_000 {
-		if rng.IntN(100) < 52 {
-			q.Push(next)
-			model = append(model, next)
-			next++
-		} else {
-			v, ok, left := q.Pop()
-			require.Equal(t, len(model) > 0, ok)
-			if ok {
-				require.Equal(t, model[0], v)
-				model = model[1:]
-			}
-			require.Equal(t, len(model), left)
-		}
-		require.Equal(t, len(model), q.Len())
-	}
-	require.Equal(t, model, q.Drain())
-	require.Zero(t, q.Len())
-}
 
 // TestTwoLockConcurrent pushes from one goroutine (under a tail lock) while
 // two pop (under a head lock): every value comes out once, in order per
