@@ -109,7 +109,6 @@ func BenchmarkBurst(b *testing.B) {
 	}
 }
 
-
 // TestTwoLockConcurrent pushes from one goroutine (under a tail lock) while
 // two pop (under a head lock): every value comes out once, in order per
 // consumer's view of the global order.
