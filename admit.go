@@ -31,10 +31,6 @@ import (
 // feature.
 var ErrNotLimited = errors.New("smartpool: pool has no in-flight limit")
 
-// ErrNotInTask is returned by Handoff when its context is not the context of
-// a task of this pool.
-var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
-
 type admission struct {
 	on      bool // Config.Limit > 0; read-only after New
 	limit   atomic.Int64
@@ -148,103 +144,6 @@ func (p *Pool[K]) SetLimit(n int) error {
 	a.limit.Store(int64(n))
 	a.broadcast()
 	return nil
-}
-
-// SubmitContext is SubmitTask for work whose submitter may give up. It waits
-// for a unit of the in-flight limit (Config.Limit) until ctx ends, then
-// queues t; if ctx ends while t is still queued, t never runs: it is counted
-// in ChannelStats.Cancelled, its unit is released at once, and the channel
-// skips it when it comes up. ctx does not reach t's Run: once t started,
-// cancelling ctx does nothing. It returns ErrNilTask, ErrClosed (also to a
-// submitter waiting when Close starts), ErrUnknownKey, ctx.Err(), or the
-// channel's error.
-//
-// Queuing costs one allocation more than SubmitTask when ctx can be
-// cancelled.
-func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
-	if t == nil {
-		return ErrNilTask
-	}
-	e := p.e
-	if e.stopped.Load() {
-		return ErrClosed
-	}
-	ch, ok := p.index[key]
-	if !ok {
-		return ErrUnknownKey
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if e.admit.on {
-		if err := e.admitWait(ctx); err != nil {
-			return err
-		}
-	}
-	if ctx.Done() != nil {
-		t = newCancellable(ctx, e, ch, t)
-	}
-	err := e.chans[ch].c.Push(t)
-	if err != nil {
-		if c, ok := t.(*cancellable); ok && !c.claim(claimedRefused) {
-			return err // cancelled meanwhile: its unit is already back
-		}
-		e.unitDone()
-	}
-	return err
-}
-
-// Handoff submits t to the channel named key as the continuation of the task
-// that runs with ctx: t takes over that task's unit of the in-flight limit
-// instead of waiting for one, so a chain of tasks (fetch, then parse, then
-// store) holds one unit from its start to its end and a full pool can always
-// finish what it admitted. The calling task should end soon after: it no
-// longer holds a unit. A second Handoff from the same task needs a free unit
-// (ErrFull if there is none); in a pool without a limit there are no units
-// to pass on.
-//
-// Once Close started, Handoff still queues t if the calling task holds a
-// worker (it is not inside a Yield's wait): it continues work the pool
-// admitted, so a complete-on-close pipeline drains to its end; into a
-// channel that does not complete on close, t is then dropped and reported.
-// Errors, in this order: ErrNotInTask if ctx is not a task context of this
-// pool, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
-// during Close only from inside a Yield's wait or from a dropped channel).
-// Call it from the task's own goroutine.
-func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
-	e := p.e
-	tc := taskOf(ctx)
-	switch {
-	case tc == nil || tc.e != e:
-		return ErrNotInTask
-	case t == nil:
-		return ErrNilTask
-	}
-	ch, ok := p.index[key]
-	if !ok {
-		return ErrUnknownKey
-	}
-	transfer := e.admit.on && !tc.handedOff
-	if !transfer {
-		if err := e.admitNow(1); err != nil {
-			return err
-		}
-	}
-	c := e.chans[ch].c
-	err := c.Push(t)
-	if errors.Is(err, ErrClosed) && tc.w != nil {
-		// Draining: the work goes on, like a yielded task's re-entry. The
-		// calling task holds a worker, which looks for work again when the
-		// task ends, so t cannot be stranded by workers exiting.
-		err = c.Requeue(t)
-	}
-	switch {
-	case err != nil && !transfer:
-		e.unitDone()
-	case err == nil && transfer:
-		tc.handedOff = true
-	}
-	return err
 }
 
 // Admit takes n units of the pool's in-flight limit, all or none, for tasks

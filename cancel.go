@@ -6,6 +6,50 @@ import (
 	"sync/atomic"
 )
 
+// SubmitContext is SubmitTask for work whose submitter may give up. It waits
+// for a unit of the in-flight limit (Config.Limit) until ctx ends, then
+// queues t; if ctx ends while t is still queued, t never runs: it is counted
+// in ChannelStats.Cancelled, its unit is released at once, and the channel
+// skips it when it comes up. ctx does not reach t's Run: once t started,
+// cancelling ctx does nothing. It returns ErrNilTask, ErrClosed (also to a
+// submitter waiting when Close starts), ErrUnknownKey, ctx.Err(), or the
+// channel's error.
+//
+// Queuing costs one allocation more than SubmitTask when ctx can be
+// cancelled.
+func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
+	if t == nil {
+		return ErrNilTask
+	}
+	e := p.e
+	if e.stopped.Load() {
+		return ErrClosed
+	}
+	ch, ok := p.index[key]
+	if !ok {
+		return ErrUnknownKey
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if e.admit.on {
+		if err := e.admitWait(ctx); err != nil {
+			return err
+		}
+	}
+	if ctx.Done() != nil {
+		t = newCancellable(ctx, e, ch, t)
+	}
+	err := e.chans[ch].c.Push(t)
+	if err != nil {
+		if c, ok := t.(*cancellable); ok && !c.claim(claimedRefused) {
+			return err // cancelled meanwhile: its unit is already back
+		}
+		e.unitDone()
+	}
+	return err
+}
+
 // cancellable is a task queued by SubmitContext with a context that can end.
 // Exactly one party claims it, by compare-and-swap on state: its Run (the
 // task starts), the context's AfterFunc (cancelled), Close or a channel that

@@ -1,0 +1,63 @@
+package smartpool
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotInTask is returned by Handoff when its context is not the context of
+// a task of this pool.
+var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
+
+// Handoff submits t to the channel named key as the continuation of the task
+// that runs with ctx: t takes over that task's unit of the in-flight limit
+// instead of waiting for one, so a chain of tasks (fetch, then parse, then
+// store) holds one unit from its start to its end and a full pool can always
+// finish what it admitted. The calling task should end soon after: it no
+// longer holds a unit. A second Handoff from the same task needs a free unit
+// (ErrFull if there is none); in a pool without a limit there are no units
+// to pass on.
+//
+// Once Close started, Handoff still queues t if the calling task holds a
+// worker (it is not inside a Yield's wait): it continues work the pool
+// admitted, so a complete-on-close pipeline drains to its end; into a
+// channel that does not complete on close, t is then dropped and reported.
+// Errors, in this order: ErrNotInTask if ctx is not a task context of this
+// pool, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
+// during Close only from inside a Yield's wait or from a dropped channel).
+// Call it from the task's own goroutine.
+func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
+	e := p.e
+	tc := taskOf(ctx)
+	switch {
+	case tc == nil || tc.e != e:
+		return ErrNotInTask
+	case t == nil:
+		return ErrNilTask
+	}
+	ch, ok := p.index[key]
+	if !ok {
+		return ErrUnknownKey
+	}
+	transfer := e.admit.on && !tc.handedOff
+	if !transfer {
+		if err := e.admitNow(1); err != nil {
+			return err
+		}
+	}
+	c := e.chans[ch].c
+	err := c.Push(t)
+	if errors.Is(err, ErrClosed) && tc.w != nil {
+		// Draining: the work goes on, like a yielded task's re-entry. The
+		// calling task holds a worker, which looks for work again when the
+		// task ends, so t cannot be stranded by workers exiting.
+		err = c.Requeue(t)
+	}
+	switch {
+	case err != nil && !transfer:
+		e.unitDone()
+	case err == nil && transfer:
+		tc.handedOff = true
+	}
+	return err
+}
