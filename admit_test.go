@@ -428,3 +428,27 @@ func TestLimit_CloseReleasesEveryWaiter(t *testing.T) {
 		}
 	}
 }
+
+// A context cancelled while SubmitContext registers its AfterFunc is handled
+// like any other cancellation (the AfterFunc may run at once; -race checks
+// that it touches nothing SubmitContext is still writing).
+func TestCancel_WhileSubmitting(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("hold")}, {fifo("a")}}})
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 1)
+	n := scale(2000)
+	for range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		go cancel()
+		if err := p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) {})); err != nil {
+			require.ErrorIs(t, err, context.Canceled)
+		}
+	}
+	close(g.release)
+	r := closeWithin(t, o, long)
+	st, _ := r.Channel("a")
+	require.Equal(t, st.Finished(), st.Ran+st.Cancelled)
+	require.LessOrEqual(t, int(st.Finished()), n)
+}

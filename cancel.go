@@ -82,15 +82,18 @@ func newCancellable(ctx context.Context, e *engine, ch int, t Task) *cancellable
 	return c
 }
 
-// claim moves c from queued to how, and reports whether it did. The winner
-// also unregisters the AfterFunc (a no-op when the AfterFunc is the winner).
-// A loser waits until a cancellation that won has been counted, so that a
+// claim moves c from queued to how, and reports whether it did. A winner
+// other than a cancellation unregisters the AfterFunc (a cancellation needs
+// not: its context is done; and the AfterFunc may run before
+// newCancellable has stored stop). A loser waits until a cancellation that won has been counted, so that a
 // worker or a Close that goes on after losing sees the count: the report
 // Close returns is exact. The wait spans a few instructions of the
 // cancelling goroutine.
 func (c *cancellable) claim(how int32) bool {
 	if c.state.CompareAndSwap(queued, how) {
-		c.stop()
+		if how != cancelling {
+			c.stop()
+		}
 		return true
 	}
 	for c.state.Load() == cancelling {
