@@ -112,6 +112,12 @@ func (b Bits) Clear(i int) {
 	}
 }
 
+// Has reports whether queue i's bit is set, for channels that keep the bit
+// rule without one lock over both submits and polls (see channels.FIFO).
+func (b Bits) Has(i int) bool {
+	return b.e != nil && b.e.field.Has(b.index(i))
+}
+
 // Closed reports whether the pool stopped admission (its Close started).
 // Channels check it under their lock on every submit; it is one atomic load.
 func (b Bits) Closed() bool { return b.e != nil && b.e.stopped.Load() }

@@ -115,25 +115,36 @@ func (f *FIFO) setBitLocked() {
 
 // Poll removes and returns the oldest task, or nil if the FIFO is empty.
 //
-// The availability bit is cleared by the Poll that leaves the FIFO empty.
-// The bit rule (smartpool.Channel) holds without a lock common to both
-// sides: a pusher stores its task, then sets the bit unless bitSet reads
-// true; the clearing Poll stores bitSet false, clears the bit, then looks at
-// the queue again and sets both back if a task arrived. With sequentially
-// consistent atomics, a pusher that read bitSet true read it before the
-// clearing Poll stored false, so that Poll's second look sees its task.
+// The bit rule (smartpool.Channel) without a lock common to both sides: a
+// pusher publishes its task, then sets the bit unless bitSet reads true. The
+// Poll that leaves (or finds) the FIFO empty clears the bit if bitSet reads
+// true or the bit itself reads set (a pusher may have stored bitSet true and
+// not yet set the bit when an earlier Poll stored false: its Set lands
+// later, on an empty FIFO), in this order: store bitSet false, clear, look
+// again, and set both back, then wake a worker, if the FIFO is not empty or
+// bitSet reads true (a pusher stored true after our store and its Set may
+// have come before our Clear). internal/model/park.pml checks this protocol,
+// with the three orderings that lose a task or leave a stale bit as
+// mutants.
 func (f *FIFO) Poll(int) smartpool.Task {
 	f.head.Lock()
 	t, _, left := f.q.Pop()
-	if left == 0 && f.bitSet.Load() {
-		f.bitSet.Store(false)
-		f.bits.Clear(0)
-		if f.q.Len() > 0 {
-			f.bitSet.Store(true)
-			f.bits.Set(0)
-		}
+	if left != 0 || !f.bitSet.Load() && !f.bits.Has(0) {
+		f.head.Unlock()
+		return t
 	}
+	f.bitSet.Store(false)
+	f.bits.Clear(0)
+	back := f.q.Len() > 0 || f.bitSet.Load()
+	if back {
+		f.bitSet.Store(true)
+		f.bits.Set(0)
+	}
+	b := f.bits
 	f.head.Unlock()
+	if back {
+		b.Wake(1) // while the bit read clear, a worker may have parked
+	}
 	return t
 }
 

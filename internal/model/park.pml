@@ -1,22 +1,31 @@
 /*
  * park.pml: the sleep/wake protocol of smartpool (park.go) with the waking
- * throttle, over the availability-bit protocol (internal/avail), checked
- * with spin. No Close here: close.pml covers it.
+ * throttle, over the availability-bit protocol (internal/avail) as the
+ * two-lock FIFO (channels/fifo.go, internal/queue/twolock.go) keeps it,
+ * checked with spin. No Close here: close.pml covers it.
  *
- *   Worker(me)    worker.loop, worker.find/pollLevel, worker.park
- *   Submitter(k)  FIFO.Push on channel k: lock, queue, Bits.Set, unlock,
- *                 Bits.Wake -> engine.wake
+ *   Worker(me)    worker.loop (with the one Gosched-and-search-again before
+ *                 parking), worker.find/pollLevel, FIFO.Poll, worker.park
+ *   Submitter(k)  FIFO.push on channel k: tail lock, q.Push (publish),
+ *                 setBitLocked (bitSet, Bits.Set), unlock, Bits.Wake ->
+ *                 engine.wake
  *   Observer      fires only when nothing else can move (spin's timeout):
  *                 the system is quiescent; checks no lost wake-up
  *
- * One level with NQ = 2 one-queue channels, whose bits share the level's one
- * word (avail.Field: word, summary). Set, Clear and Tidy are modelled access
- * by access (each Go atomic is sequentially consistent and one step), so the
- * Clear/Set race and the repair are explored. Taking the channel lock, the
- * queue operation and the first bit access share a step, and the release
- * shares the last bit access's step (Lipton movers: see README).
+ * One level with NQ = 2 one-queue FIFOs, whose bits share the level's one
+ * word (avail.Field: word, summary). Each FIFO is a two-lock queue: pushes
+ * hold its tail lock, polls its head lock, so a pusher and a
+ * poller of the same FIFO interleave at atomic granularity. The queue is
+ * two counters: pushed (atomic, stored by the pusher under tail) and popped
+ * (touched only under head); the task popped is BASE(k) + popped[k]. Every Go
+ * atomic (pushed, bitSet, word Or/And/Load, summary Or/And/Load) is one step;
+ * a lock acquire shares the step of the first shared access after it, a
+ * release the step of the last one before it (Lipton movers: see README).
  *
- * Blocking tasks: with W workers, tasks 0 .. W-2 (the first ones submitted)
+ * Submitter k pushes PERk tasks (PER0, PER1; both PER by default; PER1=0
+ * leaves FIFO 1 idle).
+ *
+ * Blocking tasks: with W workers, tasks 0 .. W-2 (submitter 0's first ones)
  * do not return until the last task has run, as a task waiting for another
  * task's result would. W-1 workers may be held by them, so the remaining
  * worker must be woken for the rest: a parked worker beside queued work with
@@ -24,8 +33,18 @@
  *   - no invalid end state (deadlock): the only valid end is every worker
  *     parked at end_park after the Observer passed;
  *   - Observer (at quiescence): every task ran, word == 0, summary == 0,
- *     waking is clear, every worker is on the idle stack, no lock held;
- *   - assertions: a worker never gets a second wake-up token.
+ *     no bitSet left, waking is clear, every worker is on the idle stack, no
+ *     lock held;
+ *   - the bit rule, asserted at every release of a FIFO lock that leaves both
+ *     locks of that FIFO free: (a) a queue holding a task has its bit set
+ *     (the Channel contract); (b) a set bit over an empty queue is one the
+ *     next Poll clears (no stale bit: find loops while a bit is set, so a
+ *     bit no Poll clears makes workers spin instead of parking); (c) bitSet
+ *     true implies the bit is set (a pusher that reads it true skips Set).
+ *     -DRULES=n, a mask (1 a, 2 b, 4 c; default 7), turns some off;
+ *   - assertions: a worker never gets a second wake-up token;
+ *   - with -DNP (pan -l): no non-progress cycle, i.e. workers do not loop
+ *     forever without a task being submitted or run (progress_ labels).
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
  *   1  park does not re-check the summary after pushing itself
@@ -35,13 +54,32 @@
  *      waking (the chained wake-up can be lost)
  *   4  avail.Tidy without the repair (no re-read after clearing the summary)
  *   5  the repair does not wake a worker (Bits.Clear ignores "repaired")
+ *   6  the clearing Poll does not look at the queue again after Clear
+ *   7  the clearing Poll looks again before Clear (bitSet.Store(false),
+ *      second look, Clear, set back if the look said so)
+ *   8  the clearing Poll stores bitSet false only if its second look finds
+ *      nothing (Clear, second look, then Set or bitSet.Store(false)); a
+ *      livelock: check with -DNP
+ *   9  push reads bitSet (and sets the bit) before it publishes the task
  *
- * Protocol switches (1 = the fix this model proposes, the default; 0 = the Go
- * code as of this model's writing; each 0 loses a wake-up, see README "Bugs
+ * Protocol switches (1 = the fix, the default and the Go code now; 0 = the Go
+ * code before the fix; each 0 breaks a property, see README "Bugs
  * found"):
  *   WAKE      engine.wake re-checks after a failed Pop
  *   PARKWAKE  park's re-check wake-up carries the waking token when free
  *   TIDYWAKE  worker.find wakes a worker when its Tidy repaired the summary
+ *   STALEBIT  a Poll that leaves or finds the queue empty clears if bitSet
+ *             OR the queue's own bit reads set
+ *   LOSTBIT   the clearing Poll's second look sets the bit back if Len() > 0
+ *             OR bitSet reads true
+ *   BACKWAKE  the clearing Poll wakes a worker (engine.wake, after unlocking)
+ *             when its second look set the bit back
+ * and NOBITSET=1, an alternative to STALEBIT/LOSTBIT that also verifies: no
+ * bitSet at all; a push always Sets the bit, a Poll with left == 0 always
+ * clears, looks again (Len), and sets back and wakes if it is non-zero.
+ * Model switches (1 = the Go code now): SETSUM (avail.Set's second summary
+ * clause, since e6f01af), GOSCHED (worker.loop's search-again, since
+ * acafbe9); the asis-parkwake/asis-tidywake regressions use 0 for both.
  */
 
 #ifndef W
@@ -49,6 +87,12 @@
 #endif
 #ifndef PER
 #define PER 2          /* tasks per submitter */
+#endif
+#ifndef PER0
+#define PER0 PER       /* tasks of submitter 0 */
+#endif
+#ifndef PER1
+#define PER1 PER       /* tasks of submitter 1 */
 #endif
 #ifndef MUTANT
 #define MUTANT 0
@@ -62,18 +106,47 @@
 #ifndef PARKWAKE
 #define PARKWAKE 1     /* 0: park's re-check wake-up as in park.go before ada9c37 */
 #endif
+#ifndef STALEBIT
+#define STALEBIT 1     /* 0: Poll clears only if bitSet reads true, as channels/fifo.go */
+#endif
+#ifndef LOSTBIT
+#define LOSTBIT 1      /* 0: Poll's second look reads only Len(), as channels/fifo.go */
+#endif
+#ifndef BACKWAKE
+#define BACKWAKE 1     /* 0: Poll sets the bit back without a wake-up, as channels/fifo.go */
+#endif
+#ifndef SETSUM
+#define SETSUM 1       /* 0: avail.Set ORs the summary only for the word's first bit, as
+                        * before e6f01af (and as this model had it before the two-lock FIFO) */
+#endif
+#ifndef GOSCHED
+#define GOSCHED 1      /* 0: worker.loop parks after the first empty search, as before acafbe9 */
+#endif
+#ifndef NOBITSET
+#define NOBITSET 0     /* 1: the alternative without bitSet (STALEBIT, LOSTBIT unused) */
+#endif
 
 #define NQ 2           /* channels = queues = submitters, one level */
-#define NT (NQ * PER)
+#define NT (PER0 + PER1)
+#define PERK(k) ((k) == 0 -> PER0 : PER1)
+#define BASE(k) ((k) * PER0)
 #define LAST (NT - 1)
 #define NONE 255
 
-/* the tasks are numbered by submitter: submitter k pushes k*PER .. k*PER+PER-1 */
+/* the tasks are numbered by submitter: submitter k pushes BASE(k) ..
+ * BASE(k)+PERK(k)-1 */
 #define BLOCKER(t) ((t) < (W - 1) && (t) != LAST)
 
-chan Q[NQ] = [PER] of { byte };
 chan tok[W] = [1] of { bool };   /* worker.wake */
-bool lk[NQ];                     /* channel locks (FIFO.mu) */
+
+/* FIFO k */
+byte pushed[NQ];                 /* q.pushed: tasks published (atomic) */
+byte popped[NQ];                 /* q.popped: tasks popped (under head only) */
+bool bitSet[NQ];                 /* f.bitSet (atomic) */
+bool lk[2 * NQ];                 /* lk[TAIL + k]: f.tail, held by the pusher (one
+                                  * per FIFO here); lk[HEAD + k]: f.head */
+#define TAIL 0
+#define HEAD NQ
 
 byte word;                       /* the level's bit word: bit i = queue i */
 bool summary;                    /* the summary bit of the level */
@@ -83,6 +156,29 @@ byte sp;
 byte ran;                        /* tasks run */
 bool lastRan;                    /* task LAST has run: blockers may return */
 byte subs = NQ;                  /* submitters still running */
+
+#define BIT(k) ((word >> (k)) & 1)
+#define EMPTY(k) (pushed[k] == popped[k])
+#ifndef RULES
+#define RULES 7        /* bit rules asserted at lock releases: 1 (a), 2 (b), 4 (c);
+                        * fewer, e.g. 0, to see what breaking one leads to */
+#endif
+#if STALEBIT == 0 && NOBITSET == 0
+#define CLEARABLE(k) (bitSet[k])  /* a Poll of the empty queue clears only if bitSet reads true */
+#else
+#define CLEARABLE(k) 1            /* ... or also if the bit reads set, or always (NOBITSET) */
+#endif
+
+/* Release FIFO k's lock side (TAIL or HEAD); if that leaves both locks free,
+ * check the bit rule. Only holders of k's locks change k's bit, bitSet or
+ * counters, so checking at each such release covers every moment with both
+ * locks free. */
+inline unlock(side, k) {
+	lk[side + k] = false;
+	assert(!(RULES & 1) || lk[TAIL + k] || lk[HEAD + k] || EMPTY(k) || BIT(k));  /* (a) contract */
+	assert(!(RULES & 2) || lk[TAIL + k] || lk[HEAD + k] || !BIT(k) || !EMPTY(k) || CLEARABLE(k)); /* (b) no stale bit */
+	assert(!(RULES & 4) || lk[TAIL + k] || lk[HEAD + k] || !bitSet[k] || BIT(k))  /* (c) bitSet true: the bit is set */
+}
 
 inline pop(i) {
 	atomic {
@@ -186,41 +282,251 @@ inline tidy(rep) {
 		if
 		:: word == 0 -> skip                 /* lv.empty(): return false */
 		:: else ->
-			summary = true;                  /* f.summary.Or(bit) */
-			rep = true
+			atomic { summary = true;         /* f.summary.Or(bit) */
+			rep = true }
 		fi
 #endif
 	fi
 }
 
-/* The channel lock is a right mover when taken and a left mover when
- * released, and the queue is touched only under it, so "lock, queue
- * operation, first bit operation" is one step, and the release shares the
- * step of the last bit operation before it. */
-
-proctype Submitter(byte k) {
-	byte n, old, i;
-	bool ok;
-	do
-	:: n < PER ->
-		atomic {                             /* FIFO.push */
-			!lk[k] -> lk[k] = true;
-			Q[k]!(k * PER + n);
+/* Bits.Set(0) = avail.Set on queue k, with FIFO k's lock side held; the
+ * lock is released in the step of the last access. */
+inline setBit(k, old, side) {
+	atomic { old = word; word = word | (1 << k) }   /* word.Or */
+	if
+	:: old == 0 -> atomic { summary = true; unlock(side, k) }  /* summary.Or */
+	:: else ->
+#if SETSUM == 1
+		/* the word had a bit: OR the summary only if it reads clear */
+		atomic {
+			old = summary;                   /* summary.Load */
 			if
-			:: len(Q[k]) == 1 ->             /* Bits.Set = avail.Set: */
-				old = word; word = word | (1 << k)   /* word.Or */
-			:: else -> old = 1
-			fi;
-			if
-			:: old != 0 -> lk[k] = false     /* unlock */
+			:: old -> unlock(side, k)
 			:: else -> skip
 			fi
 		}
 		if
-		:: old == 0 -> atomic { summary = true; lk[k] = false }  /* summary.Or; unlock */
+		:: !old -> atomic { summary = true; unlock(side, k) }  /* summary.Or */
+		:: else -> skip
+		fi
+#else
+		atomic { unlock(side, k) }
+#endif
+	fi;
+	old = 0
+}
+
+/* Bits.Clear(0) = avail.Clear on queue q (head held; no release here):
+ * word.And, Tidy if no other bit, e.wake() if Tidy repaired */
+inline clearBit(q, old, rep, i, ok) {
+	atomic { old = word; word = word & ~(1 << q) }   /* word.And */
+	if
+	:: (old & ~(1 << q)) == 0 ->             /* no other eligible bit: Tidy */
+		tidy(rep);
+#if MUTANT != 5
+		if
+		:: rep -> wake(i, ok)                /* a repair wakes (under head, as in Go) */
 		:: else -> skip
 		fi;
+#endif
+		rep = false
+	:: else -> skip
+	fi;
+	old = 0
+}
+
+/* q.Len() under head: popped is the holder's, pushed one atomic load */
+inline qlen(q, n) {
+	n = pushed[q] - popped[q]
+}
+
+/* the clearing Poll's second look (for the mutants; the protocol's own is
+ * written out in poll, where the unlock shares its last step): left != 0 if
+ * the bit must be set back. q.Len() > 0, and with LOSTBIT || bitSet.Load():
+ * a pusher stored bitSet true after this Poll stored false, and its Set may
+ * have come before this Poll's Clear. Two loads, two steps. */
+inline second(q, left) {
+	qlen(q, left);
+#if LOSTBIT == 1 && NOBITSET == 0
+	if
+	:: left == 0 -> left = bitSet[q]
+	:: else -> skip
+	fi
+#endif
+}
+
+/* the wake-up after the second look set the bit back: while the bit (and
+ * maybe the summary) read clear, a worker may have parked */
+inline backWake(i, ok) {
+#if BACKWAKE == 1
+	wake(i, ok)
+#else
+	skip
+#endif
+}
+
+/* FIFO.Poll on queue q: t = the task popped or NONE */
+inline poll(q, t, left, bs, old, rep, i, ok) {
+	atomic {                                 /* head.Lock; q.Pop: one load of pushed */
+		!lk[HEAD + q] -> lk[HEAD + q] = true;
+		if
+		:: pushed[q] != popped[q] ->
+			t = BASE(q) + popped[q];
+			popped[q]++;                     /* popped.Store: head side only */
+			left = pushed[q] - popped[q]
+		:: else -> t = NONE; left = 0
+		fi;
+		if
+		:: left != 0 -> unlock(HEAD, q)
+		:: else -> skip
+		fi
+	}
+	if
+	:: left == 0 ->
+#if NOBITSET == 1
+		bs = true;                           /* no bitSet: clear whenever left == 0 */
+#else
+		atomic {
+			bs = bitSet[q];                  /* bitSet.Load() */
+#if STALEBIT == 0
+			if
+			:: !bs -> unlock(HEAD, q)
+			:: else -> skip
+			fi
+#endif
+		}
+#if STALEBIT == 1
+		/* the fix: || the queue's own bit reads set (a bit whose bitSet a
+		 * clearing Poll took before its pusher's Set) */
+		if
+		:: !bs ->
+			atomic {
+				bs = BIT(q);                 /* word.Load */
+				if
+				:: !bs -> unlock(HEAD, q)
+				:: else -> skip
+				fi
+			}
+		:: else -> skip
+		fi;
+#endif
+#endif
+		if
+		:: bs ->
+			bs = false;
+#if MUTANT == 6
+			bitSet[q] = false;               /* bitSet.Store(false) */
+			clearBit(q, old, rep, i, ok);
+			atomic { unlock(HEAD, q) }       /* no second look */
+#elif MUTANT == 7
+			bitSet[q] = false;
+			second(q, left);                 /* the second look first */
+			clearBit(q, old, rep, i, ok);
+			if
+			:: left != 0 ->
+				left = 0; bitSet[q] = true; setBit(q, old, HEAD);
+				backWake(i, ok)
+			:: else -> atomic { unlock(HEAD, q) }
+			fi
+#elif MUTANT == 8
+			clearBit(q, old, rep, i, ok);
+			second(q, left);
+			if
+			:: left != 0 -> left = 0; setBit(q, old, HEAD); backWake(i, ok)
+			:: else -> atomic { bitSet[q] = false; unlock(HEAD, q) }
+			fi
+#else
+#if NOBITSET == 0
+			bitSet[q] = false;               /* bitSet.Store(false) */
+#endif
+			clearBit(q, old, rep, i, ok);    /* bits.Clear(0) */
+			atomic {
+				qlen(q, left);               /* q.Len() > 0: look again */
+#if LOSTBIT == 0 || NOBITSET == 1
+				if
+				:: left == 0 -> unlock(HEAD, q)
+				:: else -> skip
+				fi
+#endif
+			}
+#if LOSTBIT == 1 && NOBITSET == 0
+			if
+			:: left == 0 ->                  /* the fix: || bitSet.Load() */
+				atomic {
+					left = bitSet[q];
+					if
+					:: left == 0 -> unlock(HEAD, q)
+					:: else -> skip
+					fi
+				}
+			:: else -> skip
+			fi;
+#endif
+			if
+			:: left != 0 ->
+				left = 0;
+#if NOBITSET == 0
+				bitSet[q] = true;            /* bitSet.Store(true) */
+#endif
+				setBit(q, old, HEAD);        /* bits.Set(0); unlock */
+				backWake(i, ok)
+			:: else -> skip
+			fi
+#endif
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	left = 0
+}
+
+proctype Submitter(byte k) {
+	byte n, old, i;
+	bool ok, bs;
+	do
+	:: n < PERK(k) ->
+#if MUTANT == 9
+		atomic {                             /* tail.Lock; q.Write; bitSet.Load() */
+			!lk[TAIL + k] -> lk[TAIL + k] = true;
+			bs = bitSet[k]
+		}
+		if
+		:: !bs ->
+			bitSet[k] = true;
+			atomic { old = word; word = word | (1 << k) };
+			if
+			:: old == 0 || !summary -> summary = true
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		atomic { pushed[k]++; unlock(TAIL, k) }   /* q.Publish; unlock */
 		old = 0;
+#else
+progress_push:
+		atomic {                             /* tail.Lock; q.Push: write, pushed.Store */
+			!lk[TAIL + k] -> lk[TAIL + k] = true;
+			pushed[k]++
+		}
+#if NOBITSET == 1
+		setBit(k, old, TAIL);                /* no bitSet: Bits.Set(0) after every push */
+#else
+		atomic {                             /* setBitLocked: bitSet.Load() */
+			bs = bitSet[k];
+			if
+			:: bs -> unlock(TAIL, k)
+			:: else -> skip
+			fi
+		}
+		if
+		:: !bs ->
+			bitSet[k] = true;                /* bitSet.Store(true) */
+			setBit(k, old, TAIL)             /* bits.Set(0); unlock */
+		:: else -> skip
+		fi;
+#endif
+#endif
+		bs = false;
 		wake(i, ok);                         /* Bits.Wake(1) after unlocking */
 		n++
 	:: else -> break
@@ -229,8 +535,8 @@ proctype Submitter(byte k) {
 }
 
 proctype Worker(byte me) {
-	bool wk, s, rep, ok;
-	byte w, q, t, n, old, i;
+	bool wk, yd, s, rep, ok, bs;
+	byte w, q, t, n, i, left, old;
 loop:
 	/* find */
 	s = summary;
@@ -248,37 +554,8 @@ loop:
 		:: w & 2 -> q = 1
 		fi;
 		w = 0;
-		atomic {                             /* FIFO.Poll */
-			!lk[q] -> lk[q] = true;
-			if
-			:: len(Q[q]) > 0 ->
-				Q[q]?t;
-				if
-				:: len(Q[q]) == 0 ->         /* Bits.Clear = avail.Clear: */
-					old = word; word = word & ~(1 << q)   /* word.And */
-				:: else -> old = 0
-				fi
-			:: else -> t = NONE; old = 0
-			fi;
-			if
-			:: old != (1 << q) -> lk[q] = false   /* unlock: no Tidy follows */
-			:: else -> skip
-			fi
-		}
-		if
-		:: old == (1 << q) ->                /* the word went to zero: Tidy */
-			tidy(rep);
-#if MUTANT != 5
-			if
-			:: rep -> wake(i, ok)            /* Bits.Clear: a repair wakes */
-			:: else -> skip
-			fi;
-#endif
-			rep = false;
-			lk[q] = false                    /* unlock */
-		:: else -> skip
-		fi;
-		old = 0; q = 0;
+		poll(q, t, left, bs, old, rep, i, ok);
+		q = 0;
 		if
 		:: t != NONE -> goto found
 		:: else -> n++
@@ -300,7 +577,16 @@ loop:
 found:
 	s = false; n = 0;
 	if
-	:: t == NONE ->
+#if GOSCHED == 1
+	:: t == NONE && !yd ->
+		/* worker.loop: runtime.Gosched() and search again once since the
+		 * last task, keeping the waking token */
+		yd = true;
+		goto loop
+#else
+	:: t == NONE && !yd -> yd = true; goto found
+#endif
+	:: t == NONE && yd ->
 #if MUTANT != 2
 		if
 		:: wk -> wk = false; waking = false
@@ -324,7 +610,7 @@ found:
 end_park:
 		tok[me]?wk;
 		goto loop
-	:: else -> skip
+	:: else -> yd = false
 	fi;
 	if
 	:: wk ->
@@ -350,6 +636,7 @@ end_park:
 	:: BLOCKER(t) -> lastRan                 /* waits for the last task */
 	:: else -> skip
 	fi;
+progress_run:
 	atomic {
 		ran++;
 		if
@@ -370,7 +657,10 @@ proctype Observer() {
 	assert(!waking);                         /* the throttle is not stuck */
 	assert(sp == W);                         /* every worker parked */
 	do
-	:: k < NQ -> assert(!lk[k] && len(Q[k]) == 0); k++
+	:: k < NQ ->
+		assert(!lk[TAIL + k] && !lk[HEAD + k] && EMPTY(k));
+		assert(!(RULES & 4) || !bitSet[k]);  /* (c): the bit is clear */
+		k++
 	:: else -> break
 	od
 }

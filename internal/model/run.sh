@@ -4,10 +4,12 @@
 # search complete) and every mutant must fail. Exits non-zero otherwise.
 #
 #   bash internal/model/run.sh            the CI set
-#   bash internal/model/run.sh --soak     bigger configurations (about 10 min, 12 GB)
+#   bash internal/model/run.sh --soak     bigger configurations and slow mutants
 #   bash internal/model/run.sh --asis     the protocol as the Go code had it
-#                                         before commit ada9c37, checked as a
-#                                         model (fails: see README)
+#                                         before commit ada9c37 (and, for the
+#                                         stale bit, as channels/fifo.go has it
+#                                         now), checked as a model (fails: see
+#                                         README)
 #   bash internal/model/run.sh -v ...     also print each counterexample's end
 #
 # Needs spin and gcc (Debian: apt-get install -y spin gcc). Works from any
@@ -39,13 +41,20 @@ trap 'rm -rf "$tmp"' EXIT
 # kind name model defines...
 #   model:  must verify
 #   mutant: must fail (a deliberately broken protocol: the model's teeth)
-#   asis:   the Go code before commit ada9c37; must fail while the bugs are there
+#   asis:   the Go code before commit ada9c37, and channels/fifo.go as it is
+#           (park/asis-fifo); must fail while the bugs are there
+# A check whose defines include -DNP looks for non-progress cycles (workers
+# spinning without any task running or being submitted: pan -l) instead of
+# safety violations.
 ci=(
 	"model  close/coc-yield      close.pml -DW=2 -DNT=1 -DFOL1=0"
 	"model  close/drop-yield     close.pml -DW=2 -DNT=1 -DFIRSTCH=1"
 	"model  close/two-tasks-1w   close.pml -DW=1 -DNT=2"
 	"model  close/two-fresh-2w   close.pml -DW=2 -DNT=2 -DMAXY=0"
-	"model  park/2w-4tasks       park.pml  -DW=2 -DPER=2"
+	"model  park/2w-2fifos       park.pml  -DW=2 -DPER=1"
+	"model  park/2w-1fifo-3tasks park.pml  -DW=2 -DPER0=3 -DPER1=0"
+	"model  park/1w-4tasks       park.pml  -DW=1 -DPER0=3 -DPER1=1"
+	"model  park/np-2w-1fifo     park.pml  -DW=2 -DPER0=2 -DPER1=0 -DNP"
 	"mutant close/m1-count-late  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=1"
 	"mutant close/m2-dec-early   close.pml -DW=2 -DNT=1 -DFIRSTCH=1 -DMUTANT=2"
 	"mutant close/m3-smartpool   close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=3"
@@ -54,23 +63,33 @@ ci=(
 	"mutant close/m6-no-wakeall  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=6"
 	"mutant close/asis-wake      close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0"
 	"mutant close/asis-exit      close.pml -DW=2 -DNT=1 -DFOL1=0 -DEXIT=0"
-	"mutant park/m1-no-recheck   park.pml  -DW=2 -DPER=1 -DMUTANT=1"
-	"mutant park/m2-clear-late   park.pml  -DW=2 -DPER=1 -DMUTANT=2"
-	"mutant park/m3-chain-early  park.pml  -DW=2 -DPER=1 -DMUTANT=3"
-	"mutant park/m4-no-repair    park.pml  -DW=2 -DPER=1 -DMUTANT=4"
+	"mutant park/m1-no-recheck   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=1"
+	"mutant park/m2-clear-late   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=2"
+	"mutant park/m3-chain-early  park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=3"
+	"mutant park/m4-no-repair    park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=4"
 	"mutant park/m5-repair-nowake park.pml -DW=2 -DPER=1 -DMUTANT=5"
-	"mutant park/asis-wake       park.pml  -DW=2 -DPER=2 -DWAKE=0"
-	"mutant park/asis-parkwake   park.pml  -DW=2 -DPER=1 -DPARKWAKE=0"
-	"mutant park/asis-tidywake   park.pml  -DW=2 -DPER=2 -DTIDYWAKE=0"
+	"mutant park/m6-no-second-look park.pml -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=6"
+	"mutant park/m7-len-first    park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=7"
+	"mutant park/m8-store-late   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=8 -DNP"
+	"mutant park/m9-check-first  park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=9"
+	"mutant park/asis-wake       park.pml  -DW=2 -DPER=1 -DWAKE=0"
+	"mutant park/asis-parkwake   park.pml  -DW=2 -DPER=1 -DPARKWAKE=0 -DSETSUM=0 -DGOSCHED=0"
+	"mutant park/asis-stalebit   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DSTALEBIT=0"
+	"mutant park/asis-lostbit    park.pml  -DW=2 -DPER0=2 -DPER1=0 -DLOSTBIT=0"
+	"mutant park/asis-backwake   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DBACKWAKE=0"
 )
 soak=(
 	"model  close/coc-yield-twice close.pml -DW=2 -DNT=1 -DFOL1=0 -DMAXY=2"
 	"model  close/3w-one-fresh   close.pml -DW=3 -DNT=1 -DFOL1=0 -DMAXY=0"
-	"model  park/3w-2tasks       park.pml  -DW=3 -DPER=1"
+	"model  park/2w-1fifo-4tasks park.pml  -DW=2 -DPER0=4 -DPER1=0"
+	"model  park/np-2w-2fifos    park.pml  -DW=2 -DPER=1 -DNP"
+	"model  park/alt-nobitset    park.pml  -DW=2 -DPER=1 -DNOBITSET=1"
+	"mutant park/asis-tidywake   park.pml  -DW=2 -DPER0=1 -DPER1=2 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
 )
 asis=(
 	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
-	"model  park/asis            park.pml  -DW=2 -DPER=2 -DWAKE=0 -DPARKWAKE=0 -DTIDYWAKE=0"
+	"model  park/asis            park.pml  -DW=2 -DPER=1 -DWAKE=0 -DPARKWAKE=0 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
+	"model  park/asis-fifo       park.pml  -DW=2 -DPER0=2 -DPER1=0 -DSTALEBIT=0 -DLOSTBIT=0 -DBACKWAKE=0"
 )
 case "$mode" in
 ci) checks=("${ci[@]}") ;;
@@ -82,7 +101,7 @@ memlim=${SPIN_MEMLIM:-8192} # MB per pan
 jobs=${SPIN_JOBS:-2}         # checks run at once
 extra=""
 hashw=24
-if [ "$mode" = soak ]; then  # park/3w-2tasks: 2e8 states, about 12 GB even compressed
+if [ "$mode" = soak ]; then
 	extra="-DCOLLAPSE"
 	memlim=${SPIN_MEMLIM:-20000}
 	jobs=${SPIN_JOBS:-1}
@@ -92,8 +111,13 @@ fi
 # check N "kind name file defs...": verify one configuration in $tmp/N and
 # leave its result line in $tmp/N/result, "FAIL" in $tmp/N/failed if it failed.
 check() {
-	local n=$1 kind name file defs dir out start end secs states errors errline incomplete result detail opt
+	local n=$1 kind name file defs dir out start end secs states errors errline incomplete result detail opt mode_c mode_r
 	read -r kind name file defs <<<"$2"
+	mode_c=-DSAFETY # safety: assertions and invalid end states
+	mode_r=""
+	case " $defs " in
+	*" -DNP "*) mode_c=-DNP mode_r=-l ;; # non-progress cycles (and assertions)
+	esac
 	dir="$tmp/$n"
 	mkdir -p "$dir"
 	cp "$here/$file" "$dir/"
@@ -101,13 +125,14 @@ check() {
 	opt=-O1
 	[ "$kind" = mutant ] && opt=-O0 # they stop at the first error: compile fast
 	# shellcheck disable=SC2086
-	if ! spin -a $defs "$file" >spin.out 2>&1 || ! gcc $opt -w -DSAFETY -DMEMLIM="$memlim" $extra -o pan pan.c >>spin.out 2>&1; then
+	if ! spin -a $defs "$file" >spin.out 2>&1 || ! gcc $opt -w $mode_c -DMEMLIM="$memlim" $extra -o pan pan.c >>spin.out 2>&1; then
 		printf '%-7s %-28s %-8s\n%s\n' "$kind" "$name" FAIL "$(cat spin.out)" >result
 		echo FAIL >failed
 		return
 	fi
 	start=$(date +%s.%N)
-	./pan -m1000000 -w$hashw >pan.out 2>&1 || true
+	# shellcheck disable=SC2086
+	./pan $mode_r -m1000000 -w$hashw >pan.out 2>&1 || true
 	end=$(date +%s.%N)
 	secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
 	out=pan.out
@@ -115,7 +140,7 @@ check() {
 	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -1)
 	errline=$(grep -m1 -E '^pan:1:' "$out" | sed 's/^pan:1: //' || true)
 	incomplete=""
-	if grep -qE 'max search depth too small|out of memory|memory limit' "$out"; then
+	if grep -qE 'max search depth too small|out of memory|memory limit|MEMLIM bound|Search not completed' "$out"; then
 		incomplete="search incomplete"
 	fi
 	result=ok
