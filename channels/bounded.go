@@ -225,12 +225,7 @@ func (b *Bounded) submitAdmitted(ctx context.Context, t smartpool.Task) error {
 		return b.offer(t, pushed)
 	}
 	b.mu.Lock()
-	if queued, err := b.tryQueueLocked(t); queued || err != nil {
-		if queued {
-			b.unlockAndWake()
-		} else {
-			b.mu.Unlock()
-		}
+	if done, err := b.queueOrHoldLocked(t); done {
 		return err
 	}
 	w := &boundedWaiter{t: t, ready: make(chan struct{})}
@@ -304,12 +299,7 @@ func (b *Bounded) offer(t smartpool.Task, how entry) error {
 // offerLocked queues t if there is room, or applies the overflow policy; it
 // releases the lock.
 func (b *Bounded) offerLocked(t smartpool.Task, bits smartpool.Bits) error {
-	if queued, err := b.tryQueueLocked(t); queued || err != nil {
-		if queued {
-			b.unlockAndWake()
-		} else {
-			b.mu.Unlock()
-		}
+	if done, err := b.queueOrHoldLocked(t); done {
 		return err
 	}
 	switch {
@@ -342,6 +332,22 @@ func (b *Bounded) tryQueueLocked(t smartpool.Task) (queued bool, err error) {
 	}
 	b.pushLocked(boundedItem{t: t})
 	return true, nil
+}
+
+// queueOrHoldLocked settles t if it can at once: it queues t if there is
+// room, or refuses it once admission stopped, and then releases the lock
+// (done). Otherwise it keeps the lock held for the caller's overflow path.
+func (b *Bounded) queueOrHoldLocked(t smartpool.Task) (done bool, err error) {
+	queued, err := b.tryQueueLocked(t)
+	switch {
+	case queued:
+		b.unlockAndWake()
+	case err != nil:
+		b.mu.Unlock()
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // unlockAndWake releases the lock and wakes a worker for the task just
