@@ -19,6 +19,13 @@ type Func func(ctx context.Context)
 // Run calls f(ctx).
 func (f Func) Run(ctx context.Context) { f(ctx) }
 
+// Unwrapper is implemented by tasks that a channel wraps around the tasks it
+// is given (see channels.Keyed), so that drop callbacks receive the task
+// that was submitted.
+type Unwrapper interface {
+	Unwrap() Task
+}
+
 // Channel is a source of tasks: a queue with its own ordering, or anything
 // that can be polled. The channels package has FIFO, Deadline, Priority and
 // Multi; users may write their own.

@@ -200,13 +200,6 @@ func (e *engine) discard(t Task) (Task, bool) {
 	}
 }
 
-// Unwrapper is implemented by tasks that a channel wraps around the tasks it
-// is given (see channels.Keyed), so that drop callbacks receive the task
-// that was submitted.
-type Unwrapper interface {
-	Unwrap() Task
-}
-
 // droppable is implemented by the library's own task types (futures,
 // scopes) that must resolve when Close drops them.
 type droppable interface{ dropped() }
