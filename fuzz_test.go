@@ -1826,7 +1826,9 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			if len(res) > 0 {
 				return nil
 			}
-			if r.limit > 0 && r.pool.Stats().Waiting > r.alivePending() {
+			// Count the earlier waiters first: they only leave, so a Waiting
+			// read after them above their count is this submit's.
+			if alive := r.alivePending(); r.limit > 0 && r.pool.Stats().Waiting > alive {
 				waiting = true
 				return nil
 			}

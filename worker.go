@@ -3,7 +3,7 @@ package smartpool
 // # Worker loop
 //
 // Every worker runs the same loop: retire if SetWorkers lowered the count
-// below this worker's number (workers.go); read the closing flag; find a task
+// below this worker's number and Close has not started (workers.go); read the closing flag; find a task
 // (read the availability summary, let the scheduler pick a level, poll the
 // level's queues in rotation from this worker's own cursor); run it; or, when
 // there is none, exit if the pool is closing and otherwise give the processor
@@ -70,7 +70,7 @@ func (w *worker) loop(tc *taskContext) {
 	waking, yielded := false, false
 	streak, lastYield := 0, time.Now()
 	for {
-		if int32(w.id) >= e.target.Load() && w.retire(&waking) {
+		if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
 			return // SetWorkers lowered the count (workers.go)
 		}
 		closing := e.closing.Load()

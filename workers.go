@@ -9,6 +9,15 @@ package smartpool
 // in their channels for the workers that remain. A retired worker keeps its
 // stats, and its number is reused if the pool grows again.
 //
+// Once Close started, no worker retires: the surplus ones drain with the
+// rest and exit by the close protocol (yield.go). A worker that retired
+// during the drain could take with it the only goroutine that would see a
+// yielded task's re-entry: the workers below target may already have exited,
+// having read e.inflight as zero while that task was still running on the
+// retiring worker. A retirement decided before Close is safe: a task that
+// yielded on that worker was counted in e.inflight before the worker's loop
+// went on, and queued tasks stay for the workers below target.
+//
 // worker.active says a goroutine owns the worker's loop. Only a
 // compare-and-swap from false to true starts one (SetWorkers), and a
 // retiring goroutine clears it and then re-reads target, taking the worker
@@ -17,7 +26,8 @@ package smartpool
 
 // SetWorkers changes the number of workers at run time. New workers start at
 // once; when n is lower, the surplus workers stop after their current task
-// (a task that yielded finishes on whichever worker picks it up). n must be
+// (a task that yielded finishes on whichever worker picks it up), unless
+// Close has started by then: they then help finish the drain. n must be
 // between 1 and MaxWorkers: it returns ErrBadLimit or ErrTooManyWorkers
 // otherwise, and ErrClosed once Close started.
 func (p *Pool[K]) SetWorkers(n int) error {

@@ -6,8 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -133,4 +135,43 @@ func TestSetWorkers_ShrinkThenGrowKeepsStats(t *testing.T) {
 	rep := closeWithin(t, o, long)
 	st, _ := rep.Channel("a")
 	require.Equal(t, uint64(206), st.Ran)
+}
+
+// Once Close started, a worker SetWorkers made surplus does not retire: it
+// may host the only task still due. Found by FuzzPoolOps (input 2725618a):
+// the worker below target found nothing and exited while a complete-on-close
+// task still ran on the surplus worker, which then yielded and retired, and
+// Close returned with the task's re-entry queued. Which task lands on which
+// worker is the runtime's choice, hence the rounds.
+func TestSetWorkers_SurplusWorkerDrainsOnClose(t *testing.T) {
+	for range 16 {
+		synctest.Test(t, func(t *testing.T) {
+			o, err := smartpool.New[string](&behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+			require.NoError(t, err)
+			ends, yields := make(chan struct{}), make(chan struct{})
+			var resumed atomic.Bool
+			submit(t, o, "a", func(context.Context) { <-ends })
+			submit(t, o, "a", func(ctx context.Context) {
+				<-yields
+				smartpool.Yield(ctx, func() {})
+				resumed.Store(true)
+			})
+			synctest.Wait() // one task on each worker
+			require.NoError(t, o.Pool().SetWorkers(1))
+			closed := make(chan *smartpool.Report[string], 1)
+			go func() {
+				r, err := o.Close(context.Background())
+				assert.NoError(t, err)
+				closed <- r
+			}()
+			synctest.Wait()
+			close(ends) // that worker finds nothing; worker 0 would exit
+			synctest.Wait()
+			close(yields) // the other yields while the pool closes
+			r := <-closed
+			require.True(t, resumed.Load(), "Close returned before the yielded task finished")
+			require.Equal(t, uint64(2), r.Total().Ran)
+			require.Zero(t, r.Total().Queued)
+		})
+	}
 }
