@@ -105,6 +105,9 @@ func (e *engine) admitWait(ctx context.Context) error {
 			err = ctx.Err()
 		}
 		a.waiters.Add(-1)
+		if e.stopped.Load() {
+			return ErrClosed // Close released every waiter; its ctx may have ended since
+		}
 		if err != nil {
 			return err
 		}

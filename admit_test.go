@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/smartpool-go/smartpool"
@@ -451,4 +452,69 @@ func TestCancel_WhileSubmitting(t *testing.T) {
 	st, _ := r.Channel("a")
 	require.Equal(t, st.Finished(), st.Ran+st.Cancelled)
 	require.LessOrEqual(t, int(st.Finished()), n)
+}
+
+// slowPush is a FIFO whose Push waits for its test to let it go and then
+// fails with err (or queues the task, if err is nil).
+type slowPush struct {
+	*channels.FIFO
+	entered, proceed chan struct{}
+	err              error
+}
+
+func (c *slowPush) Push(t smartpool.Task) error {
+	c.entered <- struct{}{}
+	<-c.proceed
+	if c.err != nil {
+		return c.err
+	}
+	return c.FIFO.Push(t)
+}
+
+// A SubmitContext whose context ends while the channel's Push is under way
+// is cancelled only if Push queued the task: a refused task is the submit's
+// error, never also a cancellation (found by FuzzPoolOps: 55de1567). Both
+// ways the unit comes back and the task does not run.
+func TestCancel_DuringPush(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			c := &slowPush{FIFO: channels.NewFIFO(), entered: make(chan struct{}), proceed: make(chan struct{})}
+			if refused {
+				c.err = smartpool.ErrClosed
+			}
+			o, err := smartpool.New[string](&behavior{workers: 1, limit: 4, levels: [][]ch{{fifo("hold")}, {{key: "slow", c: c, coc: true}}}})
+			require.NoError(t, err)
+			p := o.Pool()
+			g := newGate()
+			submit(t, o, "hold", g.task("hold")) // the worker stays away from "slow"
+			g.waitStarted(t, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			var ran atomic.Int32
+			res := make(chan error, 1)
+			go func() {
+				res <- p.SubmitContext(ctx, "slow", smartpool.Func(func(context.Context) { ran.Add(1) }))
+			}()
+			<-c.entered
+			cancel()
+			synctest.Wait() // the context's AfterFunc has run
+			close(c.proceed)
+			err = <-res
+			want := uint64(1)
+			if refused {
+				require.ErrorIs(t, err, smartpool.ErrClosed)
+				want = 0
+			} else {
+				require.NoError(t, err)
+			}
+			synctest.Wait()
+			require.Equal(t, 1, p.Stats().Admitted, "the gate's unit only")
+			close(g.release)
+			r := closeWithin(t, o, long)
+			st, _ := r.Channel("slow")
+			require.Equal(t, want, st.Cancelled, "refused %v", refused)
+			require.Zero(t, st.Ran)
+			require.Zero(t, ran.Load())
+			require.Zero(t, r.Admitted)
+		})
+	}
 }

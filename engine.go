@@ -186,7 +186,7 @@ func (e *engine) discard(t Task) (Task, bool) {
 	for {
 		switch tt := t.(type) {
 		case *cancellable:
-			if !tt.claim(claimedDropped) {
+			if !tt.claim(claimedDropped, true) {
 				return nil, false
 			}
 			t = tt.Task
