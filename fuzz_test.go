@@ -1938,6 +1938,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			if r.limit > 0 && int64(op.n) > r.maxLimit.Load() {
 				r.maxLimit.Store(int64(op.n)) // before the limit can admit more
 			}
+			waiters := r.alivePending() // before SetLimit, which may let them through
 			err := r.pool.SetLimit(op.n)
 			want := error(nil)
 			switch {
@@ -1950,7 +1951,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 				t.Fatalf("SetLimit(%d): %v, want %v", op.n, err, want)
 			}
 			if err == nil {
-				if r.exact && !closing && r.alivePending() > 0 && r.held < op.n {
+				if r.exact && !closing && waiters > 0 && r.held < op.n {
 					r.degrade() // a waiting SubmitContext takes the room
 				}
 				r.curLimit = op.n
