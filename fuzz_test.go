@@ -919,7 +919,12 @@ func (r *fzRun) settled() error {
 			ghosts[sp.ch]++
 		case r.starts[id] == 0 && fzLayout[sp.ch].keyed && inProgress[[2]int{sp.ch, sp.group}] >= r.kCur:
 		case !r.inWait[id].Load() || r.woken[id]:
-			return fmt.Errorf("task %d has neither finished nor suspended on its wake channel", id)
+			var keyed any
+			if fzLayout[sp.ch].keyed {
+				keyed = r.keyed[sp.ch-fzKC].Stats()
+			}
+			return fmt.Errorf("task %d has neither finished nor suspended on its wake channel (started %d; its channel: %+v %+v; pool: %d workers, %d suspended, %d wake-ups)",
+				id, r.starts[id], s.Channels[sp.ch], keyed, s.Workers, s.Suspended, s.Wakeups)
 		}
 	}
 	for i, c := range s.Channels {
