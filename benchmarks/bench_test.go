@@ -82,3 +82,31 @@ func TestRunSmall(t *testing.T) {
 		t.Error("SpliceHeadline accepted a document without markers")
 	}
 }
+
+// BenchmarkBlockingIO is workload 5 for smartpool and pond, for benchstat
+// and pprof: each op runs 2,000 tasks that wait IOWait, IOInFlight at once;
+// ideal% is the nominal ideal (tasks × IOWait / IOInFlight) over the wall
+// time.
+func BenchmarkBlockingIO(b *testing.B) {
+	const tasks = 2000
+	for _, a := range benchmarks.Adapters() {
+		if a.Name != "smartpool" && a.Name != "pond" {
+			continue
+		}
+		b.Run(a.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			var wall float64
+			for range b.N {
+				var p benchmarks.Pool
+				if a.NewIO != nil {
+					p, _ = a.NewIO()
+				} else {
+					p = a.New(benchmarks.IOInFlight)
+				}
+				wall += benchmarks.BlockingIORun(p, tasks)[0]
+			}
+			ideal := float64(tasks) * float64(benchmarks.IOWait) / benchmarks.IOInFlight
+			b.ReportMetric(100*ideal*float64(b.N)/wall, "ideal%")
+		})
+	}
+}
