@@ -518,3 +518,26 @@ func TestCancel_DuringPush(t *testing.T) {
 		})
 	}
 }
+
+// A SubmitContext task whose context never ends always runs and is never
+// counted as cancelled, however its submit and the worker that takes it
+// interleave. FuzzPoolOps found one interleaving that broke this (input
+// 452d56aa: the claim tried "queued" and then "pushing", and a submit that
+// moved the task from one to the other between the two made Run count it
+// cancelled); that window is two instructions wide, so this test pins the
+// property rather than reproducing the window.
+func TestCancel_LiveContextAlwaysRuns(t *testing.T) {
+	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran atomic.Int64
+	n := scale(20000)
+	for range n {
+		require.NoError(t, p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) { ran.Add(1) })))
+	}
+	r := closeWithin(t, o, long)
+	st, _ := r.Channel("a")
+	require.Zero(t, st.Cancelled)
+	require.EqualValues(t, n, ran.Load())
+}

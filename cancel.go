@@ -103,11 +103,17 @@ func newCancellable(ctx context.Context, e *engine, ch int, t Task) *cancellable
 // Close that goes on after losing sees the count: the report Close returns
 // is exact. The wait spans a few instructions of the cancelling goroutine.
 func (c *cancellable) claim(how int32, fromQueue bool) bool {
-	if c.state.CompareAndSwap(queued, how) || fromQueue && c.state.CompareAndSwap(pushing, how) {
-		if how != cancelling {
-			c.stop()
+	for {
+		s := c.state.Load()
+		if s != queued && (!fromQueue || s != pushing) {
+			break
 		}
-		return true
+		if c.state.CompareAndSwap(s, how) { // fails only if the submit moved it from pushing to queued
+			if how != cancelling {
+				c.stop()
+			}
+			return true
+		}
 	}
 	for c.state.Load() == cancelling {
 		runtime.Gosched()
