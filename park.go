@@ -39,6 +39,15 @@ package smartpool
 // repaired the summary wakes a worker too. These rules are model-checked in
 // internal/model (park.pml, close.pml), each with the mutant that breaks it.
 //
+// Orphans: a worker whose goroutine left with a yielded task while no work
+// was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
+// and is marked orphan; whoever pops it starts a goroutine for it instead of
+// sending a wake-up (worker.rouse). A task re-entering an idle pool pops a
+// worker for itself (taskContext.takeIdle): an orphan it just carries, a
+// parked goroutine it tells to end (wakeLeave), so that every worker always
+// has at most one goroutine. The orphan flag is written by whoever pushes the
+// worker and read by whoever pops it: the stack orders the two.
+//
 // Close sets the closing flag and then pops every worker off the stack and
 // wakes it. A worker that parks after that sees the flag at step 2 and wakes
 // one worker, so every push after Close is matched by a pop: unless yielded
@@ -53,7 +62,7 @@ func (e *engine) wake() {
 	for !e.idle.Empty() && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
-			e.worker(i).wake <- true
+			e.worker(i).rouse(wakeToken)
 			return
 		}
 		e.waking.Store(false)
@@ -71,7 +80,7 @@ func (e *engine) wake() {
 func (e *engine) wakeAny() {
 	token := e.waking.CompareAndSwap(false, true)
 	if i := e.idle.Pop(); i >= 0 {
-		e.worker(i).wake <- token
+		e.worker(i).rouse(tokenIf(token))
 		return
 	}
 	if token {
@@ -85,17 +94,49 @@ func (e *engine) wakeAny() {
 // wakeAll wakes every parked worker; used by Close.
 func (e *engine) wakeAll() {
 	for i := e.idle.Pop(); i >= 0; i = e.idle.Pop() {
-		e.worker(i).wake <- false
+		e.worker(i).rouse(wakePlain)
 	}
 }
 
-// park blocks w until it is woken and reports whether it was made the waking
-// worker.
-func (w *worker) park() (waking bool) {
+// wakeup is what a parked worker's goroutine receives.
+type wakeup uint8
+
+const (
+	wakePlain wakeup = iota // look for work
+	wakeToken               // look for work, holding the waking token
+	wakeLeave               // end quietly: a re-entering task took the worker (yield.go)
+)
+
+func tokenIf(token bool) wakeup {
+	if token {
+		return wakeToken
+	}
+	return wakePlain
+}
+
+// park blocks w's goroutine until it is woken and returns the wake-up.
+func (w *worker) park() wakeup {
+	w.goIdle()
+	return <-w.wake
+}
+
+// goIdle pushes w on the idle stack and wakes a worker if there is work
+// after all (steps 1-3 of parking).
+func (w *worker) goIdle() {
 	e := w.e
 	e.idle.Push(w.id)
 	if e.field.Summary() != 0 || (e.closing.Load() && e.inflight.Load() == 0) {
 		e.wakeAny()
 	}
-	return <-w.wake
+}
+
+// rouse wakes w, just popped off the idle stack by the caller: it sends the
+// wake-up to w's parked goroutine or, if w has none, starts one.
+func (w *worker) rouse(how wakeup) {
+	if w.orphan {
+		w.orphan = false
+		go w.e.loop(newTaskContext(w.e, w), how == wakeToken)
+		return
+	}
+	w.wake <- how
 }

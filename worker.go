@@ -3,19 +3,23 @@ package smartpool
 // # Worker loop
 //
 // Every worker runs the same loop: retire if SetWorkers lowered the count
-// below this worker's number and Close has not started (workers.go); read the closing flag; find a task
-// (read the availability summary, let the scheduler pick a level, poll the
-// level's queues in rotation from this worker's own cursor); run it; or, when
-// there is none, exit if the pool is closing and otherwise give the processor
-// away once, look again, and park (park.go).
+// below this worker's number and Close has not started (workers.go); read
+// the closing flag; find a task (read the availability summary, let the
+// scheduler pick a level, poll the level's queues in rotation from this
+// worker's own cursor); run it; or, when there is none, exit if the pool is
+// closing and otherwise give the processor away once, look again, and park
+// (park.go).
 //
 // The closing flag is read before the search: Close marks every channel
 // closed before it sets the flag, so a worker that saw the flag and then found
 // the summary empty knows no task can arrive any more, and may exit.
 //
-// Ownership: a worker's fields are touched only by its own goroutine, except
-// wake (any waker sends), stats (read by Stats and the close report) and, at
-// start and after a runtime.Goexit, the goroutine that starts the loop.
+// Ownership: a worker's fields are touched only by the goroutine carrying
+// it, except wake (any waker sends), orphan (park.go), stats (read by Stats
+// and the close report) and, at start and after a runtime.Goexit, the
+// goroutine that starts the loop. Which goroutine carries a worker changes
+// when a task yields or takes an idle worker (yield.go); the hand-over
+// always goes through a channel or the idle stack, which orders it.
 
 import (
 	"math/bits"
@@ -40,7 +44,8 @@ const (
 type worker struct {
 	e      *engine
 	id     int
-	wake   chan bool // capacity 1; true: you are the waking worker (park.go)
+	wake   chan wakeup // capacity 1; sent to a parked goroutine by whoever popped the worker (park.go)
+	orphan bool        // idle without a goroutine (park.go); written by whoever pushes it on the idle stack, read by whoever pops it
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
@@ -57,19 +62,23 @@ type taskStats struct {
 
 func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 
-// loop is a worker's goroutine. tc is the context its tasks receive; if a
-// task yields, tc leaves with it (yield.go) and the worker carries on in a new
-// goroutine, so this one returns without counting as a worker's exit.
-func (w *worker) loop(tc *taskContext) {
-	e := w.e
+// loop runs the loop of worker tc.w on the calling goroutine; waking says
+// whether it starts with the waking token (park.go). tc is the context its
+// tasks receive. If a task yields, tc leaves with it (yield.go) and the worker
+// goes on without this goroutine, which returns. A goroutine whose task took
+// an idle worker when it re-entered (yield.go) carries on with that worker's
+// loop once the task ends: so tc.w is read again on every turn. Whoever ends
+// while carrying a worker counts as that worker's exit (tc.w != nil).
+func (e *engine) loop(tc *taskContext, waking bool) {
 	defer func() {
-		if !tc.detached {
+		if tc.w != nil {
 			e.exit()
 		}
 	}()
-	waking, yielded := false, false
+	yielded := false
 	streak, lastYield := 0, time.Now()
 	for {
+		w := tc.w
 		if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
 			return // SetWorkers lowered the count (workers.go)
 		}
@@ -99,7 +108,13 @@ func (w *worker) loop(tc *taskContext) {
 				}
 				return
 			}
-			waking = w.park()
+			switch w.park() {
+			case wakeLeave:
+				tc.w = nil // a re-entering task took the worker (yield.go)
+				return
+			case wakeToken:
+				waking = true
+			}
 			continue
 		}
 		yielded = false
@@ -124,7 +139,7 @@ func (w *worker) loop(tc *taskContext) {
 			continue
 		}
 		if !w.run(tc, t, q) {
-			return // the task yielded, or called runtime.Goexit
+			return // the task yielded, or called runtime.Goexit, and took the worker's goroutine
 		}
 		if streak++; streak%checkEvery == 0 {
 			if now := time.Now(); now.Sub(lastYield) >= shareEvery {
@@ -187,57 +202,45 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 	return nil, nil
 }
 
-// run runs t and records its outcome. It reports false when this goroutine
-// must stop running the worker loop: the task yielded (it then ends on this
-// goroutine, detached from the worker), or it called runtime.Goexit (a new
-// goroutine then carries on the loop).
+// run runs t and records its outcome. It reports whether this goroutine
+// carries on with a worker's loop (tc.w's): not if the task yielded and then
+// ended on a host worker, inside a wait, or dropped, nor if it called
+// runtime.Goexit (a new goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 	tc.cur, tc.handedOff, tc.skipped = q, false, false
 	finished := false
 	defer func() {
-		if !tc.detached { // once detached, the task's slots are its goroutine's
-			w.e.endSegment(q.ch)
-			w.e.endTask(q.ch)
-			tc.releaseUnit()
+		var r any
+		if !finished {
+			r = recover() // nil without a panic in flight: Goexit
 		}
-		if finished {
+		if tc.detached { // the task yielded: its outcome is its goroutine's to count
+			ok = tc.finish(finished, r)
 			return
 		}
-		r := recover()
+		e := w.e
+		e.endSegment(q.ch)
+		e.endTask(q.ch)
+		tc.releaseUnit()
 		switch {
-		case r != nil:
-			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			if tc.detached {
-				w.e.panicked(tc.origin, pe)
-				tc.end(panicked)
-				return
+		case finished:
+			if !tc.skipped {
+				inc(&w.stats[q.ch].ran)
 			}
-			inc(&w.stats[q.ch].panicked)
-			w.e.panicked(q.ch, pe)
 			ok = true
-		case tc.detached:
-			// recover returned nil without a panic in flight: Goexit.
-			if tc.dropped {
-				tc.end(dropped)
-			} else {
-				tc.end(goexited)
-			}
+		case r != nil:
+			inc(&w.stats[q.ch].panicked)
+			e.panicked(q.ch, &PanicError{Value: r, Stack: debug.Stack()})
+			ok = true
 		default:
 			// runtime.Goexit is unwinding the worker's goroutine: hand the
 			// worker to a new one.
 			inc(&w.stats[q.ch].goexited)
-			w.e.live.Add(1)
-			go w.loop(newTaskContext(w.e, w)) // a fresh context: this goroutine still reads tc while it unwinds
+			tc.w = nil
+			go e.loop(newTaskContext(e, w), false) // a fresh context: this goroutine still reads tc while it unwinds
 		}
 	}()
 	t.Run(tc)
 	finished = true
-	if tc.detached {
-		tc.end(ran)
-		return false
-	}
-	if !tc.skipped {
-		inc(&w.stats[q.ch].ran)
-	}
 	return true
 }

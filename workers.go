@@ -62,7 +62,7 @@ func (e *engine) startWorkers() {
 		e.idle.Grow(n)
 		grown := append(ws[:len(ws):len(ws)], make([]*worker, n-len(ws))...)
 		for i := len(ws); i < n; i++ {
-			grown[i] = &worker{e: e, id: i, wake: make(chan bool, 1), picker: e.sched.NewPicker(),
+			grown[i] = &worker{e: e, id: i, wake: make(chan wakeup, 1), picker: e.sched.NewPicker(),
 				cursor: make([]int, e.field.Levels()), stats: make([]taskStats, len(e.chans))}
 		}
 		e.workers.Store(&grown)
@@ -71,7 +71,7 @@ func (e *engine) startWorkers() {
 	for _, w := range ws[:n] {
 		if w.active.CompareAndSwap(false, true) {
 			e.live.Add(1)
-			go w.loop(newTaskContext(e, w))
+			go e.loop(newTaskContext(e, w), false)
 		}
 	}
 }

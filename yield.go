@@ -4,25 +4,35 @@ package smartpool
 //
 // Go has no stackless coroutines, so a task that waits keeps its goroutine;
 // what it gives back is its worker slot, the way the runtime hands a P on
-// while a goroutine sits in a system call. A task always starts on a worker's
-// goroutine, with that goroutine's taskContext. On its first Yield:
+// while a goroutine sits in a system call. A worker is a slot; a goroutine
+// carries one worker at a time, with its own taskContext. A task always
+// starts on the goroutine carrying a worker. On its first Yield:
 //
-//  1. suspend: the goroutine detaches from the worker. A new goroutine (with
-//     a new taskContext) carries on the worker's loop at once, so the pool
-//     stays at full strength; the old goroutine keeps the task and its
+//  1. suspend: the goroutine detaches from the worker (carryOn). A new
+//     goroutine (with a new taskContext) carries on the worker's loop at
+//     once, so the pool stays at full strength; or, if no work is eligible,
+//     the worker goes idle without a goroutine (an orphan: whoever wakes it
+//     starts one, park.go). The old goroutine keeps the task and its
 //     context, which from now on is the task's own handle.
 //  2. wait: the task runs wait() holding no slot.
-//  3. re-enter: it pushes its context, as a *resumption, into the followup
-//     channel of the channel it was last taken from, and blocks on grant.
+//  3. re-enter: if no work is eligible anywhere and a worker is idle, the
+//     task takes that worker (takeIdle) and runs on at once, as if a worker
+//     had taken it from its followup channel; else it pushes its context, as
+//     a *resumption, into that channel and blocks on grant.
 //  4. resume: a worker that polls the resumption hands its slot over: it
 //     sends itself on grant and blocks on release until the task yields again
 //     (release: suspended, the worker carries on) or ends (release: the
 //     outcome, which the worker counts in its own stats).
 //
-// A later Yield of the same task repeats steps 1-4, except that step 1 just
-// releases the host worker. So at most Workers tasks run user code at any
-// time (a task runs only on a worker goroutine or while a worker is blocked
-// in resume for it), and tasks that never yield pay one store per task.
+// A later Yield of the same task repeats steps 1-4, except that step 1
+// releases the host worker if there is one. A task that took its worker in
+// step 3 carries it itself: when it ends, it counts its outcome in that
+// worker's stats and its goroutine goes on with the worker's loop
+// (engine.loop), so the goroutine that woke from the wait does the next task
+// too, and no goroutine switches hands on the way. So at most Workers tasks
+// run user code at any time (a task runs only while its goroutine carries a
+// worker or a host is blocked in resume for it), and tasks that never yield
+// pay one store per task.
 //
 // Because the suspended state lives in the task's own goroutine and context,
 // a wake-up cannot be lost or doubled: the task itself re-enters, once, when
@@ -38,7 +48,11 @@ package smartpool
 // searches for work and exits only if the pool is closing, inflight read zero
 // and the search found nothing; while inflight is non-zero a closing worker
 // parks instead, and whoever takes inflight to zero during a close wakes all
-// workers. A task of a dropping channel that re-enters after Close started is
+// workers. A task that takes an idle worker in step 3 needs no count (b): it
+// holds that worker from the pop on, so no worker is missing from the close,
+// and it carries the worker through the close protocol like any other. (It
+// takes one only before Close started, so a task of a dropping channel that
+// does so had re-entered before the drop.) A task of a dropping channel that re-enters after Close started is
 // dropped: it is counted as dropped and its goroutine ends with
 // runtime.Goexit, running the task's deferred calls; so is a resumption that
 // Close removes from a dropping channel. Close does not wait for such tasks
@@ -47,6 +61,7 @@ package smartpool
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 )
 
 // outcome is how a task's run ended, as reported to the worker hosting it.
@@ -76,6 +91,7 @@ type taskContext struct {
 	origin   int          // channel the task was submitted to: its stats and close policy
 	counted  bool         // the origin completes on close: counted in e.inflight until the end
 	dropped  bool         // re-entry refused after Close: the task ends by Goexit
+	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
 	grant    chan *worker // capacity 1; a host worker, or nil if the resumption was dropped
 	release  chan outcome // capacity 1; to the host: suspended again, or the final outcome
 }
@@ -132,30 +148,51 @@ func Yield(ctx context.Context, wait func()) {
 
 // suspend gives up the slot this goroutine holds. See "Yield: slot hand-off".
 func (tc *taskContext) suspend() {
-	e := tc.e
-	if tc.detached {
-		tc.w = nil
+	e, w := tc.e, tc.w
+	if !tc.detached {
+		tc.detached = true
+		tc.origin = tc.cur.ch
+		tc.counted = e.chans[tc.origin].coc
+		e.chans[tc.origin].suspended.Add(1)
+		if tc.counted {
+			e.inflight.Add(1) // before the slot is released: see "Close accounting"
+		}
+		if tc.grant == nil { // a goroutine keeps its channels across the tasks it carries
+			tc.grant = make(chan *worker, 1)
+			tc.release = make(chan outcome, 1)
+		}
+	}
+	tc.w = nil
+	e.endSegment(tc.cur.ch) // the run segment ends here; the task no longer runs
+	if tc.hosted {
+		tc.hosted = false
 		tc.release <- suspended
 		return
 	}
-	w := tc.w
-	tc.detached = true
-	tc.origin = tc.cur.ch
-	tc.counted = e.chans[tc.origin].coc
-	e.chans[tc.origin].suspended.Add(1)
-	if tc.counted {
-		e.inflight.Add(1) // before the slot is released: see "Close accounting"
-	}
-	tc.grant = make(chan *worker, 1)
-	tc.release = make(chan outcome, 1)
-	tc.w = nil
-	e.endSegment(tc.cur.ch)         // the run segment ends here; the task no longer runs
-	go w.loop(newTaskContext(e, w)) // the worker carries on; live is unchanged
+	w.carryOn()
 }
 
-// reenter queues the task in its followup channel and waits for a worker.
+// carryOn lets w go on without the goroutine that carried it, whose task
+// yielded: a new goroutine carries on w's loop, or, if there is no work to
+// look for, w goes idle without one (a later wake-up starts one). Its share
+// of live moves with it either way.
+func (w *worker) carryOn() {
+	e := w.e
+	if e.field.Summary() == 0 && int32(w.id) < e.target.Load() {
+		w.orphan = true
+		w.goIdle()
+		return
+	}
+	go e.loop(newTaskContext(e, w), false)
+}
+
+// reenter takes an idle worker if no other work waits, or else queues the
+// task in its followup channel and waits for a worker.
 func (tc *taskContext) reenter() {
 	e := tc.e
+	if tc.takeIdle() {
+		return
+	}
 	e.inflight.Add(1) // resuming: see "Close accounting"
 	var err error = ErrClosed
 	if tc.counted || !e.stopped.Load() {
@@ -171,9 +208,69 @@ func (tc *taskContext) reenter() {
 	}
 }
 
-// end records how the task ended, on its detached goroutine, and releases
-// its host worker.
-func (tc *taskContext) end(how outcome) {
+// takeIdle gives the re-entering task an idle worker's slot when no work is
+// eligible anywhere: a worker woken for its resumption would poll it next
+// anyway, and this way no goroutine switches hands. The task then runs on
+// its own goroutine as if taken from its followup channel, and that
+// goroutine carries the worker on when the task ends (engine.loop). The
+// worker's parked goroutine, if it has one, is told to end (wakeLeave); its
+// share of live moves to this goroutine. A worker at or above the target is
+// woken to retire instead.
+func (tc *taskContext) takeIdle() bool {
+	e := tc.e
+	if e.stopped.Load() || e.field.Summary() != 0 || e.idle.Empty() {
+		return false
+	}
+	ch := e.followup[tc.cur.ch]
+	c := &e.chans[ch]
+	if c.capped && !e.reserve(ch) {
+		return false
+	}
+	i := e.idle.Pop()
+	if i < 0 || int32(i) >= e.target.Load() {
+		if i >= 0 {
+			e.worker(i).rouse(wakePlain)
+		}
+		if c.capped {
+			e.release(ch)
+		}
+		return false
+	}
+	w := e.worker(i)
+	if w.orphan {
+		w.orphan = false
+	} else {
+		w.wake <- wakeLeave
+	}
+	tc.w, tc.cur = w, &e.queues[c.first]
+	return true
+}
+
+// finish ends the run of a task that yielded, on its own goroutine, from
+// the deferred call of worker.run: finished says it returned, r is what it
+// panicked with. It reports whether the goroutine carries on with a worker's
+// loop (see engine.loop).
+func (tc *taskContext) finish(finished bool, r any) (carry bool) {
+	how := ran
+	switch {
+	case finished:
+	case r != nil:
+		how = panicked
+		tc.e.panicked(tc.origin, &PanicError{Value: r, Stack: debug.Stack()})
+	case tc.dropped:
+		how = dropped
+	default:
+		how = goexited
+	}
+	return tc.end(how)
+}
+
+// end records how the task ended and releases its worker: to the host
+// worker waiting for it, or, if the task took its worker itself, by counting
+// the outcome and carrying on with the worker's loop (or handing it to a new
+// goroutine, if runtime.Goexit is unwinding this one). A task that ended
+// inside a wait holds no worker.
+func (tc *taskContext) end(how outcome) (carry bool) {
 	e := tc.e
 	e.endTask(tc.origin)
 	tc.releaseUnit()
@@ -181,11 +278,33 @@ func (tc *taskContext) end(how outcome) {
 	if tc.counted {
 		e.leaveInflight()
 	}
-	if how == dropped {
+	w := tc.w
+	switch {
+	case how == dropped:
 		e.chans[tc.origin].dropped.Add(1)
-		return
+		return false
+	case w == nil:
+		return false
 	}
-	tc.release <- how
+	e.endSegment(tc.cur.ch)
+	if tc.hosted {
+		tc.hosted, tc.w = false, nil
+		tc.release <- how
+		return false
+	}
+	switch how {
+	case ran:
+		inc(&w.stats[tc.origin].ran)
+	case panicked:
+		inc(&w.stats[tc.origin].panicked)
+	case goexited:
+		inc(&w.stats[tc.origin].goexited)
+		tc.w = nil
+		go e.loop(newTaskContext(e, w), false)
+		return false
+	}
+	tc.detached, tc.counted, tc.dropped = false, false, false
+	return true
 }
 
 // releaseUnit releases the current task's unit of the in-flight limit as it
@@ -221,20 +340,19 @@ func (r *resumption) Run(ctx context.Context) {
 }
 
 // resume hands w's slot to the suspended task r and waits until it yields
-// again or ends, counting its outcome.
+// again or ends, counting its outcome. The task ends its run segments itself.
 func (w *worker) resume(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
-	tc.cur = q
+	origin := tc.origin
+	tc.cur, tc.hosted = q, true
 	tc.grant <- w
-	how := <-tc.release
-	w.e.endSegment(q.ch)
-	switch how {
+	switch <-tc.release {
 	case ran:
-		inc(&w.stats[tc.origin].ran)
+		inc(&w.stats[origin].ran)
 	case panicked:
-		inc(&w.stats[tc.origin].panicked)
+		inc(&w.stats[origin].panicked)
 	case goexited:
-		inc(&w.stats[tc.origin].goexited)
+		inc(&w.stats[origin].goexited)
 	}
 }
 
