@@ -3,6 +3,7 @@ package smartpool_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -386,4 +387,77 @@ func TestYield_CloseFromResumedTask(t *testing.T) {
 	})
 	require.True(t, errors.Is(<-got, smartpool.ErrCloseFromTask))
 	closeWithin(t, o, long)
+}
+
+// A task that re-enters a pool with nothing else to do takes an idle worker
+// and runs on at once, on its own goroutine, which then carries the worker
+// on (yield.go, step 3): the worker runs the next task whatever way the
+// resumed task ended, and the outcome is counted once. synctest makes the
+// pool idle (the worker has no goroutine: it went idle when the task
+// yielded) before the task wakes, so the path is taken every time.
+func TestYield_ResumeTakesIdleWorker(t *testing.T) {
+	for _, end := range []string{"return", "panic", "goexit", "yield again"} {
+		t.Run(end, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var log panicLog
+				o, err := smartpool.New[string](&behavior{workers: 1, onPanic: log.handle, levels: [][]ch{{fifo("a")}}})
+				require.NoError(t, err)
+				wake := make(chan struct{})
+				var after atomic.Int32
+				submit(t, o, "a", func(ctx context.Context) {
+					smartpool.Yield(ctx, func() { <-wake })
+					switch end {
+					case "panic":
+						panic(errBoom)
+					case "goexit":
+						runtimeGoexit()
+					case "yield again":
+						smartpool.Yield(ctx, func() {})
+					}
+				})
+				synctest.Wait()
+				woken := o.Pool().Stats().Wakeups
+				close(wake)
+				synctest.Wait()
+				require.Equal(t, woken, o.Pool().Stats().Wakeups, "no worker was woken: the task took the idle one")
+				submit(t, o, "a", func(context.Context) { after.Add(1) })
+				synctest.Wait()
+				require.EqualValues(t, 1, after.Load(), "the worker carried on")
+				r := closeWithin(t, o, long)
+				a, _ := r.Channel("a")
+				want := [3]uint64{2, 0, 0}
+				switch end {
+				case "panic":
+					want = [3]uint64{1, 1, 0}
+				case "goexit":
+					want = [3]uint64{1, 0, 1}
+				}
+				require.Equal(t, want, [3]uint64{a.Ran, a.Panicked, a.Goexited})
+				require.Zero(t, r.Suspended)
+			})
+		})
+	}
+}
+
+// However often tasks yield and resume in an idle pool, each worker has at
+// most one goroutine: a task that takes a parked worker tells the parked
+// goroutine to end, and a worker left idle by a yield keeps none.
+func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		o, err := smartpool.New[string](&behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+		require.NoError(t, err)
+		for range 50 {
+			wake := make(chan struct{})
+			for range 3 {
+				submit(t, o, "a", func(ctx context.Context) { smartpool.Yield(ctx, func() { <-wake }) })
+			}
+			synctest.Wait()
+			close(wake)
+			synctest.Wait()
+			require.LessOrEqual(t, runtime.NumGoroutine()-base, 2)
+		}
+		r := closeWithin(t, o, long)
+		require.Equal(t, uint64(150), r.Total().Ran)
+	})
 }
