@@ -43,10 +43,12 @@ package smartpool
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
 // and is marked orphan; whoever pops it starts a goroutine for it instead of
 // sending a wake-up (worker.rouse). A task re-entering an idle pool pops a
-// worker for itself (taskContext.takeIdle): an orphan it just carries, a
-// parked goroutine it tells to end (wakeLeave), so that every worker always
-// has at most one goroutine. The orphan flag is written by whoever pushes the
-// worker and read by whoever pops it: the stack orders the two.
+// worker for itself (taskContext.takeIdle): an orphan it adopts, carrying it
+// on for good; a worker whose goroutine is parked it borrows, and gives back
+// through steps 1-3 when it yields or ends, the goroutine still parked
+// meanwhile. So every worker has at most one goroutine, and every pop is
+// matched by one push or one wake-up. The orphan flag is written by whoever
+// pushes the worker and read by whoever pops it: the stack orders the two.
 //
 // Close sets the closing flag and then pops every worker off the stack and
 // wakes it. A worker that parks after that sees the flag at step 2 and wakes
@@ -104,7 +106,6 @@ type wakeup uint8
 const (
 	wakePlain wakeup = iota // look for work
 	wakeToken               // look for work, holding the waking token
-	wakeLeave               // end quietly: a re-entering task took the worker (yield.go)
 )
 
 func tokenIf(token bool) wakeup {

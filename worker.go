@@ -108,13 +108,7 @@ func (e *engine) loop(tc *taskContext, waking bool) {
 				}
 				return
 			}
-			switch w.park() {
-			case wakeLeave:
-				tc.w = nil // a re-entering task took the worker (yield.go)
-				return
-			case wakeToken:
-				waking = true
-			}
+			waking = w.park() == wakeToken
 			continue
 		}
 		yielded = false

@@ -26,13 +26,15 @@ package smartpool
 //
 // A later Yield of the same task repeats steps 1-4, except that step 1
 // releases the host worker if there is one. A task that took its worker in
-// step 3 carries it itself: when it ends, it counts its outcome in that
-// worker's stats and its goroutine goes on with the worker's loop
-// (engine.loop), so the goroutine that woke from the wait does the next task
-// too, and no goroutine switches hands on the way. So at most Workers tasks
-// run user code at any time (a task runs only while its goroutine carries a
-// worker or a host is blocked in resume for it), and tasks that never yield
-// pay one store per task.
+// step 3 counts its outcome in that worker's stats itself when it ends.
+// If the worker was an orphan, the task's goroutine adopts it and goes on
+// with its loop (engine.loop), so the goroutine that woke from the wait does
+// the next task too, and no goroutine switches hands on the way; if the
+// worker's goroutine was parked, the task only borrowed it, and gives it back
+// to the idle stack when it yields or ends (park.go, Orphans). So at most
+// Workers tasks run user code at any time (a task runs only while its
+// goroutine carries a worker or a host is blocked in resume for it), and
+// tasks that never yield pay one store per task.
 //
 // Because the suspended state lives in the task's own goroutine and context,
 // a wake-up cannot be lost or doubled: the task itself re-enters, once, when
@@ -92,6 +94,7 @@ type taskContext struct {
 	counted  bool         // the origin completes on close: counted in e.inflight until the end
 	dropped  bool         // re-entry refused after Close: the task ends by Goexit
 	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
+	borrowed bool         // w was taken idle with its goroutine parked: give it back (takeIdle)
 	grant    chan *worker // capacity 1; a host worker, or nil if the resumption was dropped
 	release  chan outcome // capacity 1; to the host: suspended again, or the final outcome
 }
@@ -164,12 +167,16 @@ func (tc *taskContext) suspend() {
 	}
 	tc.w = nil
 	e.endSegment(tc.cur.ch) // the run segment ends here; the task no longer runs
-	if tc.hosted {
+	switch {
+	case tc.hosted:
 		tc.hosted = false
 		tc.release <- suspended
-		return
+	case tc.borrowed:
+		tc.borrowed = false
+		w.goIdle() // back to its parked goroutine
+	default:
+		w.carryOn()
 	}
-	w.carryOn()
 }
 
 // carryOn lets w go on without the goroutine that carried it, whose task
@@ -211,11 +218,12 @@ func (tc *taskContext) reenter() {
 // takeIdle gives the re-entering task an idle worker's slot when no work is
 // eligible anywhere: a worker woken for its resumption would poll it next
 // anyway, and this way no goroutine switches hands. The task then runs on
-// its own goroutine as if taken from its followup channel, and that
-// goroutine carries the worker on when the task ends (engine.loop). The
-// worker's parked goroutine, if it has one, is told to end (wakeLeave); its
-// share of live moves to this goroutine. A worker at or above the target is
-// woken to retire instead.
+// its own goroutine as if taken from its followup channel. An orphan worker
+// it adopts: the goroutine carries the worker on when the task ends
+// (engine.loop), and the worker's share of live moves to it. A worker whose
+// goroutine is parked it borrows: the goroutine stays parked, and the task
+// gives the worker back when it yields or ends (park.go, Orphans). A worker
+// at or above the target is woken to retire instead.
 func (tc *taskContext) takeIdle() bool {
 	e := tc.e
 	if e.stopped.Load() || e.field.Summary() != 0 || e.idle.Empty() {
@@ -237,11 +245,8 @@ func (tc *taskContext) takeIdle() bool {
 		return false
 	}
 	w := e.worker(i)
-	if w.orphan {
-		w.orphan = false
-	} else {
-		w.wake <- wakeLeave
-	}
+	tc.borrowed = !w.orphan
+	w.orphan = false
 	tc.w, tc.cur = w, &e.queues[c.first]
 	return true
 }
@@ -267,9 +272,9 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 
 // end records how the task ended and releases its worker: to the host
 // worker waiting for it, or, if the task took its worker itself, by counting
-// the outcome and carrying on with the worker's loop (or handing it to a new
-// goroutine, if runtime.Goexit is unwinding this one). A task that ended
-// inside a wait holds no worker.
+// the outcome and then giving a borrowed worker back, or carrying on with an
+// adopted worker's loop (or handing it to a new goroutine, if runtime.Goexit
+// is unwinding this one). A task that ended inside a wait holds no worker.
 func (tc *taskContext) end(how outcome) (carry bool) {
 	e := tc.e
 	e.endTask(tc.origin)
@@ -299,6 +304,13 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		inc(&w.stats[tc.origin].panicked)
 	case goexited:
 		inc(&w.stats[tc.origin].goexited)
+	}
+	switch {
+	case tc.borrowed:
+		tc.borrowed, tc.w = false, nil
+		w.goIdle()
+		return false
+	case how == goexited:
 		tc.w = nil
 		go e.loop(newTaskContext(e, w), false)
 		return false

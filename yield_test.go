@@ -440,8 +440,8 @@ func TestYield_ResumeTakesIdleWorker(t *testing.T) {
 }
 
 // However often tasks yield and resume in an idle pool, each worker has at
-// most one goroutine: a task that takes a parked worker tells the parked
-// goroutine to end, and a worker left idle by a yield keeps none.
+// most one goroutine: a task that takes a worker whose goroutine is parked
+// only borrows it, and a worker left idle by a yield keeps none.
 func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := runtime.NumGoroutine()

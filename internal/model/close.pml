@@ -3,9 +3,12 @@
  * worker.go, park.go, engine.go), checked with spin. README.md in this
  * directory maps every step to the Go code.
  *
- *   Worker(me)    worker.loop, worker.park, worker.resume, worker.run
+ *   Worker(me,wk) engine.loop for worker me, worker.park, worker.resume,
+ *                 worker.run; a new one is run whenever a goroutine starts
+ *                 carrying worker me (wk: with the waking token)
  *   Task(t,left)  the goroutine a task keeps after its first Yield: wait,
- *                 taskContext.reenter, run on a host, taskContext.end
+ *                 taskContext.reenter (takeIdle, or the push), run on a
+ *                 host or carrying the worker it took, taskContext.end
  *   Submitter     engine.submit + Channel.Push (stopped checked under the
  *                 channel lock), then Bits.Wake -> engine.wake
  *   Closer        engine.startClose (and dropTasks)
@@ -45,6 +48,18 @@
  *   4  the worker loop reads inflight before closing
  *   5  park's re-check ignores (closing && inflight == 0)
  *   6  leaveInflight does not wake the workers when it takes inflight to 0
+ *   7  a worker going idle without its parked process (an orphan, or one a
+ *      task borrowed) skips park's re-check
+ *   8  takeIdle adopts a worker whose process is parked, as if an orphan
+ *
+ * Orphans (park.go): a worker whose goroutine left with a yielded task while
+ * the summary read empty is pushed on the idle stack without a process;
+ * whoever pops it runs a new Worker for it. takeIdle (yield.go): a task
+ * re-entering while Close has not started, the summary reads empty and the
+ * stack is not, pops a worker and runs on at once. An orphan it adopts: when
+ * the task ends it runs a Worker for it (the goroutine goes on with the
+ * loop). A worker whose process is parked it borrows, and pushes back (with
+ * park's re-check) when it yields again or ends.
  */
 
 #ifndef W
@@ -90,8 +105,12 @@
 #define R_SUSP 0
 #define R_END  1
 
+#define PLAIN 0                    /* wakePlain */
+#define TOKEN 1                    /* wakeToken */
+
 chan Q[2] = [8] of { byte };       /* the channels' queues (FIFO) */
-chan tok[W] = [1] of { bool };     /* worker.wake: true = the waking token */
+chan tok[W] = [1] of { byte };     /* worker.wake: PLAIN or TOKEN */
+bool orphan[W];                    /* worker.orphan */
 chan grant[NT] = [1] of { byte };  /* taskContext.grant: 1 = a host, 0 = dropped */
 chan rel[NT] = [1] of { byte };    /* taskContext.release */
 
@@ -127,7 +146,8 @@ inline popSend(i, v) {
 	atomic {
 		pop(i);
 		if
-		:: i != NONE -> assert(len(tok[i]) == 0); tok[i]!v
+		:: i != NONE && orphan[i] -> orphan[i] = false; run Worker(i, v)   /* worker.rouse */
+		:: i != NONE && !orphan[i] -> assert(len(tok[i]) == 0); tok[i]!v
 		:: else -> skip
 		fi
 	}
@@ -224,6 +244,25 @@ inline leaveInflight(i, z) {
 	z = false
 }
 
+/* worker.goIdle for a worker without a running process: an orphan
+ * (worker.carryOn's idle branch) or one a task borrowed and gives back. It
+ * goes on the idle stack, then park's re-check. */
+inline goIdle(me, orph, i, ok, c) {
+	atomic { orphan[me] = orph; stk[sp] = me; sp++ }
+#if MUTANT != 7
+	if
+	:: SUMMARY -> parkWake(i, ok)
+	:: else ->
+		c = closing;
+		if
+		:: c && (inflight == 0) -> parkWake(i, ok)
+		:: else -> skip
+		fi;
+		c = false
+	fi
+#endif
+}
+
 /* Record how task t ended. Only the final check reads outcome and runs, and
  * in a correct run one process writes them per task, so this commutes with
  * everything and may share a step with its neighbours. */
@@ -239,8 +278,8 @@ inline setOutcome(t, o) {
 }
 
 proctype Task(byte t; byte left) {
-	byte i, g, f;
-	bool ok, z, stp;
+	byte i, g, f, w;
+	bool ok, z, stp, c, bor;
 #if MUTANT == 1
 	if
 	:: COUNTED(t) -> inflight++             /* counted after the slot went */
@@ -248,7 +287,26 @@ proctype Task(byte t; byte left) {
 	fi;
 #endif
 reenter:
-	/* wait() ends (the outside waker), then taskContext.reenter: */
+	/* wait() ends (the outside waker), then taskContext.reenter: takeIdle.
+	 * Its guard (Close not started, summary empty) is a hint, so the model
+	 * lets a task try at any moment: a stronger check than the guard. */
+	if
+	:: atomic {
+		pop(w);
+		if
+		:: w != NONE ->
+#if MUTANT != 8
+			bor = !orphan[w];
+#endif
+			orphan[w] = false;
+			cur[t] = fol[cur[t]];           /* as if taken from its followup */
+			goto carried
+		:: else -> skip
+		fi
+	   }
+	:: skip
+	fi;
+	/* or the push: */
 #if MUTANT == 3
 	if
 	:: COUNTED(t) -> leaveInflight(i, z)    /* released at re-entry */
@@ -323,6 +381,28 @@ reenter:
 #endif
 		atomic { setOutcome(t, O_RAN); rel[t]!R_END }
 	fi;
+	goto done;
+carried:                                   /* the task runs on with worker w */
+	if
+	:: left > 0 ->                          /* Yield again: suspend */
+		left--;
+		if
+		:: bor -> goIdle(w, false, i, ok, c)    /* give it back */
+		:: !bor && !SUMMARY -> goIdle(w, true, i, ok, c)   /* carryOn */
+		:: !bor && SUMMARY -> run Worker(w, false)
+		fi;
+		atomic { w = 0; bor = false; goto reenter }
+	:: else ->                              /* it returns: end(ran) */
+		if
+		:: COUNTED(t) -> leaveInflight(i, z)
+		:: else -> skip
+		fi;
+		if
+		:: bor -> setOutcome(t, O_RAN); goIdle(w, false, i, ok, c)
+		:: else -> atomic { setOutcome(t, O_RAN); run Worker(w, false) }   /* goes on with w's loop */
+		fi;
+		w = 0; bor = false
+	fi;
 done:
 	skip
 }
@@ -335,9 +415,10 @@ done:
 #define THEN_LOOP(s)  atomic { s; cl = closing }; goto loaded
 #endif
 
-proctype Worker(byte me) {
+proctype Worker(byte me; bool wk0) {
 	bool cl, susp, wk, ww, c, z, ok;
-	byte item, ch, t, i, how;
+	byte item, ch, t, i, how, msg;
+	wk = wk0;
 loop:
 #if MUTANT == 4
 	z = (inflight != 0);                    /* inflight read first */
@@ -393,7 +474,7 @@ loaded:
 			skip
 #endif
 		fi;
-		THEN_LOOP(tok[me]?wk)               /* <-w.wake */
+		THEN_LOOP(tok[me]?msg; wk = (msg == TOKEN); msg = 0)   /* <-w.wake */
 	:: else -> skip
 	fi;
 	cl = false; susp = false;
@@ -437,10 +518,18 @@ loaded:
 			:: else -> skip
 			fi;
 #endif
-			run Task(t, YIELDS(t) - 1)      /* go w.loop(...): the worker carries on */
 		}
-		t = 0; ch = 0;
-		goto loop
+		ch = 0;
+		if                                  /* worker.carryOn */
+		:: !SUMMARY ->                      /* idle, without a process; the */
+			goIdle(me, true, i, ok, c);     /* task waits only after that */
+			run Task(t, YIELDS(t) - 1);
+			goto quit
+		:: else ->
+			run Task(t, YIELDS(t) - 1);     /* go e.loop(...): the worker carries on */
+			t = 0;
+			goto loop
+		fi
 	:: else ->
 		ch = 0;
 		THEN_LOOP(setOutcome(t, O_RAN); t = 0)   /* it returns */
@@ -521,7 +610,7 @@ init {
 	atomic {
 		k = 0;
 		do
-		:: k < W -> run Worker(k); k++
+		:: k < W -> run Worker(k, false); k++
 		:: else -> break
 		od;
 		run Submitter();

@@ -45,11 +45,12 @@ trap 'rm -rf "$tmp"' EXIT
 #           (park/asis-fifo); must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
-# safety violations.
+# safety violations; one with -DCOLLAPSE compresses its states (pan's
+# option), trading time for memory.
 ci=(
-	"model  close/coc-yield      close.pml -DW=2 -DNT=1 -DFOL1=0"
-	"model  close/drop-yield     close.pml -DW=2 -DNT=1 -DFIRSTCH=1"
-	"model  close/two-tasks-1w   close.pml -DW=1 -DNT=2"
+	"model  close/coc-yield      close.pml -DW=2 -DNT=1 -DFOL1=0 -DCOLLAPSE"
+	"model  close/coc-yield-1w   close.pml -DW=1 -DNT=1 -DFOL1=0"
+	"model  close/drop-yield-1w  close.pml -DW=1 -DNT=1 -DFIRSTCH=1"
 	"model  close/two-fresh-2w   close.pml -DW=2 -DNT=2 -DMAXY=0"
 	"model  park/2w-2fifos       park.pml  -DW=2 -DPER=1"
 	"model  park/2w-1fifo-3tasks park.pml  -DW=2 -DPER0=3 -DPER1=0"
@@ -61,6 +62,8 @@ ci=(
 	"mutant close/m4-read-order  close.pml -DW=2 -DNT=1 -DFIRSTCH=1 -DMUTANT=4"
 	"mutant close/m5-park-close  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=5"
 	"mutant close/m6-no-wakeall  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=6"
+	"mutant close/m7-idle-norecheck close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=7"
+	"mutant close/m8-adopt-parked close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=8"
 	"mutant close/asis-wake      close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0"
 	"mutant close/asis-exit      close.pml -DW=2 -DNT=1 -DFOL1=0 -DEXIT=0"
 	"mutant park/m1-no-recheck   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=1"
@@ -80,6 +83,8 @@ ci=(
 )
 soak=(
 	"model  close/coc-yield-twice close.pml -DW=2 -DNT=1 -DFOL1=0 -DMAXY=2"
+	"model  close/drop-yield     close.pml -DW=2 -DNT=1 -DFIRSTCH=1"
+	"model  close/two-tasks-1w   close.pml -DW=1 -DNT=2"
 	"model  close/3w-one-fresh   close.pml -DW=3 -DNT=1 -DFOL1=0 -DMAXY=0"
 	"model  park/2w-1fifo-4tasks park.pml  -DW=2 -DPER0=4 -DPER1=0"
 	"model  park/np-2w-2fifos    park.pml  -DW=2 -DPER=1 -DNP"
@@ -117,6 +122,9 @@ check() {
 	mode_r=""
 	case " $defs " in
 	*" -DNP "*) mode_c=-DNP mode_r=-l ;; # non-progress cycles (and assertions)
+	esac
+	case " $defs " in
+	*" -DCOLLAPSE "*) mode_c="$mode_c -DCOLLAPSE" ;; # a pan option: state compression
 	esac
 	dir="$tmp/$n"
 	mkdir -p "$dir"
