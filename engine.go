@@ -68,6 +68,7 @@ type chanInfo struct {
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
+	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot

@@ -93,6 +93,8 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Dropped = e.chans[i].dropped.Load()
 		c.Cancelled = e.chans[i].cancelled.Load()
 		c.Yielded = int(e.chans[i].suspended.Load())
+		c.Panicked = e.chans[i].inWait.panicked.Load()
+		c.Goexited = e.chans[i].inWait.goexited.Load()
 		if e.chans[i].capped {
 			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
 		}

@@ -288,7 +288,13 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 	case how == dropped:
 		e.chans[tc.origin].dropped.Add(1)
 		return false
-	case w == nil:
+	case w == nil: // no worker's stats to count it in
+		switch how {
+		case panicked:
+			e.chans[tc.origin].inWait.panicked.Add(1)
+		case goexited:
+			e.chans[tc.origin].inWait.goexited.Add(1)
+		}
 		return false
 	}
 	e.endSegment(tc.cur.ch)
@@ -297,14 +303,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		tc.release <- how
 		return false
 	}
-	switch how {
-	case ran:
-		inc(&w.stats[tc.origin].ran)
-	case panicked:
-		inc(&w.stats[tc.origin].panicked)
-	case goexited:
-		inc(&w.stats[tc.origin].goexited)
-	}
+	w.count(tc.origin, how)
 	switch {
 	case tc.borrowed:
 		tc.borrowed, tc.w = false, nil
@@ -358,7 +357,13 @@ func (w *worker) resume(r *resumption, q *queueRef) {
 	origin := tc.origin
 	tc.cur, tc.hosted = q, true
 	tc.grant <- w
-	switch <-tc.release {
+	w.count(origin, <-tc.release)
+}
+
+// count records how a yielded task of channel origin ended, in the stats of
+// the worker it ended on; suspended counts nothing.
+func (w *worker) count(origin int, how outcome) {
+	switch how {
 	case ran:
 		inc(&w.stats[origin].ran)
 	case panicked:

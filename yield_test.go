@@ -461,3 +461,17 @@ func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 		require.Equal(t, uint64(150), r.Total().Ran)
 	})
 }
+
+// A task that panics or calls runtime.Goexit inside a Yield's wait, where it
+// holds no worker, is still counted once in the report.
+func TestYield_EndInsideWaitIsCounted(t *testing.T) {
+	var log panicLog
+	o := start(t, &behavior{workers: 1, onPanic: log.handle, levels: [][]ch{{fifo("a")}}})
+	submit(t, o, "a", func(ctx context.Context) { smartpool.Yield(ctx, func() { panic(errBoom) }) })
+	submit(t, o, "a", func(ctx context.Context) { smartpool.Yield(ctx, runtimeGoexit) })
+	r := closeWithin(t, o, long)
+	a, _ := r.Channel("a")
+	require.Equal(t, [3]uint64{0, 1, 1}, [3]uint64{a.Ran, a.Panicked, a.Goexited})
+	require.Zero(t, r.Suspended)
+	require.Len(t, log.panics, 1)
+}
