@@ -64,7 +64,7 @@ func (e *engine) wake() {
 	for !e.idle.Empty() && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
-			e.worker(i).rouse(wakeToken)
+			e.worker(i).rouse(true)
 			return
 		}
 		e.waking.Store(false)
@@ -82,7 +82,7 @@ func (e *engine) wake() {
 func (e *engine) wakeAny() {
 	token := e.waking.CompareAndSwap(false, true)
 	if i := e.idle.Pop(); i >= 0 {
-		e.worker(i).rouse(tokenIf(token))
+		e.worker(i).rouse(token)
 		return
 	}
 	if token {
@@ -96,27 +96,13 @@ func (e *engine) wakeAny() {
 // wakeAll wakes every parked worker; used by Close.
 func (e *engine) wakeAll() {
 	for i := e.idle.Pop(); i >= 0; i = e.idle.Pop() {
-		e.worker(i).rouse(wakePlain)
+		e.worker(i).rouse(false)
 	}
 }
 
-// wakeup is what a parked worker's goroutine receives.
-type wakeup uint8
-
-const (
-	wakePlain wakeup = iota // look for work
-	wakeToken               // look for work, holding the waking token
-)
-
-func tokenIf(token bool) wakeup {
-	if token {
-		return wakeToken
-	}
-	return wakePlain
-}
-
-// park blocks w's goroutine until it is woken and returns the wake-up.
-func (w *worker) park() wakeup {
+// park blocks w's goroutine until it is woken and reports whether it was
+// made the waking worker.
+func (w *worker) park() (waking bool) {
 	w.goIdle()
 	return <-w.wake
 }
@@ -131,13 +117,14 @@ func (w *worker) goIdle() {
 	}
 }
 
-// rouse wakes w, just popped off the idle stack by the caller: it sends the
-// wake-up to w's parked goroutine or, if w has none, starts one.
-func (w *worker) rouse(how wakeup) {
+// rouse wakes w, just popped off the idle stack by the caller, with the
+// waking token or without: it sends the wake-up to w's parked goroutine or,
+// if w has none, starts one.
+func (w *worker) rouse(token bool) {
 	if w.orphan {
 		w.orphan = false
-		go w.e.loop(newTaskContext(w.e, w), how == wakeToken)
+		go w.e.loop(newTaskContext(w.e, w), token)
 		return
 	}
-	w.wake <- how
+	w.wake <- token
 }

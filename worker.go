@@ -44,8 +44,8 @@ const (
 type worker struct {
 	e      *engine
 	id     int
-	wake   chan wakeup // capacity 1; sent to a parked goroutine by whoever popped the worker (park.go)
-	orphan bool        // idle without a goroutine (park.go); written by whoever pushes it on the idle stack, read by whoever pops it
+	wake   chan bool // capacity 1; true: you are the waking worker (park.go)
+	orphan bool      // idle without a goroutine (park.go); written by whoever pushes it on the idle stack, read by whoever pops it
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
@@ -108,7 +108,7 @@ func (e *engine) loop(tc *taskContext, waking bool) {
 				}
 				return
 			}
-			waking = w.park() == wakeToken
+			waking = w.park()
 			continue
 		}
 		yielded = false

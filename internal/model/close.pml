@@ -105,11 +105,11 @@
 #define R_SUSP 0
 #define R_END  1
 
-#define PLAIN 0                    /* wakePlain */
-#define TOKEN 1                    /* wakeToken */
+#define PLAIN 0                    /* w.wake <- false */
+#define TOKEN 1                    /* w.wake <- true: the waking token */
 
 chan Q[2] = [8] of { byte };       /* the channels' queues (FIFO) */
-chan tok[W] = [1] of { byte };     /* worker.wake: PLAIN or TOKEN */
+chan tok[W] = [1] of { byte };     /* worker.wake: PLAIN (false) or TOKEN (true) */
 bool orphan[W];                    /* worker.orphan */
 chan grant[NT] = [1] of { byte };  /* taskContext.grant: 1 = a host, 0 = dropped */
 chan rel[NT] = [1] of { byte };    /* taskContext.release */
