@@ -18,11 +18,12 @@ package smartpool
 // yielded on that worker was counted in e.inflight before the worker's loop
 // went on, and queued tasks stay for the workers below target.
 //
-// worker.active says a goroutine owns the worker's loop. Only a
-// compare-and-swap from false to true starts one (SetWorkers), and a
+// worker.active says the worker is in service: a goroutine carries its loop,
+// or it is idle, with its goroutine parked or none (an orphan, park.go).
+// Only a compare-and-swap from false to true starts one (SetWorkers), and a
 // retiring goroutine clears it and then re-reads target, taking the worker
 // back by the same compare-and-swap if target rose meanwhile: so a worker
-// below target always has exactly one goroutine, and never two.
+// below target is always in service, with at most one goroutine.
 
 // SetWorkers changes the number of workers at run time. New workers start at
 // once; when n is lower, the surplus workers stop after their current task
