@@ -525,7 +525,9 @@ func TestCancel_DuringPush(t *testing.T) {
 // 452d56aa: the claim tried "queued" and then "pushing", and a submit that
 // moved the task from one to the other between the two made Run count it
 // cancelled); that window is two instructions wide, so this test pins the
-// property rather than reproducing the window.
+// property rather than reproducing the window. It does catch the wider one:
+// with Run unable to claim a task its submit has not yet marked queued, it
+// fails every time.
 func TestCancel_LiveContextAlwaysRuns(t *testing.T) {
 	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
 	p := o.Pool()

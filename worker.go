@@ -54,8 +54,9 @@ type worker struct {
 }
 
 // taskStats counts outcomes of one channel's tasks on one worker. Single
-// writer: the worker stores Load()+1, a plain increment that readers may load
-// at any time.
+// writer: the goroutine carrying the worker stores Load()+1 (inc), a plain
+// increment that readers may load at any time. chanInfo.inWait is the one
+// taskStats with many writers; it is only ever added to.
 type taskStats struct {
 	ran, panicked, goexited atomic.Uint64
 }
