@@ -1,6 +1,7 @@
 package smartpool_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -444,7 +445,7 @@ func TestYield_ResumeTakesIdleWorker(t *testing.T) {
 // only borrows it, and a worker left idle by a yield keeps none.
 func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := runtime.NumGoroutine()
+		base := bubbleGoroutines(t)
 		o, err := smartpool.New[string](&behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
 		require.NoError(t, err)
 		for range 50 {
@@ -455,11 +456,41 @@ func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 			synctest.Wait()
 			close(wake)
 			synctest.Wait()
-			require.LessOrEqual(t, runtime.NumGoroutine()-base, 2)
+			require.LessOrEqual(t, bubbleGoroutines(t)-base, 2)
 		}
 		r := closeWithin(t, o, long)
 		require.Equal(t, uint64(150), r.Total().Ran)
 	})
+}
+
+// bubbleGoroutines counts the goroutines in the caller's synctest bubble.
+// runtime.NumGoroutine would also count goroutines outside it, such as the
+// runtime's cleanup goroutine while it runs an earlier test's cleanups.
+func bubbleGoroutines(t *testing.T) int {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for {
+		if n := runtime.Stack(buf, true); n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	header := func(g []byte) []byte { h, _, _ := bytes.Cut(g, []byte("\n")); return h }
+	goroutines := bytes.Split(buf, []byte("\n\n"))
+	self := header(goroutines[0]) // runtime.Stack lists the caller first
+	i := bytes.Index(self, []byte("synctest bubble "))
+	if i < 0 {
+		t.Fatal("bubbleGoroutines called outside a synctest bubble")
+	}
+	bubble := self[i : i+bytes.IndexByte(self[i:], ']')+1] // "synctest bubble 4]", not 44
+	n := 0
+	for _, g := range goroutines {
+		if bytes.Contains(header(g), bubble) {
+			n++
+		}
+	}
+	return n
 }
 
 // A task that panics or calls runtime.Goexit inside a Yield's wait, where it
