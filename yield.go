@@ -276,25 +276,24 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 // adopted worker's loop (or handing it to a new goroutine, if runtime.Goexit
 // is unwinding this one). A task that ended inside a wait holds no worker.
 func (tc *taskContext) end(how outcome) (carry bool) {
-	e := tc.e
+	e, c, w := tc.e, &tc.e.chans[tc.origin], tc.w
 	e.endTask(tc.origin)
 	tc.releaseUnit()
-	e.chans[tc.origin].suspended.Add(-1)
+	// An outcome no worker will count is counted before the task leaves
+	// inflight: once inflight reaches zero, Close may finish and report.
+	switch {
+	case how == dropped:
+		c.dropped.Add(1)
+	case w == nil && how == panicked:
+		c.inWait.panicked.Add(1)
+	case w == nil && how == goexited:
+		c.inWait.goexited.Add(1)
+	}
+	c.suspended.Add(-1)
 	if tc.counted {
 		e.leaveInflight()
 	}
-	w := tc.w
-	switch {
-	case how == dropped:
-		e.chans[tc.origin].dropped.Add(1)
-		return false
-	case w == nil: // no worker's stats to count it in
-		switch how {
-		case panicked:
-			e.chans[tc.origin].inWait.panicked.Add(1)
-		case goexited:
-			e.chans[tc.origin].inWait.goexited.Add(1)
-		}
+	if how == dropped || w == nil { // ended inside a wait, or dropped: no worker to release
 		return false
 	}
 	e.endSegment(tc.cur.ch)
