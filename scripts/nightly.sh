@@ -145,10 +145,30 @@ fuzz_targets() {
 	done
 }
 
-fuzz() { # fuzz DIR NAME TIME [go test flags...]
-	local dir=$1 name=$2 t=$3
+count_inputs() { ls "$1" 2>/dev/null | wc -l || true; } # files in a corpus directory, 0 if none
+
+# fuzz DIR NAME TIME [go test flags...]. A run that fails with "context
+# deadline exceeded" and writes no failing input hit Go 1.26's fuzz
+# coordinator race at the end of -fuzztime (golang/go#75804, fixed in Go
+# 1.27): it is reported, not counted as a failure. (.ci/run sidesteps the race
+# with execution counts; the nightly's budgets are durations.)
+fuzz() {
+	local dir=$1 name=$2 t=$3 corpus inputs out rc=0
 	shift 3
-	run go test "$@" -run '^$' -fuzz "^$name\$" -fuzztime "$t" -fuzzminimizetime 10s -timeout 0 "$dir"
+	corpus="$dir/testdata/fuzz/$name"
+	inputs=$(count_inputs "$corpus")
+	out=$(mktemp)
+	echo "+ go test $* -run '^\$' -fuzz ^$name\$ -fuzztime $t -fuzzminimizetime 10s -timeout 0 $dir"
+	go test "$@" -run '^$' -fuzz "^$name\$" -fuzztime "$t" -fuzzminimizetime 10s -timeout 0 "$dir" 2>&1 | tee "$out" || rc=$?
+	if [ "$rc" != 0 ] && grep -q 'context deadline exceeded' "$out" && [ "$(count_inputs "$corpus")" = "$inputs" ]; then
+		echo "nightly: $name ended with \"context deadline exceeded\" and no failing input: golang/go#75804, not a failure"
+		rc=0
+	fi
+	rm -f "$out"
+	if [ "$rc" != 0 ]; then
+		echo "nightly: FAILED (exit $rc): fuzz $name"
+		failed_cmds=$((failed_cmds + 1))
+	fi
 }
 
 step_k4() {
