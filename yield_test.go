@@ -464,8 +464,8 @@ func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 }
 
 // bubbleGoroutines counts the goroutines in the caller's synctest bubble.
-// runtime.NumGoroutine would also count goroutines outside it, such as the
-// runtime's cleanup goroutine while it runs an earlier test's cleanups.
+// runtime.NumGoroutine counts the whole process, and CI once saw a goroutine
+// from outside the bubble (an earlier test's or the runtime's) in it.
 func bubbleGoroutines(t *testing.T) int {
 	t.Helper()
 	buf := make([]byte, 1<<20)
