@@ -93,19 +93,23 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Dropped = e.chans[i].dropped.Load()
 		c.Cancelled = e.chans[i].cancelled.Load()
 		c.Yielded = int(e.chans[i].suspended.Load())
-		c.Panicked = e.chans[i].inWait.panicked.Load()
-		c.Goexited = e.chans[i].inWait.goexited.Load()
 		if e.chans[i].capped {
 			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
 		}
+		c.addOutcomes(&e.chans[i].inWait)
 		for _, w := range *e.workers.Load() {
-			st := &w.stats[i]
-			c.Ran += st.ran.Load()
-			c.Panicked += st.panicked.Load()
-			c.Goexited += st.goexited.Load()
+			c.addOutcomes(&w.stats[i])
 		}
 	}
 	return s
+}
+
+// addOutcomes adds one set of outcome counters: a worker's, or the
+// channel's count of tasks that ended inside a Yield's wait.
+func (c *ChannelStats[K]) addOutcomes(st *taskStats) {
+	c.Ran += st.ran.Load()
+	c.Panicked += st.panicked.Load()
+	c.Goexited += st.goexited.Load()
 }
 
 func (p *Pool[K]) buildReport() *Report[K] { return p.Stats() }

@@ -54,11 +54,13 @@ package smartpool
 // holds that worker from the pop on, so no worker is missing from the close,
 // and it carries the worker through the close protocol like any other. (It
 // takes one only before Close started, so a task of a dropping channel that
-// does so had re-entered before the drop.) A task of a dropping channel that re-enters after Close started is
-// dropped: it is counted as dropped and its goroutine ends with
-// runtime.Goexit, running the task's deferred calls; so is a resumption that
-// Close removes from a dropping channel. Close does not wait for such tasks
-// while they are suspended: their goroutines wait on their own events.
+// does so had re-entered before the drop.) A task of a dropping channel that
+// re-enters after Close started is dropped: it is counted as dropped and its
+// goroutine ends with runtime.Goexit, running the task's deferred calls; so
+// is a resumption that Close removes from a dropping channel. Close does not
+// wait for such tasks while they are suspended: their goroutines wait on
+// their own events. A task that ends counts its outcome, when no worker will,
+// before it leaves inflight (taskContext.end), so Close's report has it.
 
 import (
 	"context"
