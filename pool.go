@@ -46,7 +46,7 @@ type State int
 const (
 	Running State = iota // accepting work
 	Closing              // Close started: admission stopped, draining
-	Closed               // every worker exited; the report is final
+	Closed               // every worker exited and Close's report is ready (see Report for the tasks it cannot count yet)
 )
 
 func (s State) String() string {
