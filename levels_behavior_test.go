@@ -2,6 +2,7 @@ package smartpool_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/smartpool-go/smartpool"
@@ -10,19 +11,18 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestLevels_OneLevelPool: the README's first pool, as written there, runs
-// what is submitted to its channel and by key.
+// TestLevels_OneLevelPool: the README's first pool, as written there: Close
+// right after the submits runs what is queued, by channel and by key.
 func TestLevels_OneLevelPool(t *testing.T) {
 	jobs := channels.NewFIFO()
-	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs}}})
+	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
 	require.NoError(t, err)
-	first, second := make(chan struct{}), make(chan struct{})
-	require.NoError(t, jobs.Submit(func(context.Context) { close(first) }))
-	require.NoError(t, owned.Pool().Submit("jobs", func(context.Context) { close(second) }))
-	waitFor(t, first, "the task submitted to the channel")
-	waitFor(t, second, "the task submitted by key")
+	var ran atomic.Int32
+	require.NoError(t, jobs.Submit(func(context.Context) { ran.Add(1) }))
+	require.NoError(t, owned.Pool().Submit("jobs", func(context.Context) { ran.Add(1) }))
 	report := closeWithin(t, owned, long)
 	require.Equal(t, uint64(2), report.Total().Ran)
+	require.Equal(t, int32(2), ran.Load())
 }
 
 // TestLevels_Methods: Config lists the levels in order with their close
