@@ -40,6 +40,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		msg  string // the message, after "smartpool: bad configuration: "
 	}{
 		{"nil behavior", nil, smartpool.RuleNilBehavior, "New(nil): the PoolBehavior is nil"},
+		{"nil pointer behavior", (*behavior)(nil), smartpool.RuleNilBehavior, "New(*smartpool_test.behavior(nil)): the PoolBehavior is a nil pointer"},
 		{"zero levels", &behavior{}, smartpool.RuleNoLevels, "Config.Levels is empty: a pool needs at least one level"},
 		{"empty level", &behavior{levels: [][]ch{{fifo("a")}, {}}}, smartpool.RuleEmptyLevel, "level 1 has no channels"},
 		{"duplicate key in a level", &behavior{levels: [][]ch{{fifo("a"), fifo("a")}}}, smartpool.RuleDuplicateKey, "key a is listed twice"},

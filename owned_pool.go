@@ -2,6 +2,7 @@ package smartpool
 
 import (
 	"context"
+	"reflect"
 	"runtime"
 
 	"github.com/smartpool-go/smartpool/scheduler"
@@ -24,6 +25,9 @@ type OwnedPool[K comparable] struct {
 func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if b == nil {
 		return nil, configErr(errNilBehavior, "New(nil): the PoolBehavior is nil")
+	}
+	if v := reflect.ValueOf(b); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, configErr(errNilBehavior, "New(%T(nil)): the PoolBehavior is a nil pointer", b)
 	}
 	cfg := b.Config()
 	workers := cfg.Workers
