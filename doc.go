@@ -6,9 +6,9 @@
 // PoolBehavior:
 //
 //	jobs := channels.NewFIFO()
-//	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs}}})
+//	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
 //	err = jobs.Submit(func(ctx context.Context) { work() })
-//	report, err := owned.Close(ctx)
+//	report, err := owned.Close(ctx) // runs what jobs still holds, then reports
 //
 // A real program declares its own PoolBehavior: its channels (FIFO,
 // Deadline, Priority, Multi, Bounded or Keyed from the channels package, or

@@ -5,9 +5,9 @@ package smartpool
 // its key. A one-level pool:
 //
 //	jobs := channels.NewFIFO()
-//	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs}}})
+//	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
 //	err = jobs.Submit(func(ctx context.Context) { work() })
-//	report, err := owned.Close(ctx)
+//	report, err := owned.Close(ctx) // runs what jobs still holds, then reports
 //
 // Each LevelChannel also sets its close policy and, optionally, its
 // followup. The rest of Config keeps its defaults: GOMAXPROCS workers
