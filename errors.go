@@ -35,9 +35,9 @@ var (
 // ErrConfig is wrapped by every error that refuses a configuration: New's,
 // for a PoolBehavior that breaks a rule of Config or ChannelParams, and the
 // run-time setters' (SetWorkers, SetCap, SetLimit) for a setting the pool
-// was not built with or a worker count out of range. The message names the
-// value and the rule; the scheduler's own rules also wrap
-// scheduler.ErrBadPolicy.
+// was not built with or a value out of range. The message names the value
+// and the rule. A negative or zero limit or cap also wraps ErrBadLimit, and
+// the scheduler's own rules scheduler.ErrBadPolicy.
 var ErrConfig = errors.New("smartpool: bad configuration")
 
 // The configuration rules, one error each, so that tests can tell which rule
