@@ -21,15 +21,9 @@ package smartpool
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 )
-
-// ErrNotLimited is returned by SetLimit for a pool created without
-// Config.Limit: such a pool keeps no count, so that it pays nothing for the
-// feature.
-var ErrNotLimited = errors.New("smartpool: pool has no in-flight limit")
 
 type admission struct {
 	on      bool // Config.Limit > 0; read-only after New
@@ -134,15 +128,16 @@ func (e *engine) unitsDone(k int) {
 // SetLimit changes the pool's in-flight limit (Config.Limit) at run time.
 // A raised limit admits waiting submitters at once; a lowered one revokes
 // nothing: admissions stop until enough admitted tasks finish. n must be at
-// least 1. It returns ErrNotLimited for a pool created without a limit, or
-// ErrBadLimit.
+// least 1. It returns an error wrapping ErrConfig for a pool created
+// without a limit (such a pool keeps no count, so that it pays nothing for
+// the feature), or wrapping ErrConfig and ErrBadLimit for n < 1.
 func (p *Pool[K]) SetLimit(n int) error {
 	a := &p.e.admit
 	switch {
 	case !a.on:
-		return ErrNotLimited
+		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
 	case n < 1:
-		return ErrBadLimit
+		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 1", n)
 	}
 	a.limit.Store(int64(n))
 	a.broadcast()

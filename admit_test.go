@@ -43,7 +43,7 @@ func TestLimit_SubmitAndSetLimit(t *testing.T) {
 
 	require.ErrorIs(t, p.SetLimit(0), smartpool.ErrBadLimit)
 	unlimited := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
-	require.ErrorIs(t, unlimited.Pool().SetLimit(3), smartpool.ErrNotLimited)
+	require.ErrorIs(t, unlimited.Pool().SetLimit(3), smartpool.ErrConfig)
 	require.Zero(t, unlimited.Pool().Stats().Limit)
 
 	_, err := smartpool.New[string](&behavior{limit: -1, levels: [][]ch{{fifo("a")}}})

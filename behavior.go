@@ -4,7 +4,8 @@ import "github.com/smartpool-go/smartpool/scheduler"
 
 // PoolBehavior declares a pool: its channels, grouped into levels, and where a
 // task that yielded re-enters. K is the user's own key type, usually a small
-// integer enum.
+// integer enum. A pool that needs nothing but its channels, levels, close
+// policy and followups can use the ready-made Levels instead.
 //
 // New calls Config once, then Channel once for every key the configuration
 // lists, then Followup once for every key; it never calls them again, so

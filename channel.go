@@ -27,8 +27,8 @@ type Unwrapper interface {
 }
 
 // Channel is a source of tasks: a queue with its own ordering, or anything
-// that can be polled. The channels package has FIFO, Deadline, Priority and
-// Multi; users may write their own.
+// that can be polled. The channels package has FIFO, Deadline, Priority,
+// Multi, Bounded and Keyed; users may write their own.
 //
 // # Contract
 //

@@ -2,13 +2,27 @@
 // named channels grouped into levels, and a pluggable scheduler decides which
 // level a free worker serves.
 //
-// A program declares a PoolBehavior: its channels (FIFO, Deadline, Priority,
-// Multi from the channels package, or its own), the levels they sit in
-// (highest first), what each does at Close (complete or drop), and where a
-// task that yielded re-enters. New validates it once and starts the workers.
+// The smallest pool lists its channels in a Levels value, a ready-made
+// PoolBehavior:
+//
+//	jobs := channels.NewFIFO()
+//	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
+//	err = jobs.Submit(func(ctx context.Context) { work() })
+//	report, err := owned.Close(ctx) // runs what jobs still holds, then reports
+//
+// A real program declares its own PoolBehavior: its channels (FIFO,
+// Deadline, Priority, Multi, Bounded or Keyed from the channels package, or
+// its own Channel), the levels they sit in (highest first), what each does
+// at Close (complete or drop), where a task that yielded re-enters, and the
+// rest of Config (workers, scheduler, in-flight limit, caps, drop
+// callbacks, panic handler). New validates it once and starts the workers.
 //
 //	type Key int
-//	const (Realtime Key = iota; Backlog)
+//
+//	const (
+//		Realtime Key = iota
+//		Backlog
+//	)
 //
 //	type Game struct{ Realtime, Backlog *channels.FIFO }
 //
@@ -18,11 +32,20 @@
 //			{{Key: Backlog}},
 //		}}
 //	}
-//	func (g *Game) Channel(k Key) smartpool.Channel { ... }
-//	func (g *Game) Followup(from Key) Key          { return Realtime }
 //
-//	owned, err := smartpool.New[Key](&Game{channels.NewFIFO(), channels.NewFIFO()})
-//	err = game.Realtime.Submit(func(ctx context.Context) { ... })
+//	func (g *Game) Channel(k Key) smartpool.Channel {
+//		if k == Realtime {
+//			return g.Realtime
+//		}
+//		return g.Backlog
+//	}
+//
+//	func (g *Game) Followup(from Key) Key { return Realtime }
+//
+//	game := &Game{Realtime: channels.NewFIFO(), Backlog: channels.NewFIFO()}
+//	owned, err := smartpool.New[Key](game)
+//	err = game.Realtime.Submit(func(ctx context.Context) { tick() })
+//	err = owned.Pool().Submit(Backlog, func(ctx context.Context) { bake() })
 //	report, err := owned.Close(ctx)
 //
 // # How a worker finds work
@@ -43,8 +66,14 @@
 // # Closing
 //
 // OwnedPool.Close stops admission, runs every queued and yielded task of
-// complete-on-close channels, drops and reports the rest, and returns a
-// Report once every worker has exited.
+// complete-on-close channels, drops the queued tasks of the other channels,
+// and returns a Report once every worker has exited. Every dropped task,
+// whatever dropped it (Close, a late deadline, a displaced oldest task, a
+// yielded task of a dropping channel that comes back after Close), is
+// counted and passed once to its channel's ChannelParams.OnDrop. A yielded
+// task of a dropping channel still waiting when Close returns is dropped
+// when its wait ends: the report counts it in Yielded, and later Stats in
+// Dropped.
 //
 // # Panics
 //

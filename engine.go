@@ -79,7 +79,7 @@ type chanInfo struct {
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine, error) {
 	field, err := avail.New(perLevel)
 	if err != nil {
-		return nil, configErr(ErrTooManyQueues, "%v", err)
+		return nil, configErr(errTooManyQueues, "%v", err)
 	}
 	e := &engine{field: field, idle: idle.New(workers), sched: sched, done: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}

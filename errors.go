@@ -22,30 +22,42 @@ var (
 	// wait for the task that asked for it. Await the close from another
 	// goroutine (Close or Done).
 	ErrCloseFromTask = errors.New("smartpool: Close called from inside a task")
+	// ErrNoQueues is returned by a channel that has no queues, such as a
+	// zero channels.Bounded or a channels.Keyed without a limit: New refuses
+	// it (wrapped in ErrConfig) and its submit methods return it.
+	ErrNoQueues = errors.New("smartpool: channel has no queues")
+	// ErrAttached is returned by a channel's Attach when the channel already
+	// belongs to a pool; New wraps it in ErrConfig. A channel written
+	// outside this module returns it too (see Channel).
+	ErrAttached = errors.New("smartpool: channel already attached to a pool")
 )
 
-// ErrConfig is wrapped by every error New returns for a bad configuration, next
-// to the sentinel that names the rule broken.
+// ErrConfig is wrapped by every error that refuses a configuration: New's,
+// for a PoolBehavior that breaks a rule of Config or ChannelParams, and the
+// run-time setters' (SetWorkers, SetCap, SetLimit) for a setting the pool
+// was not built with or a value out of range. The message names the value
+// and the rule. A negative or zero limit or cap also wraps ErrBadLimit, and
+// the scheduler's own rules scheduler.ErrBadPolicy.
 var ErrConfig = errors.New("smartpool: bad configuration")
 
-// Configuration rules. New's error wraps ErrConfig and exactly one of these
-// (or scheduler.ErrBadPolicy for the scheduler's own rules).
+// The configuration rules, one error each, so that tests can tell which rule
+// New applied (export_test.go); users test ErrConfig and read the message.
 var (
-	ErrNoLevels       = errors.New("no levels")
-	ErrEmptyLevel     = errors.New("a level has no channels")
-	ErrDuplicateKey   = errors.New("a key is listed twice")
-	ErrNegativeWorker = errors.New("negative worker count")
-	ErrTooManyWorkers = errors.New("worker count above MaxWorkers")
-	ErrNilChannel     = errors.New("behavior returned a nil channel")
-	ErrNoQueues       = errors.New("channel has no queues")
-	ErrFollowup       = errors.New("bad followup target")
-	ErrTooManyQueues  = errors.New("too many queues or levels")
-	// ErrAttached is returned by a channel's Attach when the channel already
-	// belongs to a pool.
-	ErrAttached = errors.New("channel already attached to a pool")
+	errNoLevels      = errors.New("Config.Levels is empty: a pool needs at least one level")
+	errEmptyLevel    = errors.New("a level has no channels")
+	errDuplicateKey  = errors.New("a key is listed twice")
+	errWorkers       = errors.New("worker count out of range")
+	errNilBehavior   = errors.New("the PoolBehavior is nil")
+	errNilChannel    = errors.New("the behavior returned no channel")
+	errFollowup      = errors.New("bad followup")
+	errTooManyQueues = errors.New("too many queues or levels")
+	errCapBoth       = errors.New("both MaxRunning and MaxInFlight are set")
+	errNotConfigured = errors.New("setting not configured at New")
 )
 
-// configError wraps ErrConfig and the rule, with a message that says where.
+// configError is a configuration error: it wraps ErrConfig and the rule (one
+// of the errors above, ErrBadLimit, ErrNoQueues, ErrAttached or the
+// scheduler's error), and its message says where and why, once.
 type configError struct {
 	rule error
 	msg  string
@@ -56,6 +68,7 @@ func configErr(rule error, format string, args ...any) error {
 }
 
 func (e *configError) Error() string {
-	return "smartpool: bad configuration: " + e.rule.Error() + ": " + e.msg
+	return "smartpool: bad configuration: " + e.msg
 }
+
 func (e *configError) Unwrap() []error { return []error{ErrConfig, e.rule} }

@@ -11,13 +11,13 @@ func followups[K comparable](b PoolBehavior[K], lo *layout[K]) ([]int, error) {
 		t := b.Followup(k)
 		j, ok := lo.index[t]
 		if !ok {
-			return nil, configErr(ErrFollowup, "followup of %v is %v, which no level lists", k, t)
+			return nil, configErr(errFollowup, "followup of %v is %v, which no level lists", k, t)
 		}
 		if lo.params[j].MaxInFlight > 0 {
-			return nil, configErr(ErrFollowup, "followup of %v is %v, which has a MaxInFlight cap", k, t)
+			return nil, configErr(errFollowup, "followup of %v is %v, which has a MaxInFlight cap", k, t)
 		}
 		if lo.params[i].CompleteOnClose && !lo.params[j].CompleteOnClose {
-			return nil, configErr(ErrFollowup, "%v completes on close but its followup %v does not", k, t)
+			return nil, configErr(errFollowup, "%v completes on close but its followup %v does not", k, t)
 		}
 		to[i] = j
 	}

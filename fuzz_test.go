@@ -1948,7 +1948,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			want := error(nil)
 			switch {
 			case r.limit == 0:
-				want = smartpool.ErrNotLimited
+				want = smartpool.ErrConfig
 			case op.n < 1:
 				want = smartpool.ErrBadLimit
 			}
@@ -1969,10 +1969,8 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			err := r.pool.SetWorkers(op.n)
 			want := error(nil)
 			switch {
-			case op.n < 1:
-				want = smartpool.ErrBadLimit
-			case op.n > smartpool.MaxWorkers:
-				want = smartpool.ErrTooManyWorkers
+			case op.n < 1, op.n > smartpool.MaxWorkers:
+				want = smartpool.RuleWorkers
 			case closing:
 				want = smartpool.ErrClosed
 			}
@@ -2290,10 +2288,10 @@ func fzDecodeConfig(data []byte) *fzConfig {
 	nLevels := int(next() % 6)
 	b.workers = int(next()%7) - 2
 	if b.workers < 0 {
-		broken[smartpool.ErrNegativeWorker] = true
+		broken[smartpool.RuleWorkers] = true
 	}
 	if nLevels == 0 {
-		broken[smartpool.ErrNoLevels] = true
+		broken[smartpool.RuleNoLevels] = true
 	}
 	switch kind := next() % 4; kind {
 	case 1:
@@ -2328,7 +2326,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 	for range nLevels {
 		n := []int{0, 1, 2, 3, 4, 1, 2, 3}[next()%8] // empty one time in eight
 		if n == 0 {
-			broken[smartpool.ErrEmptyLevel] = true
+			broken[smartpool.RuleEmptyLevel] = true
 		}
 		var lv []ch
 		for range n {
@@ -2337,7 +2335,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 			switch {
 			case keyb%8 == 7 && len(cfg.keys) > 0:
 				c.key = cfg.keys[int(keyb>>3)%len(cfg.keys)] // a forced duplicate
-				broken[smartpool.ErrDuplicateKey] = true
+				broken[smartpool.RuleDuplicateKey] = true
 			case keyb%8 == 6 && len(objs) > 0:
 				c.c = objs[int(keyb>>3)%len(objs)] // one channel under two keys
 				broken[smartpool.ErrAttached] = true
@@ -2378,7 +2376,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 					}
 				default:
 					c.c = nilFIFO
-					broken[smartpool.ErrNilChannel] = true
+					broken[smartpool.RuleNilChannel] = true
 				}
 				if c.c != nilFIFO {
 					objs = append(objs, c.c)
@@ -2404,7 +2402,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 			i++
 		}
 	}
-	if !broken[smartpool.ErrDuplicateKey] { // with duplicates, Followup's answer names an ambiguous channel
+	if !broken[smartpool.RuleDuplicateKey] { // with duplicates, Followup's answer names an ambiguous channel
 		for _, lv := range b.levels {
 			for _, c := range lv {
 				if c.followup == "" {
@@ -2412,7 +2410,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 				}
 				to := b.find(c.followup)
 				if to == nil || c.coc && !to.coc {
-					broken[smartpool.ErrFollowup] = true
+					broken[smartpool.RuleFollowup] = true
 				}
 			}
 		}
@@ -2535,6 +2533,9 @@ func FuzzConfig(f *testing.F) {
 			if !errors.Is(err, smartpool.ErrConfig) {
 				t.Fatalf("New: %v does not wrap ErrConfig", err)
 			}
+			if msg := err.Error(); strings.Count(msg, "smartpool:") != 1 {
+				t.Fatalf("New: %q repeats its prefix", msg)
+			}
 			if !slices.ContainsFunc(cfg.broken, func(rule error) bool { return errors.Is(err, rule) }) {
 				t.Fatalf("New: %v; the config breaks %v", err, cfg.broken)
 			}
@@ -2556,13 +2557,9 @@ func FuzzConfig(f *testing.F) {
 		if n := cfg.resize; n != fzNoResize {
 			err := p.SetWorkers(n)
 			switch {
-			case n < 1:
-				if !errors.Is(err, smartpool.ErrBadLimit) {
-					t.Errorf("SetWorkers(%d): %v, want ErrBadLimit", n, err)
-				}
-			case n > smartpool.MaxWorkers:
-				if !errors.Is(err, smartpool.ErrTooManyWorkers) {
-					t.Errorf("SetWorkers(%d): %v, want ErrTooManyWorkers", n, err)
+			case n < 1, n > smartpool.MaxWorkers:
+				if !errors.Is(err, smartpool.ErrConfig) || !errors.Is(err, smartpool.RuleWorkers) {
+					t.Errorf("SetWorkers(%d): %v, want ErrConfig for the worker count", n, err)
 				}
 			case err != nil:
 				t.Errorf("SetWorkers(%d): %v", n, err)
@@ -2577,7 +2574,7 @@ func FuzzConfig(f *testing.F) {
 		if st := p.Stats(); st.Limit != limit || st.Admitted != 0 || st.Waiting != 0 {
 			t.Errorf("stats of a new pool: limit %d, %d admitted, %d waiting; want limit %d", st.Limit, st.Admitted, st.Waiting, limit)
 		}
-		if err := p.SetLimit(max(limit, 1)); limit == 0 && !errors.Is(err, smartpool.ErrNotLimited) || limit > 0 && err != nil {
+		if err := p.SetLimit(max(limit, 1)); limit == 0 && !errors.Is(err, smartpool.RuleNotConfigured) || limit > 0 && err != nil {
 			t.Errorf("SetLimit(%d) on a pool with limit %d: %v", max(limit, 1), limit, err)
 		}
 		// With a limit, SubmitContext waits for a unit: the tasks submitted

@@ -25,34 +25,39 @@ type layout[K comparable] struct {
 // channel's Attach.
 func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], error) {
 	if len(cfg.Levels) == 0 {
-		return nil, configErr(ErrNoLevels, "Config.Levels is empty")
+		return nil, configErr(errNoLevels, "Config.Levels is empty: a pool needs at least one level")
 	}
 	if len(cfg.Levels) > scheduler.MaxLevels {
-		return nil, configErr(ErrTooManyQueues, "%d levels, at most %d", len(cfg.Levels), scheduler.MaxLevels)
+		return nil, configErr(errTooManyQueues, "%d levels, at most %d", len(cfg.Levels), scheduler.MaxLevels)
 	}
 	lo := &layout[K]{index: make(map[K]int), perLevel: make([]int, len(cfg.Levels))}
 	queues := 0
 	for l, lv := range cfg.Levels {
 		if len(lv) == 0 {
-			return nil, configErr(ErrEmptyLevel, "level %d", l)
+			return nil, configErr(errEmptyLevel, "level %d has no channels", l)
 		}
 		for _, p := range lv {
 			if _, dup := lo.index[p.Key]; dup {
-				return nil, configErr(ErrDuplicateKey, "key %v", p.Key)
+				return nil, configErr(errDuplicateKey, "key %v is listed twice", p.Key)
 			}
 			ch := b.Channel(p.Key)
 			if isNil(ch) {
-				return nil, configErr(ErrNilChannel, "key %v", p.Key)
+				return nil, configErr(errNilChannel, "Channel(%v) returned nil", p.Key)
 			}
-			if p.MaxRunning < 0 || p.MaxInFlight < 0 || p.MaxRunning > 0 && p.MaxInFlight > 0 {
-				return nil, configErr(ErrBadLimit, "%v: MaxRunning %d, MaxInFlight %d: each at least 0, at most one set", p.Key, p.MaxRunning, p.MaxInFlight)
+			switch {
+			case p.MaxRunning < 0:
+				return nil, configErr(ErrBadLimit, "channel %v: MaxRunning = %d: want 0 (no cap) or more", p.Key, p.MaxRunning)
+			case p.MaxInFlight < 0:
+				return nil, configErr(ErrBadLimit, "channel %v: MaxInFlight = %d: want 0 (no cap) or more", p.Key, p.MaxInFlight)
+			case p.MaxRunning > 0 && p.MaxInFlight > 0:
+				return nil, configErr(errCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
 			}
 			n := ch.Queues()
 			if n < 1 {
-				return nil, configErr(ErrNoQueues, "key %v has %d queues", p.Key, n)
+				return nil, configErr(ErrNoQueues, "channel %v has %d queues, at least 1 needed", p.Key, n)
 			}
 			if queues+n > avail.MaxQueues {
-				return nil, configErr(ErrTooManyQueues, "more than %d queues", avail.MaxQueues)
+				return nil, configErr(errTooManyQueues, "more than %d queues", avail.MaxQueues)
 			}
 			lo.index[p.Key] = len(lo.keys)
 			lo.keys = append(lo.keys, p.Key)
@@ -85,11 +90,11 @@ func isNil(ch Channel) bool {
 func (lo *layout[K]) attach(e *engine) error {
 	for i, ch := range lo.channels {
 		err := ch.Attach(Bits{e: e, base: lo.first[i], n: ch.Queues()})
-		if err != nil {
-			if !errors.Is(err, ErrAttached) {
-				err = fmt.Errorf("%w: %w", ErrAttached, err)
-			}
-			return configErr(err, "key %v", lo.keys[i])
+		switch {
+		case errors.Is(err, ErrAttached):
+			return configErr(err, "channel %v already belongs to a pool", lo.keys[i])
+		case err != nil:
+			return configErr(fmt.Errorf("%w: %w", ErrAttached, err), "channel %v refused Attach: %v", lo.keys[i], err)
 		}
 	}
 	return nil

@@ -24,11 +24,6 @@ package smartpool
 
 import "errors"
 
-// ErrNotCapped is returned by SetCap for a channel that was given neither
-// MaxRunning nor MaxInFlight at New: uncapped channels keep no count, so
-// that they pay nothing for the feature.
-var ErrNotCapped = errors.New("smartpool: channel has no MaxRunning cap")
-
 // reserve takes a running slot of channel ch, or blocks its queues and
 // reports false when the channel is at its cap.
 func (e *engine) reserve(ch int) bool {
@@ -80,17 +75,19 @@ func (e *engine) unblock(ch int) {
 // SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
 // at run time, effective for the next task taken from it (tasks already
 // holding a slot keep it, so a lowered cap takes effect as they finish). n
-// must be at least 1. It returns ErrUnknownKey, ErrNotCapped for a channel
-// created without a cap, or ErrBadLimit for n < 1.
+// must be at least 1. It returns ErrUnknownKey, or an error wrapping
+// ErrConfig for a channel created without a cap (uncapped channels keep no
+// count, so that they pay nothing for the feature) or wrapping ErrConfig and
+// ErrBadLimit for n < 1.
 func (p *Pool[K]) SetCap(key K, n int) error {
 	i, ok := p.index[key]
 	switch {
 	case !ok:
 		return ErrUnknownKey
 	case !p.e.chans[i].capped:
-		return ErrNotCapped
+		return configErr(errNotConfigured, "SetCap(%v, %d): channel %v has no cap: set MaxRunning or MaxInFlight at New", key, n, key)
 	case n < 1:
-		return ErrBadLimit
+		return configErr(ErrBadLimit, "SetCap(%v, %d): a cap must be at least 1", key, n)
 	}
 	c := &p.e.chans[i]
 	c.maxRunning.Store(int64(n))
@@ -117,5 +114,8 @@ func (e *engine) endTask(ch int) {
 	}
 }
 
-// ErrBadLimit is returned for a limit below 1.
+// ErrBadLimit is wrapped by the errors that refuse a limit or cap out of
+// range: SetLimit and SetCap below 1, New's for a negative Limit, MaxRunning
+// or MaxInFlight (beside ErrConfig), and channels.Keyed's for a group limit
+// below 1.
 var ErrBadLimit = errors.New("smartpool: limit must be at least 1")

@@ -112,7 +112,7 @@ func TestCap_BadConfig(t *testing.T) {
 	require.ErrorIs(t, err, smartpool.ErrConfig)
 	require.ErrorIs(t, err, smartpool.ErrBadLimit)
 	o := start(t, &behavior{levels: [][]ch{{fifo("a")}}})
-	require.ErrorIs(t, o.Pool().SetCap("a", 2), smartpool.ErrNotCapped)
+	require.ErrorIs(t, o.Pool().SetCap("a", 2), smartpool.ErrConfig)
 }
 
 // MaxInFlight keeps a task's slot while it yields: with a cap of 2, ten
@@ -157,8 +157,8 @@ func TestCap_InFlightConfigRules(t *testing.T) {
 		"MaxInFlight channel following itself": {levels: [][]ch{{{key: "a", c: channels.NewFIFO(), maxInFlight: 1}}}},
 	} {
 		_, err := smartpool.New[string](b)
-		require.ErrorIs(t, err, smartpool.ErrFollowup, name)
+		require.ErrorIs(t, err, smartpool.RuleFollowup, name)
 	}
 	_, err := smartpool.New[string](&behavior{levels: [][]ch{{{key: "a", c: channels.NewFIFO(), maxRunning: 1, maxInFlight: 1, followup: "b"}, fifo("b")}}})
-	require.ErrorIs(t, err, smartpool.ErrBadLimit)
+	require.ErrorIs(t, err, smartpool.RuleCapBoth)
 }

@@ -2,7 +2,7 @@ package smartpool
 
 import (
 	"context"
-	"fmt"
+	"reflect"
 	"runtime"
 
 	"github.com/smartpool-go/smartpool/scheduler"
@@ -17,27 +17,30 @@ type OwnedPool[K comparable] struct {
 
 // New validates the behavior's configuration, attaches its channels and
 // starts the workers. Every configuration mistake is an error wrapping
-// ErrConfig and a rule sentinel (ErrNoLevels, ErrEmptyLevel, ErrDuplicateKey,
-// ErrNegativeWorker, ErrTooManyWorkers, ErrBadLimit, ErrNilChannel, ErrNoQueues,
-// ErrFollowup, ErrTooManyQueues, ErrAttached) or scheduler.ErrBadPolicy; New
-// then starts no goroutine. A channel that was attached before the failing
+// ErrConfig whose message names the value and the rule it breaks (a negative
+// limit or cap also wraps ErrBadLimit, a channel without queues ErrNoQueues,
+// one already in a pool ErrAttached, a scheduler's refusal
+// scheduler.ErrBadPolicy); New then starts no goroutine. A channel that was attached before the failing
 // one stays bound to the failed pool and cannot be reused.
 func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if b == nil {
-		return nil, configErr(ErrNilChannel, "nil behavior")
+		return nil, configErr(errNilBehavior, "New(nil): the PoolBehavior is nil")
+	}
+	if v := reflect.ValueOf(b); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, configErr(errNilBehavior, "New(%T(nil)): the PoolBehavior is a nil pointer", b)
 	}
 	cfg := b.Config()
 	workers := cfg.Workers
 	switch {
 	case workers < 0:
-		return nil, configErr(ErrNegativeWorker, "Workers = %d", workers)
+		return nil, configErr(errWorkers, "Workers = %d: want 0 (GOMAXPROCS) to %d", workers, MaxWorkers)
 	case workers > MaxWorkers:
-		return nil, configErr(ErrTooManyWorkers, "Workers = %d, at most %d", workers, MaxWorkers)
+		return nil, configErr(errWorkers, "Workers = %d: want 0 (GOMAXPROCS) to %d", workers, MaxWorkers)
 	case workers == 0:
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Limit < 0 {
-		return nil, configErr(ErrBadLimit, "Limit = %d", cfg.Limit)
+		return nil, configErr(ErrBadLimit, "Limit = %d: want 0 (no limit) or more", cfg.Limit)
 	}
 	sched := cfg.Schedule
 	if sched == nil {
@@ -48,7 +51,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, err
 	}
 	if err := sched.Start(len(cfg.Levels)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, configErr(err, "Schedule refused %d levels: %v", len(cfg.Levels), err)
 	}
 	follow, err := followups(b, lo)
 	if err != nil {

@@ -5,11 +5,10 @@ import "context"
 // Pool is the shareable handle of a running pool: submit by key, read stats.
 // Get it from OwnedPool.Pool. All methods are safe for concurrent use.
 type Pool[K comparable] struct {
-	e        *engine
-	keys     []K       // channel index -> key; read-only
-	index    map[K]int // key -> channel index; read-only
-	followup []int     // channel index -> followup channel index; read-only
-	onPanic  func(K, *PanicError)
+	e       *engine
+	keys    []K       // channel index -> key; read-only
+	index   map[K]int // key -> channel index; read-only
+	onPanic func(K, *PanicError)
 }
 
 // Submit queues fn in the channel named key, with that channel's default
@@ -47,7 +46,7 @@ type State int
 const (
 	Running State = iota // accepting work
 	Closing              // Close started: admission stopped, draining
-	Closed               // every worker exited; the report is final
+	Closed               // every worker exited and Close's report is ready (see Report for the tasks it cannot count yet)
 )
 
 func (s State) String() string {

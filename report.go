@@ -8,7 +8,7 @@ type ChannelStats[K comparable] struct {
 	Queued          int    // tasks waiting in the channel now
 	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none
 	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
-	Ran             uint64 // tasks that returned normally
+	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
 	Dropped         uint64 // tasks Close dropped from the queue, or when they came back from a Yield after Close
@@ -48,7 +48,10 @@ type Stats[K comparable] struct {
 	Channels                 []ChannelStats[K]
 }
 
-// Report is what Close returns: the final Stats of a closed pool.
+// Report is what Close returns: the Stats of the pool when its last worker
+// exited. Every task is counted in it but the yielded tasks of channels that
+// do not complete on close and were still waiting (Yielded): each is dropped
+// when its wait ends, and counted in Dropped of later Stats.
 type Report[K comparable] = Stats[K]
 
 // Channel returns the stats of the channel named key, and false if no

@@ -29,14 +29,11 @@ package smartpool
 // once; when n is lower, the surplus workers stop after their current task
 // (a task that yielded finishes on whichever worker picks it up), unless
 // Close has started by then: they then help finish the drain. n must be
-// between 1 and MaxWorkers: it returns ErrBadLimit or ErrTooManyWorkers
+// between 1 and MaxWorkers: it returns an error wrapping ErrConfig
 // otherwise, and ErrClosed once Close started.
 func (p *Pool[K]) SetWorkers(n int) error {
-	switch {
-	case n < 1:
-		return ErrBadLimit
-	case n > MaxWorkers:
-		return ErrTooManyWorkers
+	if n < 1 || n > MaxWorkers {
+		return configErr(errWorkers, "SetWorkers(%d): want 1 to %d workers", n, MaxWorkers)
 	}
 	e := p.e
 	e.resize.Lock()

@@ -103,8 +103,8 @@ func TestSetWorkers_ResizeUnderLoadExactlyOnce(t *testing.T) {
 func TestSetWorkers_Errors(t *testing.T) {
 	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	p := o.Pool()
-	require.ErrorIs(t, p.SetWorkers(0), smartpool.ErrBadLimit)
-	require.ErrorIs(t, p.SetWorkers(smartpool.MaxWorkers+1), smartpool.ErrTooManyWorkers)
+	require.ErrorIs(t, p.SetWorkers(0), smartpool.ErrConfig)
+	require.ErrorIs(t, p.SetWorkers(smartpool.MaxWorkers+1), smartpool.ErrConfig)
 	closeWithin(t, o, long)
 	require.ErrorIs(t, p.SetWorkers(2), smartpool.ErrClosed)
 }
