@@ -290,6 +290,8 @@ type mxCase struct {
 	wakeOnce1, wakeOnce2               sync.Once
 	deferSaw                           atomic.Pointer[smartpool.ChannelStats[string]]
 
+	panics atomic.Int32 // calls of Config.PanicHandler
+
 	// drop callbacks: ChannelParams.OnDrop, and the channel's own
 	onDrop, ownDrop         atomic.Int32
 	onDropSaw, ownDropSaw   atomic.Int32 // Dropped as Stats showed it to the callback (minimum)
@@ -318,7 +320,7 @@ func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit) *mxCase {
 		wake1: make(chan struct{}), wake2: make(chan struct{}), resolved: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.subject = m.newSubject()
-	b := &behavior{workers: 1, limit: mxLimit, levels: [][]ch{
+	b := &behavior{workers: 1, limit: mxLimit, onPanic: func(string, *smartpool.PanicError) { m.panics.Add(1) }, levels: [][]ch{
 		{{key: "g", c: channels.NewFIFO(), coc: true}},
 		{{key: "s", c: m.subject, onDrop: m.recordOnDrop}},
 	}}
@@ -869,6 +871,9 @@ func (m *mxCase) check() {
 	want("the task's deferred calls ran", m.defers.Load(), one(started))
 	want("the task returned", m.returned.Load(), one(x == xRan || x == xCallerRan))
 	want("the task went on after Close dropped it", m.afterClose.Load(), 0)
+	if !m.e.future() && !m.e.group() && !x.caller() { // a Future or Group takes its task's panic; CallerRuns runs outside the pool
+		want("Config.PanicHandler was called", m.panics.Load(), one(x == xPanic))
+	}
 	if started && x.dropped() {
 		if s := m.deferSaw.Load(); s != nil && (s.Dropped != 1 || s.Yielded != 0) {
 			t.Errorf("its deferred calls saw Dropped %d, Yielded %d: the drop was not counted before the task ended", s.Dropped, s.Yielded)
