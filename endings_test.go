@@ -27,11 +27,16 @@ import (
 // arranges the ending, so every case is deterministic, and a hang becomes a
 // failure as soon as nothing in the bubble can move.
 
-// submitContext and handoff are the only two submit methods whose task
-// parameter is changing from a Task to a func(ctx): each is called through
-// here, so that the switch is one line each.
+// SubmitContext and Handoff are the submit methods whose task parameter is
+// changing from a Task to a func(ctx): they are called only through these
+// adapters, so that the switch is one line each (submitContextTask then
+// passes t.Run).
 func submitContext(p *smartpool.Pool[string], ctx context.Context, key string, fn func(context.Context)) error {
 	return p.SubmitContext(ctx, key, smartpool.Func(fn))
+}
+
+func submitContextTask(p *smartpool.Pool[string], ctx context.Context, key string, t smartpool.Task) error {
+	return p.SubmitContext(ctx, key, t)
 }
 
 func handoff(p *smartpool.Pool[string], ctx context.Context, key string, fn func(context.Context)) error {
@@ -600,8 +605,9 @@ func (m *mxCase) submit() error {
 		return m.chanSubmitTask(task)
 	case eFutureCtx:
 		task, f := smartpool.NewFuture(m.futureFn)
+		m.probe = task
 		m.watchFuture(f)
-		return submitContext(m.p, m.ctx, "s", task.Run)
+		return submitContextTask(m.p, m.ctx, "s", task)
 	case eGroupGo:
 		g := smartpool.NewGroup(m.p)
 		// Deferred: a CallerRuns Goexit ends this goroutine inside Go.
