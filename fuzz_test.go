@@ -1197,7 +1197,7 @@ func (r *fzRun) checkSide() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var anonDropped [fzChans]int
-	var callerRan, handlerWant, groupPanics [fzChans]int
+	var callerRan, handlerWant, loosePanics [fzChans]int
 	var own [fzChans]int
 	for _, rec := range r.side {
 		o, _ := rec.endingLocked()
@@ -1226,13 +1226,12 @@ func (r *fzRun) checkSide() {
 			}
 			callerRan[rec.ch]++
 		}
-		if o == outPanicked && !rec.inline {
-			switch rec.entry {
-			case sideOwn:
-				handlerWant[rec.ch]++
-			case sideGroup:
-				groupPanics[rec.ch]++
-			}
+		switch {
+		case o != outPanicked:
+		case rec.entry == sideOwn && !rec.inline:
+			handlerWant[rec.ch]++
+		case rec.entry == sideOwn, rec.entry == sideGroup:
+			loosePanics[rec.ch]++ // on the caller (CallerRuns), or a Group's: the handler may see it
 		}
 		if !rec.resolved {
 			continue
@@ -1279,8 +1278,9 @@ func (r *fzRun) checkSide() {
 				t.Errorf("%s: BoundedStats %+v; own drop callback calls %d, tasks run on the caller %d", key, st, own[ch]+r.sideAnon[ch][1], callerRan[ch])
 			}
 		}
-		if got := r.sidePanics[key]; got < handlerWant[ch] || got > handlerWant[ch]+groupPanics[ch] {
-			t.Errorf("%s: the panic handler saw %d side panics; %d of the channel's own tasks (and %d of Groups) panicked on a worker", key, got, handlerWant[ch], groupPanics[ch])
+		if got := r.sidePanics[key]; got < handlerWant[ch] || got > handlerWant[ch]+loosePanics[ch] {
+			t.Errorf("%s: the panic handler saw %d side panics; %d tasks of the channel's own submit panicked on a worker (and %d on the caller or in a Group)",
+				key, got, handlerWant[ch], loosePanics[ch])
 		}
 	}
 }
@@ -1330,9 +1330,9 @@ func fzRecv[T any](t *testing.T, c <-chan T, what string) T {
 // outcome of its own: the pool counts it in ChannelStats.Cancelled.
 func (r *fzRun) ghostLocked(id int) bool { return r.cancelled[id] && r.starts[id] == 0 }
 
-// settled reports nil once every accepted task has finished, waits for a
-// wake-up nobody sent yet, waits in a Keyed channel behind its group's
-// limit (the log shows that many of the group in progress: they hold their
+// settled reports nil once the side channels are empty and every accepted
+// task has finished, waits for a wake-up nobody sent yet, waits in a Keyed
+// channel behind its group's limit (the log shows that many of the group in progress: they hold their
 // slots at least that long), or was cancelled and counted so (the channels'
 // Cancelled counts equal the tasks cancelled and never started: one that a
 // worker took before the cancellation would start soon).
@@ -1356,6 +1356,11 @@ func (r *fzRun) settled() error {
 			}
 			return fmt.Errorf("task %d has neither finished nor suspended on its wake channel (started %d; its channel: %+v %+v; pool: %d workers, %d suspended, %d wake-ups)",
 				id, r.starts[id], s.Channels[sp.ch], keyed, s.Workers, s.Suspended, s.Wakeups)
+		}
+	}
+	for ch := fzSL; ch <= fzSR; ch++ { // side tasks never wait: once polled they end
+		if q := s.Channels[ch].Queued; q != 0 {
+			return fmt.Errorf("%s still holds %d side tasks", s.Channels[ch].Key, q)
 		}
 	}
 	for i, c := range s.Channels {
@@ -2678,6 +2683,30 @@ func FuzzPoolOps(f *testing.F) {
 		fzStartX(false, 4, 1).keyed(false, 0, 0, 0, fCtx).keyed(true, 0, 0, 0, fCtx).cancel(0, true).
 			keyed(false, 0, 0, kYield1, 0).keyed(false, 1, 0, kTyped|kYield2, 0).keyed(false, 1, 0, kTyped, 0).
 			stats().close().keyedLimit(3).cancel(1, false),
+		// Side tasks (opSide). DropLate: late on arrival through the
+		// channel's own submit, by key (Go, Group.Go: never late on
+		// arrival), on time, with a yield; with the in-flight limit.
+		fzStartX(false, 4, 1).side(0, sideOwn, 0, true, false).side(0, sideFuture, 0, true, false).
+			side(0, sideGo, 0, false, false).side(0, sideGroup, 1, false, false).side(0, sideOwn, 2, false, true).
+			side(0, sideFuture, 0, false, false).close(),
+		// DropOldest: each submit to the full channel displaces the one
+		// before it, whatever its entry; the last one runs.
+		fzStartX(false, 0, 1).side(1, sideOwn, 0, false, false).side(1, sideFuture, 0, false, false).
+			side(1, sideGo, 1, false, false).side(1, sideGroup, 2, false, false).side(1, sideOwn, 0, false, true).close(),
+		// CallerRuns: the first fills the channel, the rest run on their
+		// submitter: returning, panicking, calling Goexit, by every entry.
+		fzStartX(false, 0, 1).side(2, sideOwn, 0, false, false).side(2, sideOwn, 1, false, false).
+			side(2, sideFuture, 2, false, false).side(2, sideGo, 1, false, false).side(2, sideGroup, 2, false, false).
+			side(2, sideGo, 2, false, false).side(2, sideFuture, 0, false, true).close(),
+		// Side tasks dropped by a pinned Close, then refused after it.
+		fzStartX(true, 3, 1).side(0, sideOwn, 0, false, true).side(1, sideFuture, 0, false, false).
+			side(2, sideGroup, 0, false, true).close().side(0, sideGo, 0, false, false).side(1, sideOwn, 0, false, false).
+			side(2, sideGroup, 1, false, false),
+		// Side tasks among modelled ones, a lowered limit refusing them
+		// (ErrFull: Go's Future and the Group report it), a waiting task.
+		fzStartX(false, 5, 2).submit(hiF, 0, kYield1|kBlock).side(0, sideGo, 1, false, true).setLimit(2).
+			side(1, sideGroup, 0, false, false).side(2, sideGo, 0, false, false).side(0, sideOwn, 0, true, false).
+			setLimit(6).side(2, sideOwn, 0, false, true).side(2, sideOwn, 2, false, false).close().wake(0),
 		// Everything at once.
 		fzStartX(false, 5, 2).submit(hiF, midF, kChild|kYield1).submitCtx(loP, 1, kYield2, false).
 			handoff(fCtx, cb(midD, 0), kYield1|kBlock, toKD, true, 0).keyed(true, 1, 0, kTyped|kYield1, 0).
