@@ -469,6 +469,24 @@ func (s fzSeed) cancel(i int, wait bool) fzSeed {
 
 type fzOutcome uint8
 
+func (o fzOutcome) String() string {
+	switch o {
+	case outRan:
+		return "ran"
+	case outPanicked:
+		return "panicked"
+	case outGoexited:
+		return "goexited"
+	case outDropped:
+		return "dropped"
+	case outDroppedSuspended:
+		return "dropped while suspended"
+	case fzSideRefused:
+		return "refused"
+	}
+	return fmt.Sprintf("fzOutcome(%d)", uint8(o))
+}
+
 const (
 	outRan fzOutcome = iota
 	outPanicked
@@ -582,6 +600,7 @@ type fzRun struct {
 	sideAnon   [fzChans][2]int               // guarded by mu: OnDrop and own-callback calls with a task of Go or Group.Go
 	sideCalls  [fzChans][2]int               // guarded by mu: every OnDrop and own-callback call
 	sidePanics map[string]int                // guarded by mu: side panics the panic handler saw
+	sideWake   chan struct{}                 // closed by the test after Close started: yielded side tasks wake
 }
 
 func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
@@ -592,7 +611,7 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 		target: workers, maxWorkers: workers, curLimit: h.limit, kCur: h.klimit, kMax: h.klimit,
 		cancels: make([]context.CancelFunc, n), cancelled: make([]bool, n), pending: map[int]chan error{},
 		accepted: make([]int8, n), outcomes: make([][]fzOutcome, n), starts: make([]int, n), panics: map[string]int{},
-		sideTasks: map[smartpool.Task]*fzSideRec{}, sidePanics: map[string]int{},
+		sideTasks: map[smartpool.Task]*fzSideRec{}, sidePanics: map[string]int{}, sideWake: make(chan struct{}),
 	}
 	r.maxLimit.Store(int64(h.limit))
 	for i := range r.wake {
@@ -923,7 +942,9 @@ func (t *fzTask) handoff(ctx context.Context) {
 // sL, 1 sO, 2 sR); bits 2-3 the entry (sideOwn, sideFuture, sideGo,
 // sideGroup); bits 4-5 its final (return, panic, runtime.Goexit; 3
 // returns); bit 6 a deadline already past (sL's own submit); bit 7 one
-// Yield first. The test does not predict its ending: whatever ends it, it
+// Yield first, whose wait lasts until the final wake-ups after Close started
+// (so the task is dropped while yielded), unless CallerRuns runs it on its
+// submitter. The test does not predict its ending: whatever ends it, it
 // must end exactly once and every view must agree (checkSide): its own
 // record, the drop callbacks, its Future or Group, Stats, the units.
 type fzSideRec struct {
@@ -1054,7 +1075,12 @@ func (r *fzRun) sideBody(ctx context.Context, rec *fzSideRec) {
 		}
 	}()
 	if rec.yield {
-		smartpool.Yield(ctx, func() {})
+		inline := rec.inline // written by this goroutine
+		smartpool.Yield(ctx, func() {
+			if !inline {
+				<-r.sideWake
+			}
+		})
 	}
 	settled = true
 	switch rec.final {
@@ -2495,6 +2521,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 	for id := range specs {
 		r.wakeTask(id)
 	}
+	close(r.sideWake)
 
 	var rep *smartpool.Report[string]
 	for range nCloses {
@@ -2698,10 +2725,20 @@ func FuzzPoolOps(f *testing.F) {
 		fzStartX(false, 0, 1).side(2, sideOwn, 0, false, false).side(2, sideOwn, 1, false, false).
 			side(2, sideFuture, 2, false, false).side(2, sideGo, 1, false, false).side(2, sideGroup, 2, false, false).
 			side(2, sideGo, 2, false, false).side(2, sideFuture, 0, false, true).close(),
+		// Side tasks of the channels' own submits, on time and with room:
+		// they run and end every way, or Close drops them; then refused.
+		fzStartX(true, 3, 1).side(0, sideOwn, 0, false, false).side(1, sideOwn, 2, false, false).
+			side(2, sideOwn, 1, false, false).close().side(0, sideOwn, 0, false, false).side(1, sideGo, 0, false, false).
+			side(2, sideGroup, 0, false, false),
 		// Side tasks dropped by a pinned Close, then refused after it.
-		fzStartX(true, 3, 1).side(0, sideOwn, 0, false, true).side(1, sideFuture, 0, false, false).
-			side(2, sideGroup, 0, false, true).close().side(0, sideGo, 0, false, false).side(1, sideOwn, 0, false, false).
+		fzStartX(true, 3, 1).side(0, sideOwn, 0, false, false).side(1, sideFuture, 0, false, false).
+			side(2, sideGroup, 0, false, false).close().side(0, sideGo, 0, false, false).side(1, sideOwn, 0, false, false).
 			side(2, sideGroup, 1, false, false),
+		// Side tasks that run on a worker and end every way, then tasks
+		// suspended at Close and dropped when they wake.
+		fzStartX(false, 0, 1).side(0, sideOwn, 0, false, false).side(2, sideOwn, 1, false, false).stats().
+			side(1, sideOwn, 2, false, false).side(0, sideOwn, 1, false, true).side(2, sideFuture, 0, false, true).
+			side(1, sideGroup, 0, false, true).side(0, sideGo, 2, false, true).close(),
 		// Side tasks among modelled ones, a lowered limit refusing them
 		// (ErrFull: Go's Future and the Group report it), a waiting task.
 		fzStartX(false, 5, 2).submit(hiF, 0, kYield1|kBlock).side(0, sideGo, 1, false, true).setLimit(2).
