@@ -63,7 +63,6 @@ var mxKindNames = [mxKinds]string{"FIFO", "Deadline", "Deadline(DropLate)", "Pri
 
 func (k mxKind) String() string { return mxKindNames[k] }
 func (k mxKind) bounded() bool  { return k == kBounded || k == kDropOldest || k == kCallerRuns }
-func (k mxKind) deadline() bool { return k == kDeadline || k == kDropLate }
 
 // mxEntry is how the task enters the pool.
 type mxEntry int
