@@ -69,7 +69,7 @@ type mxEntry int
 
 const (
 	eChanSubmit     mxEntry = iota // the channel's own Submit
-	eChanSubmitTask                // the channel's own SubmitTask
+	eChanSubmitTask                // the channel's own SubmitTask (FIFO: SubmitBatch; Multi: Next().Submit)
 	eTrySubmit                     // Bounded.TrySubmit
 	ePoolSubmit
 	ePoolSubmitTask
@@ -93,6 +93,12 @@ func (e mxEntry) name(k mxKind) string {
 	case eChanSubmit:
 		return ch + ".Submit"
 	case eChanSubmitTask:
+		switch k {
+		case kFIFO:
+			return "FIFO.SubmitBatch"
+		case kMulti:
+			return "Multi.Next().Submit"
+		}
 		return ch + ".SubmitTask"
 	case eTrySubmit:
 		return ch + ".TrySubmit"
@@ -156,8 +162,8 @@ var mxImpossible = []struct {
 	{"DropLate exists only on a Deadline built with DropLate", func(e mxEntry, k mxKind, x mxExit) bool { return x == xDropLate && k != kDropLate }},
 	{"DropOldest exists only on a Bounded built with DropOldest", func(e mxEntry, k mxKind, x mxExit) bool { return x == xDropOldest && k != kDropOldest }},
 	{"CallerRuns exists only on a Bounded built with CallerRuns", func(e mxEntry, k mxKind, x mxExit) bool { return x.caller() && k != kCallerRuns }},
-	{"FIFO and Multi have no SubmitTask (no submit method of their own that takes a Task)", func(e mxEntry, k mxKind, x mxExit) bool {
-		return (e == eChanSubmitTask || e == eFutureChan) && (k == kFIFO || k == kMulti)
+	{"FIFO and Multi have no submit method of their own that takes a Task", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eFutureChan && (k == kFIFO || k == kMulti)
 	}},
 	{"TrySubmit exists only on Bounded", func(e mxEntry, k mxKind, x mxExit) bool { return e == eTrySubmit && !k.bounded() }},
 	{"only SubmitContext ties a queued task to its submitter's context", func(e mxEntry, k mxKind, x mxExit) bool { return x == xCancelled && !e.submitCtx() }},
@@ -583,6 +589,12 @@ func (m *mxCase) submit() error {
 			return c.Submit(m.body)
 		}
 	case eChanSubmitTask:
+		switch c := s.(type) {
+		case *channels.FIFO:
+			return c.SubmitBatch(m.body)
+		case *channels.Multi[*channels.FIFO]:
+			return c.Next().Submit(m.body)
+		}
 		m.probe = &mxProbe{fn: m.body}
 		return m.chanSubmitTask(m.probe)
 	case eTrySubmit:
