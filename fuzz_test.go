@@ -45,7 +45,21 @@ type fzChanSpec struct {
 	shards   int    // 0: a plain channel; n: a Multi of n shards
 	keyed    bool   // a channels.Keyed[int]: FIFO, at most its limit in progress per group
 	followup string // "" means itself
+	side     fzSideKind
 }
+
+// fzSideKind marks the side channels: the channels with a drop or overflow
+// policy of their own, which only side ops (opSide) use. They are on a level
+// of their own below every modelled channel, so the order model, which does
+// not know them, never sees them take the worker from a task it predicts.
+type fzSideKind uint8
+
+const (
+	sideNone       fzSideKind = iota
+	sideDropLate              // channels.Deadline with DropLate
+	sideDropOldest            // channels.Bounded(1) with DropOldest
+	sideCallerRuns            // channels.Bounded(1) with CallerRuns
+)
 
 // fzLayout lists the channels in configuration order: levels highest first,
 // COC and DROP mixed, followups that stay or go up a level (one DROP channel
@@ -66,16 +80,22 @@ var fzLayout = [...]fzChanSpec{
 	{key: "loF", level: 2, followup: "hiF"},
 	{key: "kC", level: 3, coc: true, keyed: true},
 	{key: "kD", level: 3, keyed: true, followup: "kC"},
-	{key: "gate", level: 4, coc: true},
+	{key: "sL", level: 4, order: fzDeadline, side: sideDropLate},
+	{key: "sO", level: 4, side: sideDropOldest},
+	{key: "sR", level: 4, side: sideCallerRuns},
+	{key: "gate", level: 5, coc: true},
 }
 
 const (
 	fzChans  = len(fzLayout)
-	fzAddr   = 8 // the plain submit op and children address channels 0..fzAddr-1
-	fzKC     = 8 // the complete-on-close Keyed channel
-	fzKD     = 9 // the dropping Keyed channel
+	fzAddr   = 8  // the plain submit op and children address channels 0..fzAddr-1
+	fzKC     = 8  // the complete-on-close Keyed channel
+	fzKD     = 9  // the dropping Keyed channel
+	fzSL     = 10 // the side channels: DropLate, DropOldest, CallerRuns
+	fzSO     = 11
+	fzSR     = 12
 	fzGate   = fzChans - 1
-	fzLevels = 5
+	fzLevels = 6
 )
 
 var (
@@ -149,6 +169,7 @@ const (
 	opSetWorkers              // Pool.SetWorkers(n), bad n included
 	opCancel                  // cancel the context task id was submitted with (SubmitContext)
 	opKeyedLimit              // SetLimit(n) on both Keyed channels, bad n included
+	opSide                    // a side task (fzSideRec), its argument byte in n
 )
 
 type fzOp struct {
@@ -239,7 +260,8 @@ type fzHeader struct {
 // into fzHeirs, bit 4 late, bits 5-6 its final), and op code 14 is a family
 // chosen by the high nibble, each but the last followed by an argument
 // byte: 0-1 SetLimit, 2-3 SetWorkers, 4-5 cancel and wait for the count, 6
-// cancel without waiting, 7 Keyed SetLimit, 8-15 stats. Without bit 7 the
+// cancel without waiting, 7 Keyed SetLimit, 9 a side task (see fzSideRec),
+// 8 and 10-15 stats. Without bit 7 the
 // bytes mean what they meant before these features (only the limits apply),
 // so the committed corpus keeps its meaning.
 func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
@@ -270,6 +292,8 @@ func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
 				}
 			case x == 7:
 				ops = append(ops, fzOp{kind: opKeyedLimit, n: fzKeyedLimits[next()%8]})
+			case x == 9:
+				ops = append(ops, fzOp{kind: opSide, n: int(next())})
 			default:
 				ops = append(ops, fzOp{kind: opStats})
 			}
@@ -420,6 +444,18 @@ func (s fzSeed) setWorkers(n int) fzSeed { return append(s, 14|2<<4, fzIndex(fzW
 func (s fzSeed) keyedLimit(n int) fzSeed { return append(s, 14|7<<4, fzIndex(fzKeyedLimits, n)) }
 func (s fzSeed) xstats() fzSeed          { return append(s, 14|8<<4) }
 
+// side submits a side task: see fzSideRec for the argument byte.
+func (s fzSeed) side(ch, entry, final int, late, yield bool) fzSeed {
+	b := byte(ch&3 | entry&3<<2 | final&3<<4)
+	if late {
+		b |= 1 << 6
+	}
+	if yield {
+		b |= 1 << 7
+	}
+	return append(s, 14|9<<4, b)
+}
+
 // cancel cancels the i-th SubmitContext task; wait: until the pool counted it.
 func (s fzSeed) cancel(i int, wait bool) fzSeed {
 	if wait {
@@ -432,6 +468,24 @@ func (s fzSeed) cancel(i int, wait bool) fzSeed {
 // H1: one run
 
 type fzOutcome uint8
+
+func (o fzOutcome) String() string {
+	switch o {
+	case outRan:
+		return "ran"
+	case outPanicked:
+		return "panicked"
+	case outGoexited:
+		return "goexited"
+	case outDropped:
+		return "dropped"
+	case outDroppedSuspended:
+		return "dropped while suspended"
+	case fzSideRefused:
+		return "refused"
+	}
+	return fmt.Sprintf("fzOutcome(%d)", uint8(o))
+}
 
 const (
 	outRan fzOutcome = iota
@@ -538,6 +592,15 @@ type fzRun struct {
 	multiNext [fzChans]int   // guarded by mu: each Multi's rotation, as the model sees it
 	panics    map[string]int // guarded by mu
 	problems  []string       // guarded by mu: violations seen off the test goroutine
+
+	// Side tasks (opSide): appended by the test goroutine under mu; their
+	// records are written under mu by whoever sees them end.
+	side       []*fzSideRec
+	sideTasks  map[smartpool.Task]*fzSideRec // guarded by mu: the Task values submitted, for the drop callbacks
+	sideAnon   [fzChans][2]int               // guarded by mu: OnDrop and own-callback calls with a task of Go or Group.Go
+	sideCalls  [fzChans][2]int               // guarded by mu: every OnDrop and own-callback call
+	sidePanics map[string]int                // guarded by mu: side panics the panic handler saw
+	sideWake   chan struct{}                 // closed by the test after Close started: yielded side tasks wake
 }
 
 func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
@@ -548,6 +611,7 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 		target: workers, maxWorkers: workers, curLimit: h.limit, kCur: h.klimit, kMax: h.klimit,
 		cancels: make([]context.CancelFunc, n), cancelled: make([]bool, n), pending: map[int]chan error{},
 		accepted: make([]int8, n), outcomes: make([][]fzOutcome, n), starts: make([]int, n), panics: map[string]int{},
+		sideTasks: map[smartpool.Task]*fzSideRec{}, sidePanics: map[string]int{}, sideWake: make(chan struct{}),
 	}
 	r.maxLimit.Store(int64(h.limit))
 	for i := range r.wake {
@@ -555,6 +619,8 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 	}
 	for i, l := range fzLayout {
 		switch {
+		case l.side != sideNone:
+			r.chans[i] = fzChan{c: r.newSideChannel(i, l.side)}
 		case l.keyed:
 			k, err := channels.NewKeyed[int](h.klimit)
 			if err != nil {
@@ -593,7 +659,11 @@ func (r *fzRun) deadline(p int) time.Time {
 func (r *fzRun) behavior() *behavior {
 	b := &behavior{workers: r.workers, limit: r.limit, levels: make([][]ch, fzLevels), onPanic: r.onPanic}
 	for i, l := range fzLayout {
-		b.levels[l.level] = append(b.levels[l.level], ch{key: l.key, c: r.chans[i].c, coc: l.coc, followup: l.followup, onDrop: r.onDrop})
+		onDrop := r.onDrop
+		if l.side != sideNone {
+			onDrop = func(t smartpool.Task) { r.sideDropped(i, t, false) }
+		}
+		b.levels[l.level] = append(b.levels[l.level], ch{key: l.key, c: r.chans[i].c, coc: l.coc, followup: l.followup, onDrop: onDrop})
 	}
 	return b
 }
@@ -646,6 +716,15 @@ func (r *fzRun) onDrop(t smartpool.Task) {
 }
 
 func (r *fzRun) onPanic(key string, pe *smartpool.PanicError) {
+	if sp, ok := pe.Value.(fzSidePanic); ok {
+		r.mu.Lock()
+		if rec := r.side[sp.id]; fzLayout[rec.ch].key != key {
+			r.problems = append(r.problems, fmt.Sprintf("panic of side task %d (channel %s) reported for channel %s", sp.id, fzLayout[rec.ch].key, key))
+		}
+		r.sidePanics[key]++
+		r.mu.Unlock()
+		return
+	}
 	p, ok := pe.Value.(fzPanic)
 	switch {
 	case !ok:
@@ -899,9 +978,9 @@ func fzRecv[T any](t *testing.T, c <-chan T, what string) T {
 // outcome of its own: the pool counts it in ChannelStats.Cancelled.
 func (r *fzRun) ghostLocked(id int) bool { return r.cancelled[id] && r.starts[id] == 0 }
 
-// settled reports nil once every accepted task has finished, waits for a
-// wake-up nobody sent yet, waits in a Keyed channel behind its group's
-// limit (the log shows that many of the group in progress: they hold their
+// settled reports nil once the side channels are empty and every accepted
+// task has finished, waits for a wake-up nobody sent yet, waits in a Keyed
+// channel behind its group's limit (the log shows that many of the group in progress: they hold their
 // slots at least that long), or was cancelled and counted so (the channels'
 // Cancelled counts equal the tasks cancelled and never started: one that a
 // worker took before the cancellation would start soon).
@@ -925,6 +1004,11 @@ func (r *fzRun) settled() error {
 			}
 			return fmt.Errorf("task %d has neither finished nor suspended on its wake channel (started %d; its channel: %+v %+v; pool: %d workers, %d suspended, %d wake-ups)",
 				id, r.starts[id], s.Channels[sp.ch], keyed, s.Workers, s.Suspended, s.Wakeups)
+		}
+	}
+	for ch := fzSL; ch <= fzSR; ch++ { // side tasks never wait: once polled they end
+		if q := s.Channels[ch].Queued; q != 0 {
+			return fmt.Errorf("%s still holds %d side tasks", s.Channels[ch].Key, q)
 		}
 	}
 	for i, c := range s.Channels {
@@ -962,6 +1046,11 @@ func (r *fzRun) counts() (c [fzChans][5]uint64) {
 		}
 		if r.accepted[id] == 1 && len(outs) == 0 && r.ghostLocked(id) {
 			c[ch][4]++
+		}
+	}
+	for _, rec := range r.side {
+		if o, ok := rec.endingLocked(); ok && o != fzSideRefused {
+			c[rec.ch][min(int(o), 3)]++
 		}
 	}
 	c[fzGate][0] = 1
@@ -1102,6 +1191,11 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		}
 		if !fzLayout[s.ch].coc && s.yields > 0 {
 			slack++
+		}
+	}
+	for _, rec := range r.side {
+		if rec.yield {
+			slack++ // suspended at Close, like a DROP task that yields
 		}
 	}
 	r.mu.Unlock()
@@ -2021,6 +2115,11 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 					r.resolve()
 				}
 			}
+		case opSide:
+			// The model knows neither the side tasks' units nor their
+			// drops: the one-worker run keeps only the invariants.
+			r.degrade()
+			r.sideOp(op.n)
 		case opKeyedLimit:
 			r.kMax = max(r.kMax, op.n)
 			for _, k := range r.keyed {
@@ -2042,6 +2141,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 	for id := range specs {
 		r.wakeTask(id)
 	}
+	close(r.sideWake)
 
 	var rep *smartpool.Report[string]
 	for range nCloses {
@@ -2066,8 +2166,10 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 	}
 	// Suspended DROP tasks end (dropped) on their own goroutines after Close.
 	fzWait(t, "every accepted task reaching an outcome", r.allDone)
+	fzWait(t, "every side task ending, its Future or Group resolved", r.sideDone)
 	fzWait(t, "final stats matching the ledger", r.countsMatch)
 	r.checkLedger()
+	r.checkSide()
 	if r.exact && !t.Failed() {
 		r.checkOrder()
 	}
@@ -2228,6 +2330,40 @@ func FuzzPoolOps(f *testing.F) {
 		fzStartX(false, 4, 1).keyed(false, 0, 0, 0, fCtx).keyed(true, 0, 0, 0, fCtx).cancel(0, true).
 			keyed(false, 0, 0, kYield1, 0).keyed(false, 1, 0, kTyped|kYield2, 0).keyed(false, 1, 0, kTyped, 0).
 			stats().close().keyedLimit(3).cancel(1, false),
+		// Side tasks (opSide). DropLate: late on arrival through the
+		// channel's own submit, by key (Go, Group.Go: never late on
+		// arrival), on time, with a yield; with the in-flight limit.
+		fzStartX(false, 4, 1).side(0, sideOwn, 0, true, false).side(0, sideFuture, 0, true, false).
+			side(0, sideGo, 0, false, false).side(0, sideGroup, 1, false, false).side(0, sideOwn, 2, false, true).
+			side(0, sideFuture, 0, false, false).close(),
+		// DropOldest: each submit to the full channel displaces the one
+		// before it, whatever its entry; the last one runs.
+		fzStartX(false, 0, 1).side(1, sideOwn, 0, false, false).side(1, sideFuture, 0, false, false).
+			side(1, sideGo, 1, false, false).side(1, sideGroup, 2, false, false).side(1, sideOwn, 0, false, true).close(),
+		// CallerRuns: the first fills the channel, the rest run on their
+		// submitter: returning, panicking, calling Goexit, by every entry.
+		fzStartX(false, 0, 1).side(2, sideOwn, 0, false, false).side(2, sideOwn, 1, false, false).
+			side(2, sideFuture, 2, false, false).side(2, sideGo, 1, false, false).side(2, sideGroup, 2, false, false).
+			side(2, sideGo, 2, false, false).side(2, sideFuture, 0, false, true).close(),
+		// Side tasks of the channels' own submits, on time and with room:
+		// they run and end every way, or Close drops them; then refused.
+		fzStartX(true, 3, 1).side(0, sideOwn, 0, false, false).side(1, sideOwn, 2, false, false).
+			side(2, sideOwn, 1, false, false).close().side(0, sideOwn, 0, false, false).side(1, sideGo, 0, false, false).
+			side(2, sideGroup, 0, false, false),
+		// Side tasks dropped by a pinned Close, then one refused after it
+		// (with two workers it may race the Close and run).
+		fzStartX(true, 3, 1).side(0, sideOwn, 0, false, false).side(1, sideFuture, 0, false, false).
+			side(2, sideGroup, 0, false, false).close().side(0, sideOwn, 0, false, false),
+		// Side tasks that run on a worker and end every way, then tasks
+		// suspended at Close and dropped when they wake.
+		fzStartX(false, 0, 1).side(0, sideOwn, 0, false, false).side(2, sideOwn, 1, false, false).stats().
+			side(1, sideOwn, 2, false, false).side(0, sideOwn, 1, false, true).side(2, sideFuture, 0, false, true).
+			side(1, sideGroup, 0, false, true).side(0, sideGo, 2, false, true).close(),
+		// Side tasks among modelled ones, a lowered limit refusing them
+		// (ErrFull: Go's Future and the Group report it), a waiting task.
+		fzStartX(false, 5, 2).submit(hiF, 0, kYield1|kBlock).side(0, sideGo, 1, false, true).setLimit(2).
+			side(1, sideGroup, 0, false, false).side(2, sideGo, 0, false, false).side(0, sideOwn, 0, true, false).
+			setLimit(6).side(2, sideOwn, 0, false, true).side(2, sideOwn, 2, false, false).close().wake(0),
 		// Everything at once.
 		fzStartX(false, 5, 2).submit(hiF, midF, kChild|kYield1).submitCtx(loP, 1, kYield2, false).
 			handoff(fCtx, cb(midD, 0), kYield1|kBlock, toKD, true, 0).keyed(true, 1, 0, kTyped|kYield1, 0).

@@ -1,0 +1,429 @@
+package smartpool_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+// The endings matrix: every way a task enters a pool, into every kind of
+// channel, crossed with every way it can leave, must end exactly once: its
+// Future or Group resolves once with the right error, Stats counts it once
+// under the right counter, a drop reaches the channel's OnDrop (and the
+// channel's own drop callback, for the drops it made) once, and its unit of
+// Config.Limit is released once. Each combination runs in its own synctest
+// bubble on a one-worker pool whose worker a gate task holds while the test
+// arranges the ending, so every case is deterministic, and a hang becomes a
+// failure as soon as nothing in the bubble can move.
+
+// SubmitContext and Handoff are the submit methods whose task parameter is
+// changing from a Task to a func(ctx): they are called only through these
+// adapters, so that the switch is one line each (submitContextTask then
+// passes t.Run).
+func submitContext(p *smartpool.Pool[string], ctx context.Context, key string, fn func(context.Context)) error {
+	return p.SubmitContext(ctx, key, smartpool.Func(fn))
+}
+
+func submitContextTask(p *smartpool.Pool[string], ctx context.Context, key string, t smartpool.Task) error {
+	return p.SubmitContext(ctx, key, t)
+}
+
+func handoff(p *smartpool.Pool[string], ctx context.Context, key string, fn func(context.Context)) error {
+	return p.Handoff(ctx, key, smartpool.Func(fn))
+}
+
+// mxKind is the kind of channel the task enters.
+type mxKind int
+
+const (
+	kFIFO mxKind = iota
+	kDeadline
+	kDropLate
+	kPriority
+	kBounded
+	kDropOldest
+	kCallerRuns
+	kKeyed
+	kMulti
+	mxKinds
+)
+
+var mxKindNames = [mxKinds]string{"FIFO", "Deadline", "Deadline(DropLate)", "Priority", "Bounded", "Bounded(DropOldest)", "Bounded(CallerRuns)", "Keyed", "Multi"}
+
+func (k mxKind) String() string { return mxKindNames[k] }
+func (k mxKind) bounded() bool  { return k == kBounded || k == kDropOldest || k == kCallerRuns }
+
+// mxEntry is how the task enters the pool.
+type mxEntry int
+
+const (
+	eChanSubmit     mxEntry = iota // the channel's own Submit
+	eChanSubmitTask                // the channel's own SubmitTask (FIFO: SubmitBatch; Multi: Next().Submit)
+	eTrySubmit                     // Bounded.TrySubmit
+	ePoolSubmit
+	ePoolSubmitTask
+	ePoolSubmitContext
+	eGo
+	eFutureChan // NewFuture + the channel's own task submit
+	eFutureCtx  // NewFuture + Pool.SubmitContext
+	eGroupGo
+	eScope
+	eAfter
+	eAt
+	eEvery
+	eHandoff
+	eYield // submitted by key, yields, re-enters through its followup channel
+	mxEntries
+)
+
+func (e mxEntry) name(k mxKind) string {
+	ch := strings.SplitN(k.String(), "(", 2)[0]
+	switch e {
+	case eChanSubmit:
+		return ch + ".Submit"
+	case eChanSubmitTask:
+		switch k {
+		case kFIFO:
+			return "FIFO.SubmitBatch"
+		case kMulti:
+			return "Multi.Next().Submit"
+		}
+		return ch + ".SubmitTask"
+	case eTrySubmit:
+		return ch + ".TrySubmit"
+	case eFutureChan:
+		if k.bounded() {
+			return "NewFuture+" + ch + ".TrySubmitTask"
+		}
+		return "NewFuture+" + ch + ".SubmitTask"
+	}
+	return [...]string{ePoolSubmit: "Pool.Submit", ePoolSubmitTask: "Pool.SubmitTask", ePoolSubmitContext: "Pool.SubmitContext",
+		eGo: "Go", eFutureCtx: "NewFuture+Pool.SubmitContext", eGroupGo: "Group.Go", eScope: "Scope", eAfter: "After", eAt: "At",
+		eEvery: "Every", eHandoff: "Handoff", eYield: "a re-entry after Yield"}[e]
+}
+
+func (e mxEntry) timer() bool     { return e == eAfter || e == eAt || e == eEvery }
+func (e mxEntry) group() bool     { return e == eGroupGo || e == eScope }
+func (e mxEntry) future() bool    { return e == eGo || e == eFutureChan || e == eFutureCtx }
+func (e mxEntry) submitCtx() bool { return e == ePoolSubmitContext || e == eFutureCtx }
+func (e mxEntry) ownDeadline() bool {
+	return e == eChanSubmit || e == eChanSubmitTask || e == eFutureChan
+}
+
+// mxExit is how the task leaves the pool.
+type mxExit int
+
+const (
+	xRan mxExit = iota
+	xPanic
+	xGoexit
+	xCloseQueued
+	xCloseYielded
+	xDropLate
+	xDropOldest
+	xCallerRan
+	xCallerPanic
+	xCallerGoexit
+	xCancelled
+	xFull
+	xClosed
+	mxExits
+)
+
+var mxExitNames = [mxExits]string{"ran", "panicked", "called runtime.Goexit", "was dropped by Close while queued",
+	"was dropped by Close while yielded", "was dropped as late by DropLate", "was displaced by DropOldest",
+	"ran on the caller by CallerRuns", "panicked on the caller by CallerRuns", "called runtime.Goexit on the caller by CallerRuns",
+	"was cancelled by its context while queued", "was refused with ErrFull", "was refused with ErrClosed"}
+
+func (x mxExit) String() string { return mxExitNames[x] }
+func (x mxExit) dropped() bool {
+	return x == xCloseQueued || x == xCloseYielded || x == xDropLate || x == xDropOldest
+}
+func (x mxExit) caller() bool { return x == xCallerRan || x == xCallerPanic || x == xCallerGoexit }
+
+// mxImpossible lists the combinations the API makes impossible (or that the
+// test cannot drive without crashing the test binary), with the reason; the
+// first rule that matches names the reason.
+var mxImpossible = []struct {
+	reason string
+	match  func(e mxEntry, k mxKind, x mxExit) bool
+}{
+	{"DropLate exists only on a Deadline built with DropLate", func(e mxEntry, k mxKind, x mxExit) bool { return x == xDropLate && k != kDropLate }},
+	{"DropOldest exists only on a Bounded built with DropOldest", func(e mxEntry, k mxKind, x mxExit) bool { return x == xDropOldest && k != kDropOldest }},
+	{"CallerRuns exists only on a Bounded built with CallerRuns", func(e mxEntry, k mxKind, x mxExit) bool { return x.caller() && k != kCallerRuns }},
+	{"FIFO and Multi have no submit method of their own that takes a Task", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eFutureChan && (k == kFIFO || k == kMulti)
+	}},
+	{"TrySubmit exists only on Bounded", func(e mxEntry, k mxKind, x mxExit) bool { return e == eTrySubmit && !k.bounded() }},
+	{"only SubmitContext ties a queued task to its submitter's context", func(e mxEntry, k mxKind, x mxExit) bool { return x == xCancelled && !e.submitCtx() }},
+	{"only a Deadline's own submit methods give a task a deadline: by-key submits and re-entries are never dropped as late", func(e mxEntry, k mxKind, x mxExit) bool {
+		return x == xDropLate && !e.ownDeadline()
+	}},
+	{"a re-entry is requeued, never submitted: DropOldest never displaces it and CallerRuns never runs it", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eYield && (x == xDropOldest || x.caller())
+	}},
+	{"a re-entry is never refused: after Close it ends as dropped while yielded", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eYield && (x == xFull || x == xClosed)
+	}},
+	{"Bounded.Submit and Bounded.SubmitTask wait for room and for a unit instead of refusing or running on the caller", func(e mxEntry, k mxKind, x mxExit) bool {
+		return k.bounded() && (e == eChanSubmit || e == eChanSubmitTask) && (x == xFull || x.caller())
+	}},
+	{"SubmitContext waits for a unit of the limit: only a full Bounded (default policy) refuses it", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e.submitCtx() && x == xFull && k != kBounded
+	}},
+	{"unsafe to drive: a panic on the runtime's timer goroutine (CallerRuns runs a timer's task there) cannot be recovered by the test", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e.timer() && x == xCallerPanic
+	}},
+	{"Handoff is called by a task: runtime.Goexit on the caller would end the calling task too", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eHandoff && x == xCallerGoexit
+	}},
+	{"Go returns the Future on its caller's goroutine: runtime.Goexit on the caller ends it before Go returns", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eGo && x == xCallerGoexit
+	}},
+	{"Scope's body runs on Scope's goroutine: runtime.Goexit on the caller ends Scope before it waits", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eScope && x == xCallerGoexit
+	}},
+}
+
+func mxWhyImpossible(e mxEntry, k mxKind, x mxExit) string {
+	for _, r := range mxImpossible {
+		if r.match(e, k, x) {
+			return r.reason
+		}
+	}
+	return ""
+}
+
+const mxLimit = 8 // Config.Limit of every matrix pool
+
+var (
+	errMxRan  = errors.New("matrix: the task's own error")
+	errMxBoom = errors.New("matrix: boom")
+)
+
+func TestEndings(t *testing.T) {
+	run, skipped := 0, map[string]int{}
+	for e := range mxEntries {
+		for k := range mxKinds {
+			for x := range mxExits {
+				if why := mxWhyImpossible(e, k, x); why != "" {
+					skipped[why]++
+					continue
+				}
+				run++
+				name := fmt.Sprintf("a task entering by %s into %s %s", e.name(k), k, x)
+				t.Run(name, func(t *testing.T) { mxRun(t, e, k, x) })
+			}
+		}
+	}
+	total := int(mxEntries) * int(mxKinds) * int(mxExits)
+	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations: %d run, %d impossible",
+		mxEntries, mxKinds, mxExits, total, run, total-run)
+	reasons := make([]string, 0, len(skipped))
+	for r := range skipped {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		t.Logf("  %4d impossible: %s", skipped[r], r)
+	}
+}
+
+// mxRun runs one combination in a bubble; goroutines a failing case leaves
+// blocked make synctest panic, which becomes this case's failure.
+func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("goroutines of the pool or the task were left blocked: %v", r)
+		}
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		m := newMxCase(t, e, k, x)
+		defer m.cleanup()
+		m.play()
+		m.cleanup()
+		m.check()
+	})
+}
+
+// ---- what must hold
+
+func (m *mxCase) check() {
+	t, x := m.t, m.x
+
+	// the submit itself
+	wantEnter := error(nil)
+	switch {
+	case x == xFull && !m.e.group() && m.e != eGo && !m.e.timer():
+		wantEnter = smartpool.ErrFull
+	case x == xClosed && !m.e.group() && m.e != eGo:
+		wantEnter = smartpool.ErrClosed
+	}
+	switch {
+	case m.enterPanic != nil && x != xCallerPanic:
+		t.Errorf("the submit panicked: %v", m.enterPanic)
+	case !m.enterReturned && m.enterPanic == nil && x != xCallerGoexit && m.e != eYield:
+		t.Errorf("the submit never returned")
+	case m.enterReturned && !errors.Is(m.enterErr, wantEnter):
+		t.Errorf("the submit returned %v, want %v", m.enterErr, wantEnter)
+	}
+
+	// the task's own record
+	started := x == xRan || x == xPanic || x == xGoexit || x == xCloseYielded || x.caller() || m.e == eYield
+	want := func(what string, got int32, n int) {
+		if int(got) != n {
+			t.Errorf("%s %d times, want %d", what, got, n)
+		}
+	}
+	one := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	want("the task started", m.runs.Load(), one(started))
+	want("the task's deferred calls ran", m.defers.Load(), one(started))
+	want("the task returned", m.returned.Load(), one(x == xRan || x == xCallerRan))
+	want("the task went on after Close dropped it", m.afterClose.Load(), 0)
+	if !m.e.future() && !m.e.group() && !x.caller() { // a Future or Group takes its task's panic; CallerRuns runs outside the pool
+		want("Config.PanicHandler was called", m.panics.Load(), one(x == xPanic))
+	}
+	if started && x.dropped() {
+		if s := m.deferSaw.Load(); s != nil && (s.Dropped != 1 || s.Yielded != 0) {
+			t.Errorf("its deferred calls saw Dropped %d, Yielded %d: the drop was not counted before the task ended", s.Dropped, s.Yielded)
+		}
+	}
+
+	// the Future or Group
+	if m.e.future() || m.e.group() {
+		m.checkResult()
+	}
+
+	// Stats: the whole subject channel, the whole gate channel, the units
+	s := m.p.Stats()
+	wantS := smartpool.ChannelStats[string]{Key: "s", Level: 1, Ran: uint64(m.fillers)}
+	switch x {
+	case xRan, xCallerRan:
+		wantS.Ran++
+	case xPanic, xCallerPanic:
+		wantS.Panicked++
+	case xGoexit, xCallerGoexit:
+		wantS.Goexited++
+	case xCloseQueued, xCloseYielded, xDropLate, xDropOldest:
+		wantS.Dropped++
+	case xCancelled:
+		wantS.Cancelled++
+	}
+	if got, _ := s.Channel("s"); got != wantS {
+		t.Errorf("Stats of its channel:\n got %+v\nwant %+v", got, wantS)
+	}
+	wantG := smartpool.ChannelStats[string]{Key: "g", CompleteOnClose: true, Ran: uint64(m.gateTasks)}
+	if got, _ := s.Channel("g"); got != wantG {
+		t.Errorf("Stats of the gate's channel:\n got %+v\nwant %+v", got, wantG)
+	}
+	wantT := smartpool.ChannelStats[string]{Ran: wantS.Ran + wantG.Ran, Panicked: wantS.Panicked, Goexited: wantS.Goexited,
+		Dropped: wantS.Dropped, Cancelled: wantS.Cancelled}
+	if got := s.Total(); got != wantT {
+		t.Errorf("Stats.Total:\n got %+v\nwant %+v", got, wantT)
+	}
+	if s.Limit != mxLimit || s.Admitted != 0 || s.Waiting != 0 || s.Suspended != 0 {
+		t.Errorf("units of Config.Limit not back to their baseline: Limit %d Admitted %d Waiting %d Suspended %d, want %d 0 0 0",
+			s.Limit, s.Admitted, s.Waiting, s.Suspended, mxLimit)
+	}
+	if m.report != nil && x != xCloseYielded { // a yielded task is dropped after the report
+		if got, _ := m.report.Channel("s"); got != wantS {
+			t.Errorf("Close's report of its channel:\n got %+v\nwant %+v", got, wantS)
+		}
+	}
+
+	// drop callbacks
+	want("ChannelParams.OnDrop was called", m.onDrop.Load(), one(x.dropped()))
+	want("the channel's own drop callback was called", m.ownDrop.Load(), one(x == xDropLate || x == xDropOldest))
+	if x.dropped() && m.onDrop.Load() > 0 && m.onDropSaw.Load() < 1 {
+		t.Errorf("OnDrop saw Dropped %d: the drop was not counted before the callback", m.onDropSaw.Load())
+	}
+	if m.ownDrop.Load() > 0 && m.ownDropSaw.Load() < 1 {
+		t.Errorf("the channel's own drop callback saw Dropped %d: the drop was not counted before the callback", m.ownDropSaw.Load())
+	}
+	if m.probe != nil {
+		for what, p := range map[string]*atomic.Pointer[smartpool.Task]{"OnDrop": &m.onDropTask, "the channel's own drop callback": &m.ownDropTask} {
+			if got := p.Load(); got != nil && *got != m.probe {
+				t.Errorf("%s received %T, not the task that was submitted", what, *got)
+			}
+		}
+	}
+
+	// the channel's own counters
+	switch c := m.subject.(type) {
+	case *channels.Deadline:
+		if m.k == kDropLate {
+			if got := c.Stats().DroppedLate; got != uint64(one(x == xDropLate)) {
+				t.Errorf("DeadlineStats.DroppedLate = %d, want %d", got, one(x == xDropLate))
+			}
+		}
+	case *channels.Bounded:
+		bs := c.Stats()
+		if bs.Dropped != uint64(one(x == xDropOldest)) || bs.CallerRan != uint64(one(x.caller())) {
+			t.Errorf("BoundedStats: Dropped %d CallerRan %d, want %d %d", bs.Dropped, bs.CallerRan, one(x == xDropOldest), one(x.caller()))
+		}
+	}
+	if m.timer != nil {
+		if got := m.timer.Skipped(); got != uint64(one(x == xFull)) {
+			t.Errorf("Timer.Skipped = %d, want %d", got, one(x == xFull))
+		}
+	}
+}
+
+func (m *mxCase) checkResult() {
+	t, x := m.t, m.x
+	if (m.e == eFutureChan || m.e == eFutureCtx) && (x == xFull || x == xClosed) {
+		return // the submit's error is the answer: see NewFuture
+	}
+	select {
+	case <-m.resolved:
+	default:
+		what := "its Future"
+		if m.e.group() {
+			what = "its Group's Wait"
+		}
+		t.Errorf("%s never resolved", what)
+		return
+	}
+	var pe *smartpool.PanicError
+	var wantErr error
+	switch x {
+	case xRan, xCallerRan:
+		wantErr = errMxRan
+		if m.e.future() && m.resVal != 42 {
+			t.Errorf("its Future resolved with value %d, want 42", m.resVal)
+		}
+	case xPanic, xCallerPanic:
+		if !errors.As(m.resErr, &pe) {
+			t.Errorf("it resolved with %v, want a *PanicError", m.resErr)
+		}
+	case xGoexit, xCallerGoexit:
+		wantErr = smartpool.ErrGoexit
+	case xCloseQueued, xCloseYielded, xDropLate, xDropOldest:
+		wantErr = smartpool.ErrDropped
+		if m.resSaw.Dropped < 1 {
+			t.Errorf("it resolved before the drop was counted: Stats showed %+v", m.resSaw)
+		}
+	case xCancelled:
+		wantErr = context.Canceled
+	case xFull:
+		wantErr = smartpool.ErrFull
+	case xClosed:
+		wantErr = smartpool.ErrClosed
+	}
+	if wantErr != nil && !errors.Is(m.resErr, wantErr) {
+		t.Errorf("it resolved with %v, want %v", m.resErr, wantErr)
+	}
+}

@@ -1,0 +1,390 @@
+package smartpool_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+// ---------------------------------------------------------------------------
+// H1: side tasks
+
+// fzSideRec is one side task (opSide): an ending the modelled tasks cannot
+// reach (DropLate, DropOldest, CallerRuns), or a task whose end its Future
+// or Group reports. The op's argument byte: bits 0-1 the channel (0 and 3
+// sL, 1 sO, 2 sR); bits 2-3 the entry (sideOwn, sideFuture, sideGo,
+// sideGroup); bits 4-5 its final (return, panic, runtime.Goexit; 3
+// returns); bit 6 a deadline already past (sL's own submit); bit 7 one
+// Yield first, whose wait lasts until the final wake-ups after Close started
+// (so the task is dropped while yielded), unless CallerRuns runs it on its
+// submitter. The test does not predict its ending: whatever ends it, it
+// must end exactly once and every view must agree (checkSide): its own
+// record, the drop callbacks, its Future or Group, Stats, the units.
+type fzSideRec struct {
+	id, ch, entry int
+	final         uint8
+	late, yield   bool
+
+	// guarded by r.mu
+	returned bool  // the submit returned (a CallerRuns Goexit ends the submitting goroutine)
+	err      error // what the submit returned
+	starts   int
+	inline   bool // ran on the submitting goroutine (CallerRuns)
+	outcomes []fzOutcome
+	onDrop   int // ChannelParams.OnDrop calls with its task
+	own      int // calls of the channel's own drop callback with its task
+	resolved bool
+	resVal   int
+	resErr   error
+}
+
+// The entries of a side task.
+const (
+	sideOwn    = iota // the channel's own submit of a Task: Deadline.SubmitTask, Bounded.TrySubmitTask
+	sideFuture        // NewFuture, then the same submit
+	sideGo            // Go, by key
+	sideGroup         // Group.Go, by key, one Group per task
+)
+
+type fzSidePanic struct{ id int }
+
+type fzSideTask struct {
+	r   *fzRun
+	rec *fzSideRec
+}
+
+func (t *fzSideTask) Run(ctx context.Context) { t.r.sideBody(ctx, t.rec) }
+
+// fzSideRefused is the ending of a side task its submit refused.
+const fzSideRefused fzOutcome = 255
+
+// named reports whether the drop callbacks receive a Task the test knows.
+func (rec *fzSideRec) named() bool { return rec.entry == sideOwn || rec.entry == sideFuture }
+
+// endingLocked returns how rec ended, or false if that is not known yet.
+func (rec *fzSideRec) endingLocked() (fzOutcome, bool) {
+	submitErr := rec.starts == 0 && rec.resolved &&
+		(errors.Is(rec.resErr, smartpool.ErrClosed) || errors.Is(rec.resErr, smartpool.ErrFull))
+	switch {
+	case rec.returned && rec.err != nil:
+		return fzSideRefused, true
+	case len(rec.outcomes) > 0:
+		return rec.outcomes[0], true
+	case rec.onDrop > 0 || rec.own > 0:
+		return outDropped, true
+	case submitErr && !rec.named(): // Go and Group.Go report the submit's error there
+		return fzSideRefused, true
+	case rec.starts == 0 && rec.resolved && errors.Is(rec.resErr, smartpool.ErrDropped):
+		return outDropped, true // a Go or Group task: only its result names it
+	}
+	return 0, false
+}
+
+// awaitsResultLocked reports whether rec has a Future or Group that must
+// resolve.
+func (rec *fzSideRec) awaitsResultLocked() bool {
+	switch rec.entry {
+	case sideFuture:
+		return !(rec.returned && rec.err != nil) // NewFuture: a refused submit leaves it unresolved
+	case sideGo:
+		return rec.returned // a CallerRuns Goexit ends Go's caller before Go returns the Future
+	}
+	return rec.entry == sideGroup
+}
+
+func (r *fzRun) newSideChannel(i int, kind fzSideKind) smartpool.Channel {
+	own := func(t smartpool.Task) { r.sideDropped(i, t, true) }
+	switch kind {
+	case sideDropLate:
+		return channels.NewDeadline(channels.DropLate(own))
+	case sideDropOldest:
+		return channels.NewBounded(1, channels.DropOldest(own))
+	}
+	return channels.NewBounded(1, channels.CallerRuns())
+}
+
+// sideDropped records a drop callback's call: OnDrop, or the channel's own
+// (own). Every drop is counted in Stats before its callbacks run.
+func (r *fzRun) sideDropped(ch int, t smartpool.Task, own bool) {
+	dropped := r.pool.Stats().Channels[ch].Dropped
+	k, what := 0, "OnDrop"
+	if own {
+		k, what = 1, "own drop callback"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sideCalls[ch][k]++
+	if n := r.sideCalls[ch][k]; dropped < uint64(n) {
+		r.problems = append(r.problems, fmt.Sprintf("%s's %s call #%d saw Dropped %d: a drop must be counted before its callbacks", fzLayout[ch].key, what, n, dropped))
+	}
+	rec, ok := r.sideTasks[t]
+	switch {
+	case !ok:
+		r.sideAnon[ch][k]++
+	case rec.ch != ch:
+		r.problems = append(r.problems, fmt.Sprintf("side task %d of %s dropped by %s", rec.id, fzLayout[rec.ch].key, fzLayout[ch].key))
+	case own:
+		rec.own++
+	default:
+		rec.onDrop++
+	}
+}
+
+func (r *fzRun) sideEnd(rec *fzSideRec, o fzOutcome) {
+	r.mu.Lock()
+	rec.outcomes = append(rec.outcomes, o)
+	r.mu.Unlock()
+}
+
+func (r *fzRun) sideBody(ctx context.Context, rec *fzSideRec) {
+	r.mu.Lock()
+	rec.starts++
+	rec.inline = ctx == context.Background() // CallerRuns runs it outside the pool, with Background
+	r.mu.Unlock()
+	settled := false
+	defer func() {
+		if !settled {
+			r.sideEnd(rec, outDroppedSuspended) // its own panic or Goexit is recorded first
+		}
+	}()
+	if rec.yield {
+		inline := rec.inline // written by this goroutine
+		smartpool.Yield(ctx, func() {
+			if !inline {
+				<-r.sideWake
+			}
+		})
+	}
+	settled = true
+	switch rec.final {
+	case 1:
+		r.sideEnd(rec, outPanicked)
+		panic(fzSidePanic{rec.id})
+	case 2:
+		r.sideEnd(rec, outGoexited)
+		runtime.Goexit()
+	default:
+		r.sideEnd(rec, outRan)
+	}
+}
+
+// sideOp submits a side task from a goroutine of its own, on which
+// CallerRuns may run it: its panic or Goexit must not reach the test's.
+func (r *fzRun) sideOp(arg int) {
+	rec := &fzSideRec{ch: [4]int{fzSL, fzSO, fzSR, fzSL}[arg&3], entry: arg >> 2 & 3, final: uint8(arg>>4&3) % 3,
+		late: arg&(1<<6) != 0, yield: arg&(1<<7) != 0}
+	r.mu.Lock()
+	rec.id = len(r.side)
+	r.side = append(r.side, rec)
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(fzSidePanic); !ok {
+					r.problem("the submit of side task %d panicked: %v", rec.id, p)
+				}
+			}
+		}()
+		err := r.sideSubmit(rec)
+		r.mu.Lock()
+		rec.returned, rec.err = true, err
+		r.mu.Unlock()
+	}()
+	fzRecv(r.t, done, fmt.Sprintf("the submit of side task %d returning", rec.id))
+}
+
+func (r *fzRun) sideSubmit(rec *fzSideRec) error {
+	key := fzLayout[rec.ch].key
+	own := func(t smartpool.Task) error {
+		switch c := r.chans[rec.ch].c.(type) {
+		case *channels.Deadline:
+			at := r.base
+			if rec.late {
+				at = time.Now().Add(-time.Hour)
+			}
+			return c.SubmitTask(at, t)
+		case *channels.Bounded:
+			return c.TrySubmitTask(t)
+		}
+		panic("unreachable")
+	}
+	fn := func(ctx context.Context) (int, error) { r.sideBody(ctx, rec); return rec.id, nil }
+	switch rec.entry {
+	case sideOwn:
+		t := &fzSideTask{r: r, rec: rec}
+		r.mu.Lock()
+		r.sideTasks[t] = rec
+		r.mu.Unlock()
+		return own(t)
+	case sideFuture:
+		t, f := smartpool.NewFuture(fn)
+		r.mu.Lock()
+		r.sideTasks[t] = rec
+		r.mu.Unlock()
+		var err error
+		returned := false
+		defer func() { // also when a CallerRuns Goexit ends this goroutine inside the submit
+			if !returned || err == nil {
+				r.awaitFuture(rec, f)
+			}
+		}()
+		err = own(t)
+		returned = true
+		return err
+	case sideGo:
+		r.awaitFuture(rec, smartpool.Go(r.pool, key, fn))
+		return nil
+	}
+	g := smartpool.NewGroup(r.pool)
+	defer r.awaitGroup(rec, g) // also when a CallerRuns Goexit ends this goroutine inside Go
+	g.Go(key, func(ctx context.Context) error { r.sideBody(ctx, rec); return nil })
+	return nil
+}
+
+func (r *fzRun) resolveSide(rec *fzSideRec, v int, err error) {
+	r.mu.Lock()
+	rec.resolved, rec.resVal, rec.resErr = true, v, err
+	r.mu.Unlock()
+}
+
+func (r *fzRun) awaitFuture(rec *fzSideRec, f *smartpool.Future[int]) {
+	go func() {
+		select {
+		case <-f.Done():
+			v, err := f.Wait(context.Background())
+			r.resolveSide(rec, v, err)
+		case <-time.After(2 * fzLong): // sideDone has failed the test by then
+		}
+	}()
+}
+
+func (r *fzRun) awaitGroup(rec *fzSideRec, g *smartpool.Group[string]) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*fzLong)
+		defer cancel()
+		err := g.Wait(ctx)
+		if ctx.Err() == nil {
+			r.resolveSide(rec, 0, err)
+		}
+	}()
+}
+
+// sideDone reports nil once every side task has ended and its Future or
+// Group resolved.
+func (r *fzRun) sideDone() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.side {
+		o, ok := rec.endingLocked()
+		switch {
+		case !ok:
+			return fmt.Errorf("side task %d (%s, entry %d, final %d) has not ended: started %d, OnDrop %d, own drop callback %d, result %v %v",
+				rec.id, fzLayout[rec.ch].key, rec.entry, rec.final, rec.starts, rec.onDrop, rec.own, rec.resolved, rec.resErr)
+		case rec.awaitsResultLocked() && !rec.resolved:
+			return fmt.Errorf("side task %d (%s, entry %d) ended (%v) but its Future or Group has not resolved", rec.id, fzLayout[rec.ch].key, rec.entry, o)
+		}
+	}
+	return nil
+}
+
+// checkSide checks, once everything ended, that each side task ended
+// exactly once and every view agrees; Stats were matched by countsMatch.
+func (r *fzRun) checkSide() {
+	t := r.t
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var anonDropped [fzChans]int
+	var callerRan, handlerWant, loosePanics [fzChans]int
+	var own [fzChans]int
+	for _, rec := range r.side {
+		o, _ := rec.endingLocked()
+		what := fmt.Sprintf("side task %d (%s, entry %d, final %d, late %v, yield %v) ended %v", rec.id, fzLayout[rec.ch].key, rec.entry, rec.final, rec.late, rec.yield, o)
+		dropped := o == outDropped || o == outDroppedSuspended
+		if len(rec.outcomes) > 1 || rec.starts > 1 {
+			t.Errorf("%s: outcomes %v, %d starts; want one ending", what, rec.outcomes, rec.starts)
+		}
+		if (rec.starts == 1) != (o != outDropped && o != fzSideRefused) {
+			t.Errorf("%s after %d starts", what, rec.starts)
+		}
+		switch {
+		case rec.named() && dropped && rec.onDrop != 1:
+			t.Errorf("%s: OnDrop called %d times, want once (the channel's own callback %d times)", what, rec.onDrop, rec.own)
+		case rec.named() && !dropped && rec.onDrop+rec.own != 0:
+			t.Errorf("%s, yet its drop callbacks were called: OnDrop %d, own %d", what, rec.onDrop, rec.own)
+		case rec.own > 1:
+			t.Errorf("%s: the channel's own drop callback called %d times", what, rec.own)
+		case !rec.named() && dropped:
+			anonDropped[rec.ch]++
+		}
+		own[rec.ch] += rec.own
+		if rec.inline {
+			if rec.ch != fzSR {
+				t.Errorf("%s on its submitter's goroutine, not by CallerRuns", what)
+			}
+			callerRan[rec.ch]++
+		}
+		switch {
+		case o != outPanicked:
+		case rec.entry == sideOwn && !rec.inline:
+			handlerWant[rec.ch]++
+		case rec.entry == sideOwn, rec.entry == sideGroup:
+			loosePanics[rec.ch]++ // on the caller (CallerRuns), or a Group's: the handler may see it
+		}
+		if !rec.resolved {
+			continue
+		}
+		var pe *smartpool.PanicError
+		switch {
+		case o == fzSideRefused:
+			if rec.named() && !errors.Is(rec.resErr, rec.err) || !rec.named() && !errors.Is(rec.resErr, smartpool.ErrClosed) && !errors.Is(rec.resErr, smartpool.ErrFull) {
+				t.Errorf("%s: result %v, submit %v", what, rec.resErr, rec.err)
+			}
+		case o == outRan:
+			if rec.resErr != nil || rec.entry != sideGroup && rec.resVal != rec.id {
+				t.Errorf("%s: result %d, %v; want %d, nil", what, rec.resVal, rec.resErr, rec.id)
+			}
+		case o == outPanicked:
+			if !errors.As(rec.resErr, &pe) {
+				t.Errorf("%s: result %v, want a *PanicError", what, rec.resErr)
+			}
+		case o == outGoexited:
+			if !errors.Is(rec.resErr, smartpool.ErrGoexit) {
+				t.Errorf("%s: result %v, want ErrGoexit", what, rec.resErr)
+			}
+		case dropped:
+			if !errors.Is(rec.resErr, smartpool.ErrDropped) {
+				t.Errorf("%s: result %v, want ErrDropped", what, rec.resErr)
+			}
+		}
+	}
+	for ch := fzSL; ch <= fzSR; ch++ {
+		key := fzLayout[ch].key
+		if got := r.sideAnon[ch][0]; got != anonDropped[ch] {
+			t.Errorf("%s: OnDrop got %d tasks of Go or Group.Go; %d of them were dropped", key, got, anonDropped[ch])
+		}
+		if got := r.sideAnon[ch][1]; got > anonDropped[ch] {
+			t.Errorf("%s: the own drop callback got %d tasks of Go or Group.Go; %d of them were dropped", key, got, anonDropped[ch])
+		}
+		switch c := r.chans[ch].c.(type) {
+		case *channels.Deadline:
+			if st := c.Stats(); st.DroppedLate != uint64(own[ch]+r.sideAnon[ch][1]) {
+				t.Errorf("%s: DeadlineStats.DroppedLate %d, own drop callback calls %d", key, st.DroppedLate, own[ch]+r.sideAnon[ch][1])
+			}
+		case *channels.Bounded:
+			if st := c.Stats(); st.Dropped != uint64(own[ch]+r.sideAnon[ch][1]) || st.CallerRan != uint64(callerRan[ch]) {
+				t.Errorf("%s: BoundedStats %+v; own drop callback calls %d, tasks run on the caller %d", key, st, own[ch]+r.sideAnon[ch][1], callerRan[ch])
+			}
+		}
+		if got := r.sidePanics[key]; got < handlerWant[ch] || got > handlerWant[ch]+loosePanics[ch] {
+			t.Errorf("%s: the panic handler saw %d side panics; %d tasks of the channel's own submit panicked on a worker (and %d on the caller or in a Group)",
+				key, got, handlerWant[ch], loosePanics[ch])
+		}
+	}
+}
