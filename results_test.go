@@ -176,7 +176,9 @@ func TestGroup_PanicsAfterFirstErrorReachHandler(t *testing.T) {
 		for i := range 2 {
 			g.Go("a", func(ctx context.Context) error {
 				started.started <- "panicker"
-				<-ctx.Done() // the first error cancels the group
+				if err := cancelled(ctx); err != nil { // the first error cancels the group
+					return err
+				}
 				panic(i)
 			})
 		}
