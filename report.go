@@ -9,7 +9,7 @@ type ChannelStats[K comparable] struct {
 	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none
 	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
 	Ran             uint64 // tasks that returned normally
-	Panicked        uint64 // tasks that panicked (recovered)
+	Panicked        uint64 // tasks that panicked (recovered), also those whose Future or Group reported the panic
 	Goexited        uint64 // tasks that called runtime.Goexit
 	Dropped         uint64 // tasks Close dropped from the queue, or when they came back from a Yield after Close
 	Cancelled       uint64 // SubmitContext tasks whose context ended while they were queued
