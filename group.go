@@ -42,9 +42,12 @@ import (
 //
 // Waiting from inside a pool task yields the worker, so a Group is safe at
 // any pool size, including one worker waiting on its own children: Wait
-// yields with the context it is given; Go, when it must wait for room,
-// yields with the group's context, so call Go from the goroutine that called
-// NewGroup (or Scope's body), or from a goroutine that is no pool task.
+// yields with the context it is given, and Go, when it must wait for room,
+// with the group's context. As with Yield, that context's task must be the
+// calling goroutine's: when the group's context comes from a pool task, call
+// a Go that may wait from that task's goroutine (Scope's body does). A task
+// of the group that spawns more work can open a Scope of its own with its
+// context, or use TryGo.
 //
 // A Group is safe for concurrent use and must not be copied. It is used
 // once: Go after Wait returned finds the group's context cancelled.
