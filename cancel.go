@@ -24,8 +24,9 @@ import (
 // channel's error. A task the channel refused is not counted as cancelled,
 // whenever ctx ends.
 //
-// Queuing costs one allocation more than Submit unless ctx is
-// context.Background() or context.TODO().
+// Queuing allocates nothing with context.Background() or context.TODO(),
+// one object with a context that only carries values, and four with one
+// that can be cancelled (the wrapper and the context's AfterFunc).
 func (p *Pool[K]) SubmitContext(ctx context.Context, key K, fn func(ctx context.Context)) error {
 	if fn == nil {
 		return ErrNilTask
