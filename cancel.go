@@ -17,7 +17,9 @@ import (
 // stored as a value), looked up before the pool's own. Not its cancellation:
 // once fn started, ctx ending does nothing, and the context fn receives is
 // done only when a Close gives up waiting (see Task); its Deadline is not
-// ctx's either. Derive a context in fn to make it stop with ctx.
+// ctx's either. A task that must stop with ctx can watch ctx itself (fn
+// closes over it), or run in a Group, whose tasks get its cancellation. A
+// nil ctx means context.Background().
 //
 // It returns ErrNilTask, ErrClosed (also to a submitter waiting when Close
 // starts, even if ctx ended since), ErrUnknownKey, ctx.Err(), or the
@@ -47,6 +49,9 @@ func (p *Pool[K]) SubmitContextTask(ctx context.Context, key K, t Task) error {
 	ch, ok := p.index[key]
 	if !ok {
 		return ErrUnknownKey
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	return p.e.submitContext(ctx, ch, t, submitMode{values: true, wait: true})
 }

@@ -135,7 +135,7 @@ func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]
 }
 
 // Go submits fn to the channel named key of p and returns the Future of its
-// result. A submit error (ErrNilTask, ErrClosed, ErrUnknownKey) resolves the
+// result. A submit error (ErrNilTask, ErrClosed, ErrUnknownKey, ErrFull) resolves the
 // Future at once.
 func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error)) *Future[T] {
 	if fn == nil {
