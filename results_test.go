@@ -249,3 +249,20 @@ func TestSubmitContext_ValuesFlow(t *testing.T) {
 		})
 	}
 }
+
+// A nil context is a caller's mistake that gets context.Background()'s
+// meaning, not a crash: SubmitContext, NewGroup, Scope and Wait.
+func TestResults_NilContextMeansBackground(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	var nilCtx context.Context
+	ran := make(chan struct{})
+	require.NoError(t, p.SubmitContext(nilCtx, "a", func(context.Context) { close(ran) }))
+	waitFor(t, ran, "the task submitted with a nil context")
+	g := smartpool.NewGroup(nilCtx, p)
+	g.Go("a", func(context.Context) error { return nil })
+	require.NoError(t, g.Wait(nilCtx))
+	require.NoError(t, smartpool.Scope(nilCtx, p, func(g *smartpool.Group[string]) {
+		g.Go("a", func(context.Context) error { return nil })
+	}))
+}
