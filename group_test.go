@@ -365,3 +365,25 @@ func TestGroup_Semantics(t *testing.T) {
 		})
 	}
 }
+
+// A Scope whose body panics cancels its group, waits for the tasks it
+// spawned and panics on: no task outlives the scope.
+func TestGroup_ScopeBodyPanics(t *testing.T) {
+	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+	var ended atomic.Bool
+	started := make(chan struct{})
+	func() {
+		defer func() { require.Equal(t, "body", recover()) }()
+		_ = smartpool.Scope(context.Background(), o.Pool(), func(g *smartpool.Group[string]) {
+			g.Go("a", func(ctx context.Context) error {
+				close(started)
+				err := cancelled(ctx)
+				ended.Store(true)
+				return err
+			})
+			<-started
+			panic("body")
+		})
+	}()
+	require.True(t, ended.Load(), "Scope returned before its task ended")
+}
