@@ -202,11 +202,11 @@ func TestCancel_QueuedTaskSkipped(t *testing.T) {
 		require.NoError(t, p.SubmitContext(ctx, "hold", run))
 	}
 	kept := &countTask{}
-	require.NoError(t, p.SubmitContext(context.Background(), "hold", kept))
+	require.NoError(t, p.SubmitContextTask(context.Background(), "hold", kept))
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	toDrop := &countTask{}
-	require.NoError(t, p.SubmitContext(ctx2, "drop", toDrop))
+	require.NoError(t, p.SubmitContextTask(ctx2, "drop", toDrop))
 	require.Equal(t, 6, p.Stats().Admitted)
 
 	cancel()

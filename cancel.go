@@ -2,47 +2,118 @@ package smartpool
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 )
 
-// SubmitContext is SubmitTask for work whose submitter may give up. It waits
-// for a unit of the in-flight limit (Config.Limit) until ctx ends, then
-// queues t; if ctx ends while t is still queued, t never runs: it is counted
-// in ChannelStats.Cancelled, its unit is released at once, and the channel
-// skips it when it comes up. ctx does not reach t's Run: once t started,
-// cancelling ctx does nothing. It returns ErrNilTask, ErrClosed (also to a
-// submitter waiting when Close starts, even if ctx ended since),
-// ErrUnknownKey, ctx.Err(), or the channel's error. A t the channel refused
-// is not counted as cancelled, whenever ctx ends.
+// SubmitContext is Submit for work whose submitter may give up. It waits for
+// a unit of the in-flight limit (Config.Limit) until ctx ends, then queues
+// fn; if ctx ends while fn is still queued, fn never runs: it is counted in
+// ChannelStats.Cancelled, its unit is released at once, and the channel
+// skips it when it comes up.
 //
-// Queuing costs one allocation more than SubmitTask when ctx can be
-// cancelled.
-func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
+// What of ctx reaches fn: its values (a trace ID, a request's deadline
+// stored as a value), looked up before the pool's own. Not its cancellation:
+// once fn started, ctx ending does nothing, and the context fn receives is
+// done only when a Close gives up waiting (see Task); its Deadline is not
+// ctx's either. A task that must stop with ctx can watch ctx itself (fn
+// closes over it), or run in a Group, whose tasks get its cancellation. A
+// nil ctx means context.Background().
+//
+// It returns ErrNilTask, ErrClosed (also to a submitter waiting when Close
+// starts, even if ctx ended since), ErrUnknownKey, ctx.Err(), or the
+// channel's error. A task the channel refused is not counted as cancelled,
+// whenever ctx ends.
+//
+// Queuing allocates nothing with context.Background() or context.TODO(),
+// one object with a context that only carries values, and four with one
+// that can be cancelled (the wrapper and the context's AfterFunc).
+func (p *Pool[K]) SubmitContext(ctx context.Context, key K, fn func(ctx context.Context)) error {
+	if fn == nil {
+		return ErrNilTask
+	}
+	return p.SubmitContextTask(ctx, key, Func(fn))
+}
+
+// SubmitContextTask is SubmitContext for a Task value. A task made by
+// NewFuture resolves its Future with ctx.Err() if it is cancelled while
+// queued.
+func (p *Pool[K]) SubmitContextTask(ctx context.Context, key K, t Task) error {
 	if t == nil {
 		return ErrNilTask
 	}
-	e := p.e
-	if e.stopped.Load() {
-		return ErrClosed
+	if p.e.stopped.Load() {
+		return ErrClosed // before the key, as every submit
 	}
 	ch, ok := p.index[key]
 	if !ok {
 		return ErrUnknownKey
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return p.e.submitContext(ctx, ch, t, submitMode{values: true, wait: true})
+}
+
+// submitMode says how submitContext queues a task.
+type submitMode struct {
+	values bool // the task's context looks values up in the submitter's ctx first
+	wait   bool // wait for a unit of the in-flight limit, else ErrFull
+	room   bool // also wait for room in a full channel that can wait for it (pushWaiter), and yield while waiting
+}
+
+// pushWaiter is implemented by channels whose Push refuses a task with
+// ErrFull when they are full and that can wait for room instead
+// (channels.Bounded). Like Push, PushWait receives a task that holds its unit
+// of the in-flight limit; it returns nil exactly when it queued t.
+type pushWaiter interface {
+	PushWait(ctx context.Context, t Task) error
+}
+
+// cancelHook is implemented by the library's own task types (futures, group
+// tasks) that must resolve when their submitter's context cancels them while
+// they are queued.
+type cancelHook interface{ cancelled(err error) }
+
+// submitContext queues t in channel ch, to be cancelled if ctx ends while
+// it is queued. It waits, as how says, for a unit of the in-flight limit
+// and for room in the channel, until ctx ends; with how.room, called from a
+// task with its context, the waits yield the worker.
+func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMode) error {
+	if e.stopped.Load() {
+		return ErrClosed
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e.admit.on {
-		if err := e.admitWait(ctx); err != nil {
+	if e.admit.on && !e.admit.tryAdmit(1) {
+		var err error
+		switch {
+		case !how.wait:
+			err = ErrFull
+		case how.room:
+			Yield(ctx, func() { err = e.admitWait(ctx) })
+		default:
+			err = e.admitWait(ctx)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	if ctx.Done() != nil {
-		t = newCancellable(ctx, e, ch, t)
+	var c *cancellable
+	switch {
+	case ctx.Done() != nil:
+		c = newCancellable(ctx, e, ch, t, how.values)
+		t = c
+	case how.values && ctx != context.Background() && ctx != context.TODO():
+		t = &withValues{Task: t, vals: submitterValues{values: ctx}}
 	}
-	err := e.chans[ch].c.Push(t)
-	c, _ := t.(*cancellable)
+	channel := e.chans[ch].c
+	err := channel.Push(t)
+	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
+		Yield(ctx, func() { err = pw.PushWait(ctx, t) })
+	}
 	switch {
 	case err != nil:
 		if c != nil {
@@ -54,6 +125,41 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 	}
 	return err
 }
+
+// submitterValues is the context a task submitted with a context receives:
+// the pool's task context (cancellation, deadline, the handle Yield needs)
+// with the submitter's values looked up first.
+type submitterValues struct {
+	context.Context                 // the task context the worker passes to Run
+	values          context.Context // the submitter's
+}
+
+// Value looks key up in the submitter's context, then in the task's; the
+// pool's own task handle always comes from the task's.
+func (c *submitterValues) Value(key any) any {
+	if key != (taskKey{}) {
+		if v := c.values.Value(key); v != nil {
+			return v
+		}
+	}
+	return c.Context.Value(key)
+}
+
+// withValues is a task submitted with a context that cannot be cancelled
+// but may carry values.
+type withValues struct {
+	Task
+	vals submitterValues
+}
+
+// Run runs the task with the submitter's values.
+func (t *withValues) Run(ctx context.Context) {
+	t.vals.Context = ctx
+	t.Task.Run(&t.vals)
+}
+
+// Unwrap returns the task as it was submitted, for drop reports.
+func (t *withValues) Unwrap() Task { return t.Task }
 
 // cancellable is a task queued by SubmitContext with a context that can end.
 // Exactly one party claims it, by compare-and-swap on state: its Run (the
@@ -70,13 +176,18 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 // cancelled); the submit looks at the context once Push succeeded instead.
 // Whoever holds the task from the queue (a worker's Run, a drop) knows it
 // was queued and may claim it in either state.
+//
+// A winning cancellation counts the task, then resolves the Future or Group
+// the task belongs to (cancelHook) with the context's error.
 type cancellable struct {
 	Task
-	ctx   context.Context // the submitter's: Run checks it, as the AfterFunc may not have run yet
-	e     *engine
-	ch    int
-	stop  func() bool // unregisters the AfterFunc; set before the task is queued
-	state atomic.Int32
+	ctx    context.Context // the submitter's: Run checks it, as the AfterFunc may not have run yet
+	e      *engine
+	ch     int
+	stop   func() bool // unregisters the AfterFunc; set before the task is queued
+	state  atomic.Int32
+	values bool            // Run passes the submitter's values on (vals)
+	vals   submitterValues // the context Run passes, when values; written by Run only
 }
 
 const (
@@ -89,8 +200,8 @@ const (
 	claimedRefused
 )
 
-func newCancellable(ctx context.Context, e *engine, ch int, t Task) *cancellable {
-	c := &cancellable{Task: t, ctx: ctx, e: e, ch: ch}
+func newCancellable(ctx context.Context, e *engine, ch int, t Task, values bool) *cancellable {
+	c := &cancellable{Task: t, ctx: ctx, e: e, ch: ch, values: values, vals: submitterValues{values: ctx}}
 	c.stop = context.AfterFunc(ctx, func() { c.cancel(false) })
 	return c
 }
@@ -141,6 +252,10 @@ func (c *cancellable) refused() {
 // not have been scheduled yet when a worker reaches the task.
 func (c *cancellable) Run(ctx context.Context) {
 	if c.ctx.Err() == nil && c.claim(claimedStarted, true) {
+		if c.values {
+			c.vals.Context = ctx
+			ctx = &c.vals
+		}
 		c.Task.Run(ctx)
 		return
 	}
@@ -159,5 +274,8 @@ func (c *cancellable) cancel(fromQueue bool) {
 		c.e.chans[c.ch].cancelled.Add(1)
 		c.e.unitDone()
 		c.state.Store(claimedCancelled)
+		if h, ok := c.Task.(cancelHook); ok {
+			h.cancelled(c.ctx.Err())
+		}
 	}
 }

@@ -298,18 +298,18 @@ func (m *mxCase) enter() {
 		switch m.x {
 		case xClosed: // from inside a wait: a task holding a worker may still hand off while Close drains
 			m.gateDo(func(ctx context.Context) {
-				smartpool.Yield(ctx, func() { err = handoff(m.p, ctx, "s", m.body) })
+				smartpool.Yield(ctx, func() { err = m.p.Handoff(ctx, "s", m.body) })
 			})
 		case xFull: // the first Handoff passes the gate's unit on; a second needs a free one
 			m.gateTasks++
 			m.gateDo(func(ctx context.Context) {
-				if err2 := handoff(m.p, ctx, "g", m.filler); err2 != nil {
+				if err2 := m.p.Handoff(ctx, "g", m.filler); err2 != nil {
 					m.t.Errorf("the first Handoff: %v", err2)
 				}
-				err = handoff(m.p, ctx, "s", m.body)
+				err = m.p.Handoff(ctx, "s", m.body)
 			})
 		default:
-			m.gateDo(func(ctx context.Context) { err = handoff(m.p, ctx, "s", m.body) })
+			m.gateDo(func(ctx context.Context) { err = m.p.Handoff(ctx, "s", m.body) })
 		}
 		m.enterErr, m.enterReturned = err, m.enterPanic == nil
 		return
@@ -364,7 +364,7 @@ func (m *mxCase) submit() error {
 		m.probe = &mxProbe{fn: m.body}
 		return m.p.SubmitTask("s", m.probe)
 	case ePoolSubmitContext:
-		return submitContext(m.p, m.ctx, "s", m.body)
+		return m.p.SubmitContext(m.ctx, "s", m.body)
 	case eGo:
 		m.watchFuture(smartpool.Go(m.p, "s", m.futureFn))
 		return nil
@@ -377,9 +377,9 @@ func (m *mxCase) submit() error {
 		task, f := smartpool.NewFuture(m.futureFn)
 		m.probe = task
 		m.watchFuture(f)
-		return submitContextTask(m.p, m.ctx, "s", task)
+		return m.p.SubmitContextTask(m.ctx, "s", task)
 	case eGroupGo:
-		g := smartpool.NewGroup(m.p)
+		g := smartpool.NewGroup(context.Background(), m.p)
 		// Deferred: a CallerRuns Goexit ends this goroutine inside Go.
 		defer func() { go func() { m.resolve(0, g.Wait(m.quitCtx())) }() }()
 		g.Go("s", m.groupFn)

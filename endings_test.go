@@ -24,22 +24,6 @@ import (
 // arranges the ending, so every case is deterministic, and a hang becomes a
 // failure as soon as nothing in the bubble can move.
 
-// SubmitContext and Handoff are the submit methods whose task parameter is
-// changing from a Task to a func(ctx): they are called only through these
-// adapters, so that the switch is one line each (submitContextTask then
-// passes t.Run).
-func submitContext(p *smartpool.Pool[string], ctx context.Context, key string, fn func(context.Context)) error {
-	return p.SubmitContext(ctx, key, smartpool.Func(fn))
-}
-
-func submitContextTask(p *smartpool.Pool[string], ctx context.Context, key string, t smartpool.Task) error {
-	return p.SubmitContext(ctx, key, t)
-}
-
-func handoff(p *smartpool.Pool[string], ctx context.Context, key string, fn func(context.Context)) error {
-	return p.Handoff(ctx, key, smartpool.Func(fn))
-}
-
 // mxKind is the kind of channel the task enters.
 type mxKind int
 

@@ -49,13 +49,13 @@ func ExamplePool_Handoff() {
 	for i := range 3 {
 		err := pool.Submit("fetch", func(ctx context.Context) {
 			fmt.Println("fetch", i)
-			_ = pool.Handoff(ctx, "store", smartpool.Func(func(context.Context) { fmt.Println("store", i) }))
+			_ = pool.Handoff(ctx, "store", func(context.Context) { fmt.Println("store", i) })
 		})
 		fmt.Printf("submit %d: %v\n", i, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	fmt.Println("wait for a unit:", pool.SubmitContext(ctx, "fetch", smartpool.Func(func(context.Context) {})))
+	fmt.Println("wait for a unit:", pool.SubmitContext(ctx, "fetch", func(context.Context) {}))
 	st := pool.Stats()
 	fmt.Printf("admitted %d of %d\n", st.Admitted, st.Limit)
 

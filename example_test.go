@@ -130,18 +130,71 @@ func ExampleYield() {
 	// Output: resumed with pong
 }
 
-// Scope waits for every task it spawned and returns the first error.
+// Scope fans work out in the manner of errgroup.WithContext: the first
+// error cancels the context of the other tasks, tasks still queued are
+// skipped (and counted as cancelled), and Scope returns once every task has
+// ended, with the first error.
 func ExampleScope() {
 	owned, _ := smartpool.New[Key](&Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()})
 	defer owned.Close(context.Background())
-	squares := make([]int, 5)
-	err := smartpool.Scope(context.Background(), owned.Pool(), func(g *smartpool.Group[Key]) {
-		for i := range squares {
-			g.Go(Background, func(context.Context) error { squares[i] = i * i; return nil })
+	pool := owned.Pool()
+	pages := []string{"a", "b", "missing", "c", "d"}
+	fetch := func(ctx context.Context, page string) error {
+		if page == "missing" {
+			return fmt.Errorf("fetch %s: not found", page)
+		}
+		fmt.Println("fetched", page)
+		return ctx.Err()
+	}
+	err := smartpool.Scope(context.Background(), pool, func(g *smartpool.Group[Key]) {
+		for _, page := range pages {
+			g.Go(Background, func(ctx context.Context) error { return fetch(ctx, page) })
 		}
 	})
-	fmt.Println(squares, err)
-	// Output: [0 1 4 9 16] <nil>
+	fmt.Println("scope:", err)
+	st, _ := pool.Stats().Channel(Background)
+	fmt.Println("skipped:", st.Cancelled)
+	// Output:
+	// fetched a
+	// fetched b
+	// scope: fetch missing: not found
+	// skipped: 2
+}
+
+// SetLimit bounds a group's tasks in flight, as errgroup's does: Go waits
+// for room, TryGo reports a refusal at once.
+func ExampleGroup_SetLimit() {
+	owned, _ := smartpool.New[Key](&Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()})
+	defer owned.Close(context.Background())
+	g := smartpool.NewGroup(context.Background(), owned.Pool())
+	g.SetLimit(2)
+	hold := make(chan struct{})
+	for range 2 {
+		g.Go(Background, func(context.Context) error { <-hold; return nil })
+	}
+	fmt.Println("TryGo at the limit:", g.TryGo(Background, func(context.Context) error { return nil }))
+	close(hold)
+	g.Go(Background, func(context.Context) error { return nil }) // waits for one of the two
+	fmt.Println("Wait:", g.Wait(context.Background()))
+	// Output:
+	// TryGo at the limit: false
+	// Wait: <nil>
+}
+
+// The values of the context given to SubmitContext reach the task (its
+// cancellation stops the task only while it is queued).
+func ExamplePool_SubmitContext() {
+	type traceID struct{}
+	owned, _ := smartpool.New[Key](&Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()})
+	ctx := context.WithValue(context.Background(), traceID{}, "req-42")
+	done := make(chan struct{})
+	_ = owned.Pool().SubmitContext(ctx, Urgent, func(ctx context.Context) {
+		fmt.Println("trace:", ctx.Value(traceID{}))
+		close(done)
+	})
+	<-done
+	_, _ = owned.Close(context.Background())
+	// Output: trace: req-42
 }
 
 // After submits a task later; Every would repeat it.

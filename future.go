@@ -19,9 +19,12 @@ var (
 
 // Future is the result of a task started with Go or NewFuture. It resolves
 // once: with the task's value and error; with a *PanicError if the task
-// panicked (the panic goes to the Future, not to the pool's panic handler);
-// with ErrDropped if Close dropped the task; with ErrGoexit if it called
-// runtime.Goexit; or with the submit error if the task was never queued.
+// panicked (the panic goes to the Future, not to the pool's panic handler;
+// the pool counts it in ChannelStats.Panicked); with ErrDropped if the pool
+// dropped the task; with ErrGoexit if it called runtime.Goexit; with
+// ctx.Err() if it was submitted with Pool.SubmitContextTask and ctx ended
+// while it was queued; or, for Go, with the submit error if the task was
+// never queued.
 // A Future is safe for concurrent use and must not be copied.
 type Future[T any] struct {
 	once sync.Once
@@ -81,6 +84,7 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 		}
 		var zero T
 		if r := recover(); r != nil {
+			recoveredPanic(ctx)
 			t.f.resolve(zero, &PanicError{Value: r, Stack: debug.Stack()})
 		} else if tc := taskOf(ctx); tc != nil && tc.dropped {
 			t.f.resolve(zero, ErrDropped)
@@ -93,14 +97,34 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 	t.f.resolve(v, err)
 }
 
+// dropped resolves a task the pool dropped before it ran.
 func (t *futureTask[T]) dropped() {
 	var zero T
 	t.f.resolve(zero, ErrDropped)
 }
 
+// cancelled resolves a task whose submitter's context ended while it was
+// queued (SubmitContextTask).
+func (t *futureTask[T]) cancelled(err error) {
+	var zero T
+	t.f.resolve(zero, err)
+}
+
+// recoveredPanic tells the pool that the task running with ctx panicked and
+// that its Future or Group recovered the panic and reports it: the pool
+// counts the task as panicked, not ran, and does not report it again. Run
+// outside the pool (channels.Bounded's CallerRuns), the task has no pool
+// context and nothing is counted.
+func recoveredPanic(ctx context.Context) {
+	if tc := taskOf(ctx); tc != nil {
+		tc.recovered = true
+	}
+}
+
 // NewFuture returns a task that runs fn, and the Future of its result, for
-// submitting to a channel's own submit method (a deadline, a priority). If
-// that submit fails, the Future never resolves: check its error. A task
+// submitting to a channel's own submit method (a deadline, a priority) or
+// with Pool.SubmitContextTask. If that submit fails, the Future never
+// resolves: check its error. A task
 // submitted twice resolves the Future with its first run.
 func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]) {
 	f := newFuture[T]()
@@ -111,7 +135,7 @@ func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]
 }
 
 // Go submits fn to the channel named key of p and returns the Future of its
-// result. A submit error (ErrNilTask, ErrClosed, ErrUnknownKey) resolves the
+// result. A submit error (ErrNilTask, ErrClosed, ErrUnknownKey, ErrFull) resolves the
 // Future at once.
 func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error)) *Future[T] {
 	if fn == nil {

@@ -154,7 +154,7 @@ func TestGroup(t *testing.T) {
 	var pe *smartpool.PanicError
 	require.ErrorAs(t, err, &pe)
 
-	g := smartpool.NewGroup(p)
+	g := smartpool.NewGroup(context.Background(), p)
 	g.Go("nope", func(context.Context) error { return nil })
 	g.Go("a", nil)
 	require.ErrorIs(t, g.Wait(context.Background()), smartpool.ErrUnknownKey)

@@ -242,7 +242,7 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) error {
 		r.awaitFuture(rec, smartpool.Go(r.pool, key, fn))
 		return nil
 	}
-	g := smartpool.NewGroup(r.pool)
+	g := smartpool.NewGroup(context.Background(), r.pool)
 	defer r.awaitGroup(rec, g) // also when a CallerRuns Goexit ends this goroutine inside Go
 	g.Go(key, func(ctx context.Context) error { r.sideBody(ctx, rec); return nil })
 	return nil

@@ -905,7 +905,7 @@ func (t *fzTask) handoff(ctx context.Context) {
 	if h.ch >= 0 {
 		key = fzLayout[h.ch].key
 	}
-	err := r.pool.Handoff(ctx, key, &fzTask{r: r, s: h})
+	err := r.pool.HandoffTask(ctx, key, &fzTask{r: r, s: h})
 	st := r.pool.State()
 	r.mu.Lock()
 	if err == nil && h.ch < 0 {
@@ -1917,7 +1917,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 		r.cancels[s.id] = cancel
 		res := make(chan error, 1)
 		go func() {
-			res <- r.push(s, false, func(task smartpool.Task) (int, error) { return 0, r.pool.SubmitContext(ctx, key, task) })
+			res <- r.push(s, false, func(task smartpool.Task) (int, error) { return 0, r.pool.SubmitContextTask(ctx, key, task) })
 		}()
 		mustWait := r.limit > 0 && !closing && r.held >= r.curLimit // exact phase
 		waiting := false

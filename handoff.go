@@ -9,8 +9,8 @@ import (
 // a task of this pool.
 var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 
-// Handoff submits t to the channel named key as the continuation of the task
-// that runs with ctx: t takes over that task's unit of the in-flight limit
+// Handoff submits fn to the channel named key as the continuation of the task
+// that runs with ctx: fn takes over that task's unit of the in-flight limit
 // instead of waiting for one, so a chain of tasks (fetch, then parse, then
 // store) holds one unit from its start to its end and a full pool can always
 // finish what it admitted. The calling task should end soon after: it no
@@ -18,15 +18,27 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 // (ErrFull if there is none); in a pool without a limit there are no units
 // to pass on.
 //
-// Once Close started, Handoff still queues t if the calling task holds a
+// Once Close started, Handoff still queues fn if the calling task holds a
 // worker (it is not inside a Yield's wait): it continues work the pool
 // admitted, so a complete-on-close pipeline drains to its end; into a
-// channel that does not complete on close, t is then dropped and reported.
+// channel that does not complete on close, fn is then dropped and reported.
 // Errors, in this order: ErrNotInTask if ctx is not a task context of this
 // pool, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
 // during Close only from inside a Yield's wait or from a dropped channel).
-// Call it from the task's own goroutine.
-func (p *Pool[K]) Handoff(ctx context.Context, key K, t Task) error {
+// Call it from the task's own goroutine. fn receives a context of its own,
+// as any task does: nothing of ctx but its unit passes on.
+func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context)) error {
+	if fn == nil {
+		if tc := taskOf(ctx); tc == nil || tc.e != p.e {
+			return ErrNotInTask
+		}
+		return ErrNilTask
+	}
+	return p.HandoffTask(ctx, key, Func(fn))
+}
+
+// HandoffTask is Handoff for a Task value.
+func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	e := p.e
 	tc := taskOf(ctx)
 	switch {

@@ -202,7 +202,7 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
-	tc.cur, tc.handedOff, tc.skipped = q, false, false
+	tc.cur, tc.handedOff, tc.skipped, tc.recovered = q, false, false, false
 	finished := false
 	defer func() {
 		var r any
@@ -219,7 +219,10 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 		tc.releaseUnit()
 		switch {
 		case finished:
-			if !tc.skipped {
+			switch {
+			case tc.recovered: // its Future or Group reported the panic
+				inc(&w.stats[q.ch].panicked)
+			case !tc.skipped:
 				inc(&w.stats[q.ch].ran)
 			}
 			ok = true

@@ -89,6 +89,7 @@ type taskContext struct {
 	cur             *queueRef // queue the current task was last taken from (written by a host before grant)
 	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
 	skipped         bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
+	recovered       bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
@@ -260,6 +261,8 @@ func (tc *taskContext) takeIdle() bool {
 func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 	how := ran
 	switch {
+	case finished && tc.recovered:
+		how = panicked // reported by its Future or Group already
 	case finished:
 	case r != nil:
 		how = panicked

@@ -228,6 +228,12 @@ func (b *Bounded) submitAdmitted(ctx context.Context, t smartpool.Task) error {
 	if done, err := b.queueOrHoldLocked(t); done {
 		return err
 	}
+	return b.waitLocked(ctx, t)
+}
+
+// waitLocked queues t as a waiter for room and waits until it is settled or
+// ctx ends; it releases the lock.
+func (b *Bounded) waitLocked(ctx context.Context, t smartpool.Task) error {
 	w := &boundedWaiter{t: t, ready: make(chan struct{})}
 	b.appendWaiterLocked(w)
 	b.mu.Unlock()
@@ -266,6 +272,29 @@ func (b *Bounded) TrySubmitTask(t smartpool.Task) error { return b.offer(t, subm
 // which therefore returns smartpool.ErrFull for a full Bounded under the
 // default policy.
 func (b *Bounded) Push(t smartpool.Task) error { return b.offer(t, pushed) }
+
+// PushWait is Push for the pool's waiting submits (smartpool.Group.Go): on
+// a full Bounded it waits for room like SubmitTask, whatever the overflow
+// policy, instead of returning smartpool.ErrFull, running t or displacing a
+// task. Like Push, it receives a task that holds its unit of the pool's
+// in-flight limit already. It returns nil exactly when it queued t, ctx.Err()
+// if ctx ended first, or smartpool.ErrClosed. The pool calls it; users call
+// Submit.
+func (b *Bounded) PushWait(ctx context.Context, t smartpool.Task) error {
+	switch {
+	case t == nil:
+		return smartpool.ErrNilTask
+	case b.queues == 0:
+		return smartpool.ErrNoQueues
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	b.mu.Lock()
+	if done, err := b.queueOrHoldLocked(t); done {
+		return err
+	}
+	return b.waitLocked(ctx, t)
+}
 
 // offer is the non-blocking submit, with the overflow policy. A submitted
 // task takes its unit of the pool's in-flight limit here, and gives it back

@@ -225,8 +225,8 @@ func printDepths(pool *smartpool.Pool[string], began time.Time, stored int) {
 // handoff passes the calling task's unit of the in-flight limit to the next
 // state. It cannot fail in this program: the keys exist, the FIFOs are
 // unbounded, and Close starts only once every page is stored.
-func handoff(pool *smartpool.Pool[string], ctx context.Context, key string, t smartpool.Task) {
-	if err := pool.Handoff(ctx, key, t); err != nil {
+func handoff(pool *smartpool.Pool[string], ctx context.Context, key string, fn smartpool.Func) {
+	if err := pool.Handoff(ctx, key, fn); err != nil {
 		log.Fatalf("%s: %v", key, err)
 	}
 }
