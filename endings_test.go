@@ -160,6 +160,9 @@ var mxImpossible = []struct {
 	{"Bounded.Submit and Bounded.SubmitTask wait for room and for a unit instead of refusing or running on the caller", func(e mxEntry, k mxKind, x mxExit) bool {
 		return k.bounded() && (e == eChanSubmit || e == eChanSubmitTask) && (x == xFull || x.caller())
 	}},
+	{"Group.Go and Scope wait for room at a full pool or channel, as errgroup's Go does (TryGo's refusal is in TestGroup_Semantics)", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e.group() && x == xFull
+	}},
 	{"SubmitContext waits for a unit of the limit: only a full Bounded (default policy) refuses it", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e.submitCtx() && x == xFull && k != kBounded
 	}},
