@@ -41,7 +41,7 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 	if ctx.Done() != nil {
 		t = newCancellable(ctx, e, ch, t)
 	}
-	err := e.chans[ch].c.Push(t)
+	err := e.chans[ch].c.Push(e.timing.stamp(ch, t))
 	c, _ := t.(*cancellable)
 	switch {
 	case err != nil:
