@@ -166,13 +166,13 @@ func TestLogging_Lifecycle(t *testing.T) {
 	require.EqualValues(t, 3, r.Channels[1].Dropped)
 
 	type line struct {
-		Level, Msg           string
-		Channel              any
-		Panic                string
-		Stack                map[string]string
-		Ran, Dropped         uint64
-		Workers, Panicked    int
-		Queued, Suspended    *int
+		Level, Msg        string
+		Channel           any
+		Panic             string
+		Stack             map[string]string
+		Ran, Dropped      uint64
+		Workers, Panicked int
+		Queued, Suspended *int
 	}
 	var got []line
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -244,3 +244,6 @@ func TestPublish(t *testing.T) {
 	require.Equal(t, "a", s.Channels[0].Key)
 	require.EqualValues(t, 1, s.Channels[0].Ran)
 }
+
+// discardLog drops every line, for benchmarks.
+var discardLog = slog.New(slog.DiscardHandler)
