@@ -163,3 +163,16 @@ func (tc *taskContext) endReentry(ch int) {
 		tc.reenteredAt = 0
 	}
 }
+
+// Stamp returns t, or, when timing picks it (Config.TimingEvery), t wrapped
+// with the time now so that the pool records its queue wait when it starts.
+// A channel's own submit methods call it on each task they queue, with the
+// channel's lock held or not; Push and Requeue receive tasks the pool
+// stamped already. The wrapper implements Unwrapper, so Discard returns the
+// task as submitted. The zero Bits returns t.
+func (b Bits) Stamp(t Task) Task {
+	if b.e == nil || t == nil {
+		return t
+	}
+	return b.e.timing.stamp(b.e.queues[b.base].ch, t)
+}
