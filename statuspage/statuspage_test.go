@@ -85,7 +85,7 @@ func running(t *testing.T) (*smartpool.Pool[string], string) {
 	}
 	produce(5*time.Millisecond, func() error { return d.urgent.Submit(work(100 * time.Microsecond)) })
 	produce(2*time.Millisecond, func() error { return d.normal.Submit(work(time.Millisecond)) })
-	produce(time.Millisecond, func() error { return d.bulk.TrySubmit(work(2 * time.Millisecond)) })
+	produce(time.Millisecond, func() error { return d.bulk.TrySubmit(work(5 * time.Millisecond)) }) // more than the workers can take: a backlog
 	srv := httptest.NewServer(statuspage.Handler(o.Pool(), statuspage.Options{Title: "smartpool demo", LateWait: 5 * time.Millisecond}))
 	t.Cleanup(func() {
 		srv.Close()
