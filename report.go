@@ -23,7 +23,8 @@ type ChannelStats[K comparable] struct {
 	// channel that does not complete on close will be dropped when their
 	// wait returns (and counted in Dropped of later Stats).
 	Yielded int
-	// Running counts the workers running (or hosting) one of its tasks now.
+	// Running counts the workers running (or hosting) one of its tasks now,
+	// or not parked since they ran one (see Stats.Busy).
 	Running int
 	// Wait is the queue wait of its tasks (submit to start, re-entry to
 	// restart) and Run their run time (start to end, including time spent
@@ -56,8 +57,8 @@ type Stats[K comparable] struct {
 	// queued, running or yielded) and Waiting the submitters blocked for one
 	// (SubmitContext, blocking channel submits).
 	Limit, Admitted, Waiting int
-	// Busy counts the workers running a task now; the others look for work
-	// or are parked.
+	// Busy counts the workers not parked: running a task, or between two
+	// tasks (a worker is marked parked as it parks, not after each task).
 	Busy int
 	// Rate is the tasks finished per second over the interval between the
 	// pool's previous Stats call at least a second old and this one (0 on

@@ -35,6 +35,7 @@ const DefaultTimingEvery = 64
 // except the histograms' counters.
 type timing struct {
 	every uint32    // 0: off; 1: every task; n: one in n
+	odds  uint32    // pick when a random uint32 is below it: 2^32/every
 	epoch time.Time // clock readings are nanoseconds since epoch (monotonic)
 	chans []chanTiming
 }
@@ -53,6 +54,9 @@ func newTiming(every, channels int) timing {
 		tm.every = DefaultTimingEvery
 	default:
 		tm.every = uint32(min(every, 1<<31))
+	}
+	if tm.every > 1 {
+		tm.odds = uint32((1 << 32) / uint64(tm.every))
 	}
 	return tm
 }
@@ -76,7 +80,7 @@ func (tm *timing) pick() bool {
 	case 1:
 		return true
 	}
-	return rand.Uint32N(tm.every) == 0
+	return rand.Uint32() < tm.odds // cheaper than Uint32N: no division
 }
 
 // stamp returns t wrapped with its submit time if it is picked, else t. ch
@@ -114,10 +118,15 @@ func (s *stamped) Run(ctx context.Context) {
 }
 
 // startRun is called by a worker before it runs a task of channel ch on
-// tc: it marks the worker busy and, every n-th task, reads the clock, which
-// it returns and leaves in tc.runStart for a stamped task (0: not timed).
+// tc: it marks the worker busy with ch and, every n-th task, reads the clock,
+// which it returns and leaves in tc.runStart for a stamped task (0: not
+// timed). The mark is stored only when it changes (an atomic store is a
+// full barrier on amd64): a worker running one channel's tasks back to back
+// stores nothing, and it is cleared only when the worker parks (goIdle).
 func (w *worker) startRun(tc *taskContext, ch int) int64 {
-	w.running.Store(int32(ch) + 1)
+	if mark := int32(ch) + 1; w.running.Load() != mark {
+		w.running.Store(mark)
+	}
 	tc.runStart = 0
 	tm := &w.e.timing
 	if tm.every == 0 {
@@ -129,13 +138,6 @@ func (w *worker) startRun(tc *taskContext, ch int) int64 {
 	w.runs = 0
 	tc.runStart = tm.now()
 	return tc.runStart
-}
-
-// endRun is called by the worker when the run that startRun began returns,
-// panics or calls runtime.Goexit (start: what startRun returned).
-func (w *worker) endRun(ch int, start int64) {
-	w.running.Store(0)
-	w.e.timing.endRun(ch, start)
 }
 
 // endRun records a run time for channel ch if start is a clock reading. A

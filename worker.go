@@ -50,10 +50,10 @@ type worker struct {
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
 	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
-	// running is 1 + the channel of the task the worker runs or hosts, 0
-	// while it looks for work or is parked (timing.go); runs counts tasks
-	// toward the next timed one. Written by the goroutine carrying it (and
-	// running by goIdle), read by Stats.
+	// running is 1 + the channel of the task the worker last started or
+	// hosted, 0 once it parks (timing.go); runs counts tasks toward the next
+	// timed one. Written by the goroutine carrying it (and running by
+	// goIdle), read by Stats.
 	running atomic.Int32
 	runs    uint32
 	_       pad
@@ -222,7 +222,7 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 			return
 		}
 		e := w.e
-		w.endRun(q.ch, start)
+		e.timing.endRun(q.ch, start)
 		e.endSegment(q.ch)
 		e.endTask(q.ch)
 		tc.releaseUnit()

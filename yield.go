@@ -365,7 +365,6 @@ func (w *worker) resume(r *resumption, q *queueRef) {
 	w.running.Store(int32(q.ch) + 1)
 	tc.grant <- w
 	w.count(origin, <-tc.release)
-	w.running.Store(0)
 }
 
 // count records how a yielded task of channel origin ended, in the stats of

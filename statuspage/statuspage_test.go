@@ -140,14 +140,19 @@ func eventually(t *testing.T, cond func() bool) {
 	}
 }
 
-// browser returns the path of a Chromium or Chrome, or skips the test.
+// browser returns the path of a Chromium or Chrome, or skips the test
+// (fails it if STATUSPAGE_REQUIRE_BROWSER is set, as CI does).
 func browser(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Skip("no browser: install Debian's chromium (apt-get install -y chromium) to run the page in a real browser")
+	const msg = "no browser: install Debian's chromium (apt-get install -y chromium) to run the page in a real browser"
+	if os.Getenv("STATUSPAGE_REQUIRE_BROWSER") != "" { // CI: a missing browser is a failure
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
 	return ""
 }
 
