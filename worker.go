@@ -79,6 +79,7 @@ func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 func (e *engine) loop(tc *taskContext, waking bool) {
 	defer func() {
 		if tc.w != nil {
+			tc.w.running.Store(0) // not busy (timing.go); before exit, which may build the report
 			e.exit()
 		}
 	}()
