@@ -31,7 +31,7 @@ func (t *Timed) Config() smartpool.Config[string] {
 }
 
 func (t *Timed) Channel(string) smartpool.Channel { return t.Jobs }
-func (t *Timed) Followup(k string) string        { return k }
+func (t *Timed) Followup(k string) string         { return k }
 
 // Every task is timed here (TimingEvery 1): the report has one queue wait
 // and one run time per task, with their quantiles.
