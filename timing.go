@@ -3,6 +3,7 @@ package smartpool
 import (
 	"context"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,10 +41,30 @@ type timing struct {
 	chans []chanTiming
 }
 
-// chanTiming holds one channel's histograms.
+// chanTiming holds one channel's histograms, allocated on first use (1.4 kB
+// each): a pool of thousands of channels pays only for those it times.
 type chanTiming struct {
 	tm        *timing
-	wait, run histogram
+	wait, run lazyHistogram
+}
+
+// lazyHistogram is a histogram allocated by its first record.
+type lazyHistogram struct{ p atomic.Pointer[histogram] }
+
+func (l *lazyHistogram) record(d int64) {
+	h := l.p.Load()
+	if h == nil {
+		l.p.CompareAndSwap(nil, new(histogram))
+		h = l.p.Load()
+	}
+	h.record(d)
+}
+
+func (l *lazyHistogram) snapshot() Timing {
+	if h := l.p.Load(); h != nil {
+		return h.snapshot()
+	}
+	return Timing{}
 }
 
 func newTiming(every, channels int) timing {
