@@ -1,6 +1,10 @@
 package smartpool
 
-import "github.com/smartpool-go/smartpool/scheduler"
+import (
+	"log/slog"
+
+	"github.com/smartpool-go/smartpool/scheduler"
+)
 
 // PoolBehavior declares a pool: its channels, grouped into levels, and where a
 // task that yielded re-enters. K is the user's own key type, usually a small
@@ -46,6 +50,16 @@ type Config[K comparable] struct {
 	// worker then carries on. nil means: log it with log/slog at error level.
 	// A panic in the handler itself is recovered and logged.
 	PanicHandler func(key K, p *PanicError)
+	// Logger receives the pool's log lines: start and close at Info, dropped
+	// tasks per channel at Warn, panics at Error; never a line per task. nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// TimingEvery sets how many tasks share one timing sample for the queue
+	// wait and run time histograms of Stats: about one task in n is timed.
+	// 0 means DefaultTimingEvery; 1 times every task (three clock reads and
+	// a 32-byte stamp per task: see BENCHMARKS.md); negative turns timing
+	// off.
+	TimingEvery int
 }
 
 // ChannelParams places one channel in a level and sets its close policy.

@@ -110,9 +110,10 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		t = &withValues{Task: t, vals: submitterValues{values: ctx}}
 	}
 	channel := e.chans[ch].c
-	err := channel.Push(t)
+	stamped := e.timing.stamp(ch, t)
+	err := channel.Push(stamped)
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
-		Yield(ctx, func() { err = pw.PushWait(ctx, t) })
+		Yield(ctx, func() { err = pw.PushWait(ctx, stamped) })
 	}
 	switch {
 	case err != nil:

@@ -65,6 +65,11 @@ type Unwrapper interface {
 // what to hand to the user. The pool releases every other unit when the task
 // ends. Without a limit all of these cost one branch.
 //
+// Timing: a channel's own submit methods pass each task they queue through
+// Bits.Stamp and queue what it returns, so that the pool can time its queue
+// wait (a channel that does not is still correct; its waits go untimed).
+// Push and Requeue receive tasks ready to queue as they are.
+//
 // Close is called once, by OwnedPool.Close, after Bits.Closed turned true;
 // if drop is true the channel removes every queued task, clears its bits and
 // returns the tasks, which the pool reports as dropped. Taking the lock in

@@ -45,6 +45,7 @@ type engine struct {
 	report    any           // *Report[K]; written once before done is closed
 
 	timers schedules // After, At, Every
+	timing timing    // wait and run histograms (timing.go)
 
 	base        context.Context // parent of every task context
 	cancelTasks context.CancelFunc
@@ -117,7 +118,7 @@ func (e *engine) submit(ch int, t Task) error {
 	if err := e.admitNow(1); err != nil {
 		return err
 	}
-	err := e.chans[ch].c.Push(t)
+	err := e.chans[ch].c.Push(e.timing.stamp(ch, t))
 	if err != nil {
 		e.unitDone()
 	}

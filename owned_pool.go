@@ -62,7 +62,9 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, err
 	}
 	e.followup = follow
-	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index}
+	e.timing = newTiming(cfg.TimingEvery, len(lo.channels))
+	e.timing.link()
+	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index, log: logger(cfg.Logger)}
 	p.setPanicHandler(cfg.PanicHandler)
 	e.chans = make([]chanInfo, len(lo.channels))
 	for i, c := range lo.channels {
@@ -86,8 +88,9 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.admit.held.Add(int64(c.Len())) // queued before New: they end like the rest
 		}
 	}
-	e.finish = func() { e.report = p.buildReport() }
+	e.finish = func() { e.report = p.buildReport(); p.logClosed() }
 	e.start()
+	p.logStart(workers)
 	return &OwnedPool[K]{pool: p}, nil
 }
 
@@ -118,6 +121,7 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	o.pool.logClosing()
 	e.startClose()
 	if e.calledFromTask(ctx) {
 		return nil, ErrCloseFromTask

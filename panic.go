@@ -2,7 +2,6 @@ package smartpool
 
 import (
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 )
 
@@ -21,11 +20,6 @@ func (p *PanicError) Error() string { return fmt.Sprintf("smartpool: task panick
 func (p *PanicError) Unwrap() error {
 	err, _ := p.Value.(error)
 	return err
-}
-
-// logPanic is the default panic handler.
-func logPanic(key any, p *PanicError) {
-	slog.Error("smartpool: task panicked", "channel", key, "panic", p.Value, "stack", string(p.Stack))
 }
 
 func stack() []byte { return debug.Stack() }

@@ -111,6 +111,7 @@ func (w *worker) park() (waking bool) {
 // after all (steps 1-3 of parking).
 func (w *worker) goIdle() {
 	e := w.e
+	w.running.Store(0) // not busy (timing.go)
 	e.idle.Push(w.id)
 	if e.field.Summary() != 0 || (e.closing.Load() && e.inflight.Load() == 0) {
 		e.wakeAny()

@@ -1,14 +1,21 @@
 package smartpool
 
-import "context"
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
 
 // Pool is the shareable handle of a running pool: submit by key, read stats.
 // Get it from OwnedPool.Pool. All methods are safe for concurrent use.
 type Pool[K comparable] struct {
-	e       *engine
-	keys    []K       // channel index -> key; read-only
-	index   map[K]int // key -> channel index; read-only
-	onPanic func(K, *PanicError)
+	e         *engine
+	keys      []K       // channel index -> key; read-only
+	index     map[K]int // key -> channel index; read-only
+	onPanic   func(K, *PanicError)
+	log       *slog.Logger // Config.Logger or slog.Default(); read-only
+	rate      rateWindow   // Stats' tasks-per-second window (report.go)
+	closeOnce sync.Once    // the "close begun" line is logged once (logging.go)
 }
 
 // Submit queues fn in the channel named key, with that channel's default
@@ -79,11 +86,11 @@ func (p *Pool[K]) setPanicHandler(h func(K, *PanicError)) {
 	p.e.panicked = func(ch int, pe *PanicError) {
 		defer func() {
 			if r := recover(); r != nil {
-				logPanic("panic handler", &PanicError{Value: r, Stack: stack()})
+				p.logPanic("smartpool: panic handler panicked", p.keys[ch], &PanicError{Value: r, Stack: stack()})
 			}
 		}()
 		if p.onPanic == nil {
-			logPanic(p.keys[ch], pe)
+			p.logPanic("smartpool: task panicked", p.keys[ch], pe)
 			return
 		}
 		p.onPanic(p.keys[ch], pe)

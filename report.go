@@ -1,5 +1,10 @@
 package smartpool
 
+import (
+	"sync"
+	"time"
+)
+
 // ChannelStats counts one channel's tasks. Counts only grow.
 type ChannelStats[K comparable] struct {
 	Key             K
@@ -18,6 +23,13 @@ type ChannelStats[K comparable] struct {
 	// channel that does not complete on close will be dropped when their
 	// wait returns (and counted in Dropped of later Stats).
 	Yielded int
+	// Running counts the workers running (or hosting) one of its tasks now,
+	// or not parked since they ran one (see Stats.Busy).
+	Running int
+	// Wait is the queue wait of its tasks (submit to start, re-entry to
+	// restart) and Run their run time (start to end, including time spent
+	// yielded), from the tasks timing sampled (Config.TimingEvery).
+	Wait, Run Timing
 }
 
 // Finished returns the number of tasks that left the channel: ran,
@@ -45,7 +57,14 @@ type Stats[K comparable] struct {
 	// queued, running or yielded) and Waiting the submitters blocked for one
 	// (SubmitContext, blocking channel submits).
 	Limit, Admitted, Waiting int
-	Channels                 []ChannelStats[K]
+	// Busy counts the workers not parked: running a task, or between two
+	// tasks (a worker is marked parked as it parks, not after each task).
+	Busy int
+	// Rate is the tasks finished per second over the interval between the
+	// pool's previous Stats call at least a second old and this one (0 on
+	// the first call).
+	Rate     float64
+	Channels []ChannelStats[K]
 }
 
 // Report is what Close returns: the Stats of the pool when its last worker
@@ -76,6 +95,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 		t.Dropped += c.Dropped
 		t.Cancelled += c.Cancelled
 		t.Yielded += c.Yielded
+		t.Running += c.Running
 	}
 	return t
 }
@@ -103,7 +123,15 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		for _, w := range *e.workers.Load() {
 			c.addOutcomes(&w.stats[i])
 		}
+		c.Wait, c.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
 	}
+	for _, w := range *e.workers.Load() {
+		if r := w.running.Load(); r > 0 && int(r) <= len(s.Channels) {
+			s.Busy++
+			s.Channels[r-1].Running++
+		}
+	}
+	s.Rate = p.rate.update(s.Total().Finished())
 	return s
 }
 
@@ -116,3 +144,29 @@ func (c *ChannelStats[K]) addOutcomes(st *taskStats) {
 }
 
 func (p *Pool[K]) buildReport() *Report[K] { return p.Stats() }
+
+// rateWindow turns the finished-task count of successive Stats calls into a
+// rate. Only Stats touches it, under mu: never the hot path.
+type rateWindow struct {
+	mu   sync.Mutex
+	at   time.Time // when done was read; zero before the first call
+	done uint64
+	rate float64
+}
+
+// update returns the rate over the interval since the last reading at
+// least a second old, and starts a new interval when it is.
+func (r *rateWindow) update(done uint64) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.at.IsZero() {
+		r.at, r.done = now, done
+		return 0
+	}
+	if dt := now.Sub(r.at); dt >= time.Second {
+		r.rate = float64(done-r.done) / dt.Seconds()
+		r.at, r.done = now, done
+	}
+	return r.rate
+}

@@ -50,7 +50,13 @@ type worker struct {
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
 	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
-	_      pad
+	// running is 1 + the channel of the task the worker last started or
+	// hosted, 0 once it parks (timing.go); runs counts tasks toward the next
+	// timed one. Written by the goroutine carrying it (and running by
+	// goIdle), read by Stats.
+	running atomic.Int32
+	runs    uint32
+	_       pad
 }
 
 // taskStats counts outcomes of one channel's tasks on one worker. Single
@@ -73,6 +79,7 @@ func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 func (e *engine) loop(tc *taskContext, waking bool) {
 	defer func() {
 		if tc.w != nil {
+			tc.w.running.Store(0) // not busy (timing.go); before exit, which may build the report
 			e.exit()
 		}
 	}()
@@ -204,16 +211,19 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 	tc.cur, tc.handedOff, tc.skipped, tc.recovered = q, false, false, false
 	finished := false
+	start := w.startRun(tc, q.ch)
 	defer func() {
 		var r any
 		if !finished {
 			r = recover() // nil without a panic in flight: Goexit
 		}
 		if tc.detached { // the task yielded: its outcome is its goroutine's to count
+			tc.e.timing.endRun(q.ch, start)
 			ok = tc.finish(finished, r)
 			return
 		}
 		e := w.e
+		e.timing.endRun(q.ch, start)
 		e.endSegment(q.ch)
 		e.endTask(q.ch)
 		tc.releaseUnit()

@@ -100,6 +100,9 @@ type taskContext struct {
 	borrowed bool         // w was taken idle with its goroutine parked: give it back (takeIdle)
 	grant    chan *worker // capacity 1; a host worker, or nil if the resumption was dropped
 	release  chan outcome // capacity 1; to the host: suspended again, or the final outcome
+
+	runStart    int64 // clock reading at the current task's start, 0 if not timed (timing.go)
+	reenteredAt int64 // clock reading at the last re-entry, 0 if not timed (timing.go)
 }
 
 type taskKey struct{}
@@ -204,6 +207,7 @@ func (tc *taskContext) reenter() {
 		return
 	}
 	e.inflight.Add(1) // resuming: see "Close accounting"
+	tc.markReentry()
 	var err error = ErrClosed
 	if tc.counted || !e.stopped.Load() {
 		err = e.chans[e.followup[tc.cur.ch]].c.Requeue((*resumption)(tc))
@@ -359,7 +363,9 @@ func (r *resumption) Run(ctx context.Context) {
 func (w *worker) resume(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
 	origin := tc.origin
+	tc.endReentry(q.ch)
 	tc.cur, tc.hosted = q, true
+	w.running.Store(int32(q.ch) + 1)
 	tc.grant <- w
 	w.count(origin, <-tc.release)
 }

@@ -212,7 +212,7 @@ func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
 	if err := bits.AdmitWait(ctx); err != nil {
 		return err // a unit of the pool's in-flight limit first: see Bounded
 	}
-	err := b.submitAdmitted(ctx, t)
+	err := b.submitAdmitted(ctx, bits.Stamp(t))
 	if err != nil {
 		bits.Refund(1)
 	}
@@ -318,7 +318,7 @@ func (b *Bounded) offer(t smartpool.Task, how entry) error {
 			return err
 		}
 	}
-	err := b.offerLocked(t, bits)
+	err := b.offerLocked(how.stamp(bits, t), bits)
 	if err != nil && how == submitted {
 		bits.Refund(1)
 	}

@@ -144,7 +144,7 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t, requeue: how == requeued})
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), requeue: how == requeued})
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}

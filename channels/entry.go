@@ -28,3 +28,12 @@ func (how entry) admitLocked(b smartpool.Bits, dropped, closed bool) error {
 	}
 	return nil
 }
+
+// stamp lets the pool time the queue wait of a task the channel's own
+// submit method queues (smartpool.Bits.Stamp); the pool stamped the others.
+func (how entry) stamp(b smartpool.Bits, t smartpool.Task) smartpool.Task {
+	if how != submitted {
+		return t
+	}
+	return b.Stamp(t)
+}

@@ -67,7 +67,7 @@ func (f *FIFO) push(t smartpool.Task, how entry) error {
 		f.tail.Unlock()
 		return err
 	}
-	f.q.Push(t)
+	f.q.Push(how.stamp(f.bits, t))
 	f.setBitLocked()
 	b := f.bits // read under the lock: Attach may run concurrently
 	f.tail.Unlock()
@@ -94,7 +94,7 @@ func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
 		return err
 	}
 	for _, fn := range fns {
-		f.q.Write(smartpool.Func(fn))
+		f.q.Write(f.bits.Stamp(smartpool.Func(fn)))
 	}
 	f.q.Publish() // the batch appears at once
 	f.setBitLocked()

@@ -170,6 +170,7 @@ func (k *Keyed[G]) push(group G, t smartpool.Task, how entry) error {
 		k.mu.Unlock()
 		return err
 	}
+	kt.t = how.stamp(k.bits, t)
 	g := k.groups[group]
 	if g == nil {
 		if k.groups == nil {

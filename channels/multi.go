@@ -129,7 +129,7 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
 	if err := b.Admit(1); err != nil {
 		return err
 	}
-	err := m.Push(smartpool.Func(fn))
+	err := m.Push(b.Stamp(smartpool.Func(fn)))
 	if err != nil {
 		b.Refund(1)
 	}

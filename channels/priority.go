@@ -76,7 +76,7 @@ func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
 		return err
 	}
 	p.seq++
-	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: t})
+	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: how.stamp(p.bits, t)})
 	p.upLocked(len(p.heap) - 1)
 	if len(p.heap) == 1 {
 		p.bits.Set(0)

@@ -12,14 +12,25 @@
 // seconds, one request of which panics. It then closes the pool: queued ticks
 // and requests complete, queued backlog work is dropped, and the report
 // accounts for every task. Finally it prints each level's submit-to-start
-// latency. Run it with
+// latency, and the pool's own report (Report.String). Run it with
 //
 //	go run ./examples/demo
+//
+// With -http, it also serves the pool's live page (package statuspage) and
+// its expvar stats while it runs, for a minute unless -for says otherwise,
+// keeping the backlog topped up meanwhile:
+//
+//	go run ./examples/demo -http localhost:8080
 package main
 
 import (
 	"context"
+	"errors"
+	"expvar"
+	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -31,6 +42,7 @@ import (
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 	"github.com/smartpool-go/smartpool/scheduler"
+	"github.com/smartpool-go/smartpool/statuspage"
 )
 
 type lane int // the pool's channel key
@@ -95,8 +107,12 @@ func (g *gameServer) Followup(from lane) lane {
 	return from
 }
 
+var (
+	httpAddr = flag.String("http", "", "serve the live page at this address (e.g. localhost:8080)")
+	runFor   = flag.Duration("for", 0, "how long ticks and requests arrive (default 2s, or 1m with -http)")
+)
+
 const (
-	runFor           = 2 * time.Second
 	tickEvery        = time.Millisecond      // Realtime
 	requestEvery     = 2 * time.Millisecond  // Responsive
 	backlogCost      = 40 * time.Microsecond // one backlog task
@@ -127,6 +143,13 @@ func (l *latencies) task(cost time.Duration) func(context.Context) {
 }
 
 func main() {
+	flag.Parse()
+	if *runFor == 0 {
+		*runFor = 2 * time.Second
+		if *httpAddr != "" {
+			*runFor = time.Minute
+		}
+	}
 	g := &gameServer{
 		realtime:        channels.NewFIFO(),
 		responsive:      channels.NewFIFO(),
@@ -148,14 +171,17 @@ func main() {
 	workers := runtime.GOMAXPROCS(0)
 	flood := backlogPerWorker * workers
 	began := time.Now()
-	for i := range flood {
-		if i%4 == 3 {
-			due := began.Add(time.Duration(i) * time.Microsecond)
-			must(BacklogDeadline, g.backlogDeadline.Submit(due, level[2].task(backlogCost)))
-		} else {
-			must(Backlog, g.backlog.Submit(level[2].task(backlogCost)))
+	fill := func(n int) {
+		for i := range n {
+			if i%4 == 3 {
+				due := time.Now().Add(time.Duration(i) * time.Microsecond)
+				must(BacklogDeadline, g.backlogDeadline.Submit(due, level[2].task(backlogCost)))
+			} else {
+				must(Backlog, g.backlog.Submit(level[2].task(backlogCost)))
+			}
 		}
 	}
+	fill(flood)
 	owned, err := smartpool.New[lane](g)
 	if err != nil {
 		fmt.Println(err)
@@ -163,14 +189,18 @@ func main() {
 	}
 	pool := owned.Pool()
 	fmt.Printf("%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
-		workers, flood, backlogCost, tickEvery, requestEvery, runFor)
+		workers, flood, backlogCost, tickEvery, requestEvery, *runFor)
+	if *httpAddr != "" {
+		stop := serve(pool, *httpAddr)
+		defer stop()
+	}
 
 	// The steady load, on one schedule so that late ticks catch up. With
 	// as many busy workers as Ps, this goroutine itself waits for a P until
 	// Go preempts a worker (after 10 ms), so ticks may arrive in bursts.
 	start, last := time.Now(), time.Now()
 	var gap time.Duration // the longest between two ticks
-	for i := 0; time.Since(start) < runFor; i++ {
+	for i := 0; time.Since(start) < *runFor; i++ {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * tickEvery)))
 		gap, last = max(gap, time.Since(last)), time.Now()
 		must(Realtime, pool.Submit(Realtime, level[0].task(20*time.Microsecond)))
@@ -179,6 +209,9 @@ func main() {
 		}
 		if i == 500 {
 			must(Responsive, pool.Submit(Responsive, func(context.Context) { panic("malformed request") }))
+		}
+		if *httpAddr != "" && i%100 == 0 && g.backlog.Len()+g.backlogDeadline.Len() < flood/2 {
+			fill(flood / 4) // a long run: keep the backlog from draining
 		}
 	}
 
@@ -211,6 +244,39 @@ func main() {
 		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t\n", name, len(d), round(d[len(d)/2]), round(d[len(d)*99/100]), round(d[len(d)-1]))
 	}
 	tw.Flush()
+	fmt.Printf("\nthe pool's own report (waits and runs of one task in %d):\n%v\n", smartpool.DefaultTimingEvery, report)
+}
+
+// serve serves the pool's live page and its expvar stats at addr, prints
+// the page's URL, and returns a function that stops the server.
+func serve(pool *smartpool.Pool[lane], addr string) (stop func()) {
+	if err := pool.Publish("smartpool_demo"); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{Title: "smartpool demo: a game server"}))
+	mux.Handle("/debug/vars", expvar.Handler())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			fmt.Println("http:", err)
+		}
+	}()
+	fmt.Printf("live page: http://%s/debug/smartpool (expvar: /debug/vars)\n", ln.Addr())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}
 }
 
 // round keeps three significant digits.

@@ -48,7 +48,14 @@ func main() {
 		}
 	}
 	if *out != "" {
-		if err := writeFile(*out, func(f *os.File) error { return benchmarks.WriteMarkdown(f, r, link) }); err != nil {
+		kept := handWritten(*out)
+		if err := writeFile(*out, func(f *os.File) error {
+			if err := benchmarks.WriteMarkdown(f, r, link); err != nil {
+				return err
+			}
+			_, err := f.WriteString(kept)
+			return err
+		}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -81,6 +88,23 @@ func spliceReadme(path string, r *benchmarks.Results) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return os.WriteFile(path, []byte(out), 0o644)
+}
+
+// keptMarker starts the part of BENCHMARKS.md measured by other means
+// (go test -bench in the repository root), which a run keeps as it was.
+const keptMarker = "\n<!-- Measured with go test -bench, not by cmd/bench: kept as is. -->\n"
+
+// handWritten returns the kept part of the document at path, marker
+// included, or "" if there is none.
+func handWritten(path string) string {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := strings.Index(string(doc), keptMarker); i >= 0 {
+		return string(doc[i:])
+	}
+	return ""
 }
 
 func writeFile(path string, write func(*os.File) error) error {

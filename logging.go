@@ -1,0 +1,86 @@
+package smartpool
+
+import (
+	"bytes"
+	"log/slog"
+	"strconv"
+)
+
+// # Logging
+//
+// A pool logs its lifecycle through Config.Logger (log/slog): its start and
+// the start and end of Close at Info, with the report's totals at the end;
+// each channel that dropped tasks at Warn, once, with its count, when the
+// pool has closed; panics (of tasks, of drop callbacks, of the panic handler
+// itself) at Error when no PanicHandler takes them. Never a line per task.
+
+// logger returns l, or slog.Default() if l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}
+
+func (p *Pool[K]) logStart(workers int) {
+	p.log.Info("smartpool: pool started", "workers", workers, "levels", p.e.field.Levels(), "channels", len(p.keys))
+}
+
+// logClosing logs the first Close call.
+func (p *Pool[K]) logClosing() {
+	p.closeOnce.Do(func() {
+		s := p.Stats()
+		p.log.Info("smartpool: close begun", "queued", s.Total().Queued, "suspended", s.Suspended)
+	})
+}
+
+// logClosed logs the final report; it runs once, as the pool closes.
+func (p *Pool[K]) logClosed() {
+	r := p.e.report.(*Report[K])
+	t := r.Total()
+	p.log.Info("smartpool: pool closed", "ran", t.Ran, "panicked", t.Panicked, "goexited", t.Goexited,
+		"dropped", t.Dropped, "cancelled", t.Cancelled)
+	for _, c := range r.Channels {
+		if c.Dropped > 0 {
+			p.log.Warn("smartpool: tasks dropped", "channel", c.Key, "dropped", c.Dropped)
+		}
+	}
+}
+
+// logPanic logs a panic no handler took: its value and its stack as
+// separate attributes, the stack frame by frame.
+func (p *Pool[K]) logPanic(msg string, key any, pe *PanicError) {
+	p.log.Error(msg, "channel", key, "panic", pe.Value, "stack", stackFrames(pe.Stack))
+}
+
+// stackFrames presents a debug.Stack trace as a group of attributes, one per
+// frame ("0", "1", ...: "function file:line"), starting at the frame that
+// panicked, so that text and JSON handlers print it readably instead of as
+// one escaped line.
+type stackFrames []byte
+
+// LogValue implements slog.LogValuer.
+func (s stackFrames) LogValue() slog.Value {
+	lines := bytes.Split(bytes.TrimSpace(s), []byte("\n"))
+	var frames []string
+	for i := 1; i+1 < len(lines); i += 2 { // lines[0]: "goroutine N [running]:"
+		fn := string(bytes.TrimSpace(lines[i]))
+		loc := bytes.TrimSpace(lines[i+1])
+		if j := bytes.LastIndex(loc, []byte(" +0x")); j >= 0 {
+			loc = loc[:j]
+		}
+		if bytes.HasPrefix(lines[i], []byte("panic(")) {
+			frames = frames[:0] // the frames above are the recovery's own
+			continue
+		}
+		frames = append(frames, fn+" "+string(loc))
+	}
+	if len(frames) == 0 {
+		return slog.StringValue(string(s))
+	}
+	attrs := make([]slog.Attr, len(frames))
+	for i, f := range frames {
+		attrs[i] = slog.String(strconv.Itoa(i), f)
+	}
+	return slog.GroupValue(attrs...)
+}
