@@ -120,6 +120,7 @@ func (c *Client) Close() error {
 	c.cancel()
 	c.mu.Unlock()
 	c.wg.Wait()
+	_ = c.nc.FlushTimeout(2 * time.Second) // settle what handlers acknowledged before the connection goes
 	c.nc.Close()
 	if c.srv != nil {
 		c.srv.Shutdown()

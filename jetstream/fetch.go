@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	njs "github.com/nats-io/nats.go/jetstream"
@@ -12,16 +13,13 @@ import (
 const fetchWait = 2 * time.Second
 
 // fetchLoop keeps the local queue filled up to Prefetch messages, on its own
-// goroutine, until the channel or the client closes. A message it fetches
-// takes a unit of the pool's in-flight limit first (Bits.AdmitWait, then
-// Bits.Admit for the rest of a batch), like a channel's own submit method;
-// units a fetch did not use go back (Bits.Refund).
+// goroutine, until the channel or the client closes.
 func (ch *Channel) fetchLoop(context.Context) {
 	ctx := ch.ctx // derived from the client's: ends at either Close
 	pause := errPause{}
 	for ctx.Err() == nil {
 		ch.mu.Lock()
-		room, b := ch.opts.Prefetch-ch.msgs, ch.bits
+		room := ch.opts.Prefetch - ch.msgs
 		ch.mu.Unlock()
 		if room <= 0 {
 			select {
@@ -30,24 +28,7 @@ func (ch *Channel) fetchLoop(context.Context) {
 			}
 			continue
 		}
-		if b.AdmitWait(ctx) != nil {
-			return // the pool closes (or ctx ended)
-		}
-		units := 1
-		for units < room && b.Admit(1) == nil {
-			units++
-		}
-		batch, err := ch.cons.Fetch(units, njs.FetchMaxWait(fetchWait), njs.FetchContext(ctx))
-		got := 0
-		if err == nil {
-			for m := range batch.Messages() {
-				got++
-				ch.deliver(m)
-			}
-			err = batch.Error()
-		}
-		b.Refund(units - got)
-		if err != nil && ctx.Err() == nil {
+		if err := ch.fetch(ctx, room); err != nil && ctx.Err() == nil {
 			ch.stats.fetchErrors.Add(1)
 			pause.wait(ctx) // a lost connection, a leader election: try again soon, not in a spin
 			continue
@@ -56,26 +37,51 @@ func (ch *Channel) fetchLoop(context.Context) {
 	}
 }
 
-// deliver queues a fetched message, which holds a unit of the limit, or
-// hands it back if the channel closed meanwhile.
-func (ch *Channel) deliver(msg njs.Msg) {
+// fetch pulls up to n messages, waiting at most fetchWait, and queues them.
+func (ch *Channel) fetch(ctx context.Context, n int) error {
+	fctx, cancel := context.WithTimeout(ctx, fetchWait) // the pull request expires a little before
+	defer cancel()
+	batch, err := ch.cons.Fetch(n, njs.FetchContext(fctx))
+	if err != nil {
+		return err
+	}
+	for m := range batch.Messages() {
+		ch.deliver(ctx, m)
+	}
+	if err = batch.Error(); errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err = nil // the request expired: nothing to fetch
+	}
+	return err
+}
+
+// deliver queues a fetched message, or hands it back if the channel closed
+// meanwhile. A message enters the queue holding a unit of the pool's
+// in-flight limit, taken like a channel's own submit does (Bits.AdmitWait):
+// a fetch takes no unit while it waits for messages, and a message waiting
+// for a unit is kept alive (held) meanwhile.
+func (ch *Channel) deliver(ctx context.Context, msg njs.Msg) {
 	m := newMessage(ch, msg)
 	ch.stats.fetched.Add(1)
 	if m.delivered > 1 {
 		ch.stats.redelivered.Add(1)
 	}
 	ch.mu.Lock()
+	ch.held[m] = true
+	b := ch.bits
+	ch.mu.Unlock()
+	if b.AdmitWait(ctx) != nil { // the pool or the channel closes
+		m.handBack()
+		return
+	}
+	ch.mu.Lock()
 	if ch.closed {
-		b := ch.bits
 		ch.mu.Unlock()
 		m.handBack()
 		b.Refund(1)
 		return
 	}
-	ch.held[m] = true
 	ch.msgs++
 	ch.pushLocked(m)
-	b := ch.bits
 	ch.mu.Unlock()
 	b.Wake(1)
 }
