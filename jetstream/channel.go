@@ -24,7 +24,9 @@ import (
 // fetched. A dropping one hands its queued messages back to the stream at
 // once (a negative acknowledgement without delay), so another process runs
 // them; the pool counts them in Stats.Dropped and passes each to OnDrop as
-// a HandedBack value. What was never fetched stays in the stream.
+// a HandedBack value. What was never fetched stays in the stream. Messages
+// the server was sending to a fetch in flight at Close (at most Prefetch)
+// are delivered again after AckWait.
 type Channel struct {
 	client *Client
 	name   string

@@ -198,3 +198,21 @@ func (c *Client) goroutine(f func(ctx context.Context)) bool {
 	}()
 	return true
 }
+
+// Backlog returns the number of messages stored in channel's stream and not
+// yet acknowledged or dead-lettered: queued, fetched, running or waiting to
+// be delivered again.
+func (c *Client) Backlog(ctx context.Context, channel string) (uint64, error) {
+	if err := c.ensureStream(ctx, channel); err != nil {
+		return 0, err
+	}
+	s, err := c.js.Stream(ctx, streamName(channel))
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+	}
+	return info.State.Msgs, nil
+}

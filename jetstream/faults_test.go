@@ -194,7 +194,8 @@ func TestConsumerDiesMidTask(t *testing.T) {
 
 // A process stops with messages queued (some fetched, some never fetched)
 // and starts again on the same storage directory: the new process runs
-// them all.
+// them all. Messages the server sent to a fetch that Close abandoned come
+// back after AckWait (1 s here).
 func TestRestartRunsQueued(t *testing.T) {
 	dir := t.TempDir()
 	ty := newTally()
@@ -210,7 +211,7 @@ func TestRestartRunsQueued(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		ch, err := c.Channel(testCtx(t), "durable", reg, ChannelOptions{Prefetch: 8})
+		ch, err := c.Channel(testCtx(t), "durable", reg, ChannelOptions{Prefetch: 8, AckWait: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
