@@ -35,6 +35,8 @@ type Channel struct {
 	cons   njs.Consumer
 	ctx    context.Context // ends when Close or the client's Close is called: fetching stops
 	cancel context.CancelFunc
+	room   chan struct{} // capacity 1: Poll took a message; the fetcher may fetch more
+	stats  counters      // atomics, any goroutine
 
 	// mu guards everything below. Workers (Poll), the pool (Requeue,
 	// Close), the fetching goroutine (deliver), the heartbeat goroutine and
@@ -48,9 +50,6 @@ type Channel struct {
 	attached bool              // Attach was called
 	closed   bool              // Close was called: fetched messages are handed back
 	dropped  bool              // Close(true) was called: Requeue refuses
-	room     chan struct{}     // capacity 1: a message left the queue; the fetcher may fetch
-	stats    counters          // atomics: read without mu
-	_        struct{}          // keep composite literals keyed
 }
 
 // ErrNotData is returned by Push: a JetStream channel carries published

@@ -39,7 +39,7 @@ type DeadLetter struct {
 	Handler    string
 	Payload    []byte
 	Deliveries uint64 // times the server delivered it
-	Err        error  // why: the handler's last error, ErrUnknownHandler, ErrTooManyDeliveries, or a *smartpool.PanicError-like panic report
+	Err        error  // why: the handler's last error, ErrUnknownHandler, ErrTooManyDeliveries or ErrHandlerAborted (a panic)
 }
 
 func (o ChannelOptions) withDefaults() ChannelOptions {
