@@ -155,6 +155,6 @@ func BenchmarkJetStreamPriorityLatency(b *testing.B) {
 	b.ReportMetric(q(0.5), "p50-µs")
 	b.ReportMetric(q(0.99), "p99-µs")
 	if testing.Verbose() {
-		fmt.Printf("start latency over %d samples: p50 %v µs, p99 %v µs\n", len(samples), q(0.5), q(0.99))
+		fmt.Printf("start latency over %d samples: p50 %v µs, p99 %v µs, p99.9 %v µs, max %v\n", len(samples), q(0.5), q(0.99), q(0.999), samples[len(samples)-1])
 	}
 }
