@@ -3,8 +3,8 @@ package jetstream
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -240,10 +240,17 @@ func TestRestartRunsQueued(t *testing.T) {
 	}
 }
 
-// The connection drops twice while messages run: the client reconnects,
-// every message runs, and the pool's and the channel's counts agree.
+// The connection drops twice while messages run: once by the client
+// (ForceReconnect), once because the server stops and starts again on the
+// same port and directory. The client reconnects, every message runs, and
+// the pool's and the channel's counts agree.
 func TestConnectionLostMidRun(t *testing.T) {
-	srv := embedded(t, t.TempDir(), true)
+	dir := t.TempDir()
+	srv, err := Embedded(testCtx(t), EmbeddedOptions{Dir: dir, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(srv.URL(), "nats://")
 	c, err := Connect(testCtx(t), srv.URL(), Options{ReconnectWait: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -260,12 +267,17 @@ func TestConnectionLostMidRun(t *testing.T) {
 	}
 	ids := publishN(t, srv, "flap", "work", "f", 300)
 	p := onePool(t, ch, 2)
-	for i, at := range []int{50, 150} {
-		ty.waitFor(t, fmt.Sprintf("%d ran before drop %d", at, i+1), func(runs map[string]int) bool { return len(runs) >= at })
-		if err := c.nc.ForceReconnect(); err != nil {
-			t.Fatal(err)
-		}
+	ty.waitFor(t, "50 ran before the first drop", func(runs map[string]int) bool { return len(runs) >= 50 })
+	if err := c.nc.ForceReconnect(); err != nil {
+		t.Fatal(err)
 	}
+	ty.waitFor(t, "150 ran before the server stops", func(runs map[string]int) bool { return len(runs) >= 150 })
+	srv.Close()
+	srv, err = Embedded(testCtx(t), EmbeddedOptions{Dir: dir, Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
 	ty.waitAll(t, ids)
 	until(t, "every fetched message settled", func() bool { return ch.Stats().Held == 0 })
 	r := closePool(t, p)
