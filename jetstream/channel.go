@@ -93,7 +93,9 @@ func (ch *Channel) Queues() int { return 1 }
 
 // Attach binds the channel to a pool and starts fetching; it is called by
 // smartpool.New. It returns smartpool.ErrAttached if the channel belongs to
-// a pool already, or ErrClientClosed.
+// a pool already, or ErrClientClosed. If New fails after attaching it,
+// close the Client: the channel fetches until then, and its messages go
+// back only when the Client closes (after AckWait).
 func (ch *Channel) Attach(b smartpool.Bits) error {
 	ch.mu.Lock()
 	if ch.attached {
