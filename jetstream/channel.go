@@ -1,0 +1,210 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/smartpool-go/smartpool"
+)
+
+// Channel is a smartpool.Channel fed by a JetStream stream: a durable pull
+// consumer shared by every process that consumes the channel, and a local
+// queue holding at most ChannelOptions.Prefetch fetched messages. Make it
+// with Client.Channel; a Channel serves one pool.
+//
+// Tasks are published with Client.Publish, not submitted: Push (the pool's
+// by-key Submit) returns ErrNotData. Requeue accepts tasks that yielded and
+// re-enter through this channel.
+//
+// Close: a complete-on-close Channel stops fetching and runs what it
+// fetched. A dropping one hands its queued messages back to the stream at
+// once (a negative acknowledgement without delay), so another process runs
+// them; the pool counts them in Stats.Dropped and passes each to OnDrop as
+// a HandedBack value. What was never fetched stays in the stream. Messages
+// the server was sending to a fetch in flight at Close (at most Prefetch)
+// are delivered again after AckWait.
+type Channel struct {
+	client *Client
+	name   string
+	reg    *Registry
+	opts   ChannelOptions
+	cons   njs.Consumer
+	ctx    context.Context // ends when Close or the client's Close is called: fetching stops
+	cancel context.CancelFunc
+	room   chan struct{} // capacity 1: Poll took a message; the fetcher may fetch more
+	stats  counters      // atomics, any goroutine
+
+	// mu guards everything below. Workers (Poll), the pool (Requeue,
+	// Close), the fetching goroutine (deliver), the heartbeat goroutine and
+	// tasks settling their message take it, never while calling out.
+	mu       sync.Mutex
+	queue    []smartpool.Task  // queue[head:] waits; messages and re-entering yielded tasks
+	head     int               // first waiting entry
+	msgs     int               // messages in queue[head:]: the prefetch window's fill
+	held     map[*message]bool // fetched and not settled: kept alive by the heartbeat
+	bits     smartpool.Bits    // set by Attach
+	attached bool              // Attach was called
+	closed   bool              // Close was called: fetched messages are handed back
+	dropped  bool              // Close(true) was called: Requeue refuses
+}
+
+// ErrNotData is returned by Push: a JetStream channel carries published
+// messages (handler name and payload), not closures.
+var ErrNotData = errors.New("jetstream: a JetStream channel takes published messages only: use Client.Publish")
+
+// Channel creates (or joins) the durable consumer of channel name and
+// returns a Channel that runs its messages with reg's handlers. Every
+// process that calls Channel with the same name shares the work. The
+// channel fetches nothing until a pool attaches it.
+func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts ChannelOptions) (*Channel, error) {
+	if reg == nil {
+		return nil, fmt.Errorf("%w: nil Registry", ErrNilFunc)
+	}
+	if err := c.ensureStream(ctx, name); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, streamName(name), njs.ConsumerConfig{
+		Durable:       consumerName,
+		AckPolicy:     njs.AckExplicitPolicy,
+		AckWait:       opts.AckWait,
+		MaxDeliver:    -1, // the channel counts attempts itself and terminates: see message.go
+		FilterSubject: subject(name),
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
+	}
+	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons,
+		held: map[*message]bool{}, room: make(chan struct{}, 1)}
+	ch.ctx, ch.cancel = context.WithCancel(c.ctx)
+	return ch, nil
+}
+
+// Name returns the channel's name.
+func (ch *Channel) Name() string { return ch.name }
+
+// Queues returns 1: the local queue.
+func (ch *Channel) Queues() int { return 1 }
+
+// Attach binds the channel to a pool and starts fetching; it is called by
+// smartpool.New. It returns smartpool.ErrAttached if the channel belongs to
+// a pool already, or ErrClientClosed. If New fails after attaching it,
+// close the Client: the channel fetches until then, and its messages go
+// back only when the Client closes (after AckWait).
+func (ch *Channel) Attach(b smartpool.Bits) error {
+	ch.mu.Lock()
+	if ch.attached {
+		ch.mu.Unlock()
+		return smartpool.ErrAttached
+	}
+	ch.attached, ch.bits = true, b
+	ch.mu.Unlock()
+	if !ch.client.goroutine(ch.fetchLoop) || !ch.client.goroutine(ch.heartbeat) {
+		return ErrClientClosed
+	}
+	return nil
+}
+
+// Push refuses every task with ErrNotData: publish messages instead.
+func (ch *Channel) Push(smartpool.Task) error { return ErrNotData }
+
+// Requeue queues a yielded task re-entering the pool through this channel;
+// see smartpool.Channel.
+func (ch *Channel) Requeue(t smartpool.Task) error {
+	if t == nil {
+		return smartpool.ErrNilTask
+	}
+	ch.mu.Lock()
+	if ch.dropped {
+		ch.mu.Unlock()
+		return smartpool.ErrClosed
+	}
+	ch.pushLocked(t)
+	b := ch.bits
+	ch.mu.Unlock()
+	b.Wake(1)
+	return nil
+}
+
+// pushLocked appends t, setting the bit if the queue was empty.
+func (ch *Channel) pushLocked(t smartpool.Task) {
+	if ch.head == len(ch.queue) {
+		ch.bits.Set(0)
+	}
+	ch.queue = append(ch.queue, t)
+}
+
+// Poll removes and returns the oldest queued task, or nil.
+func (ch *Channel) Poll(int) smartpool.Task {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.head == len(ch.queue) {
+		ch.bits.Clear(0)
+		return nil
+	}
+	t := ch.queue[ch.head]
+	ch.queue[ch.head] = nil
+	ch.head++
+	if ch.head == len(ch.queue) {
+		ch.queue, ch.head = ch.queue[:0], 0
+		ch.bits.Clear(0)
+	} else if ch.head > 64 && ch.head*2 > len(ch.queue) {
+		n := copy(ch.queue, ch.queue[ch.head:])
+		clear(ch.queue[n:])
+		ch.queue, ch.head = ch.queue[:n], 0
+	}
+	if _, ok := t.(*message); ok {
+		ch.msgs--
+		select {
+		case ch.room <- struct{}{}:
+		default:
+		}
+	}
+	return t
+}
+
+// Len returns the number of queued tasks: fetched messages and re-entering
+// yielded tasks.
+func (ch *Channel) Len() int {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return len(ch.queue) - ch.head
+}
+
+// Close stops fetching and, if drop is set, empties the queue and returns
+// its tasks, which the pool reports as dropped: a message among them is
+// handed back to the stream when the pool discards it (see HandedBack).
+func (ch *Channel) Close(drop bool) []smartpool.Task {
+	ch.mu.Lock()
+	ch.closed = true
+	var out []smartpool.Task
+	if drop {
+		ch.dropped = true
+		out = append(out, ch.queue[ch.head:]...)
+		clear(ch.queue)
+		ch.queue, ch.head, ch.msgs = nil, 0, 0
+		ch.bits.Clear(0)
+	}
+	ch.mu.Unlock()
+	ch.cancel()
+	return out
+}
+
+// dropping reports whether the pool's Close dropped this channel.
+func (ch *Channel) dropping() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.dropped
+}
+
+// settle forgets m: it is acknowledged, retried, terminated or handed back.
+func (ch *Channel) settle(m *message) {
+	ch.mu.Lock()
+	delete(ch.held, m)
+	ch.mu.Unlock()
+}

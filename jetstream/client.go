@@ -1,0 +1,218 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+)
+
+// Options configure a Client. Zero fields mean the documented defaults.
+type Options struct {
+	// Replicas is the number of servers that store each channel's stream:
+	// 3 on a three-node cluster survives the loss of one. Default 1.
+	Replicas int
+	// DuplicateWindow is how long the server remembers message IDs
+	// (WithMsgID) to drop duplicate publishes. Default 2 minutes.
+	DuplicateWindow time.Duration
+	// ConnectTimeout bounds the first connection. Default 5 seconds.
+	ConnectTimeout time.Duration
+	// ReconnectWait is the pause between reconnection attempts after the
+	// connection is lost; the client retries for ever. Default 250 ms.
+	ReconnectWait time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Replicas <= 0 {
+		o.Replicas = 1
+	}
+	if o.DuplicateWindow <= 0 {
+		o.DuplicateWindow = 2 * time.Minute
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 5 * time.Second
+	}
+	if o.ReconnectWait <= 0 {
+		o.ReconnectWait = 250 * time.Millisecond
+	}
+	return o
+}
+
+// Client is a connection to JetStream, and the owner of the channels made
+// from it and of the embedded server, if it started one. Close it after the
+// pools that use its channels. Safe for concurrent use.
+type Client struct {
+	nc   *nats.Conn
+	js   njs.JetStream
+	srv  *server.Server // the embedded server, or nil
+	url  string         // the embedded server's listener, if any
+	opts Options
+
+	mu      sync.Mutex
+	streams map[string]bool // channel names whose stream exists; guarded by mu
+	closed  bool            // guarded by mu
+	ctx     context.Context // ends at Close: the channels' goroutines end
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // the channels' goroutines
+}
+
+// ErrUnreachable wraps a failure to reach the server at start.
+var ErrUnreachable = errors.New("jetstream: server unreachable")
+
+// Connect connects to an existing NATS server or cluster (url may list
+// several servers, comma-separated) that has JetStream enabled. It fails
+// with an error wrapping ErrUnreachable within Options.ConnectTimeout (or
+// ctx's deadline, if sooner) if no server answers.
+func Connect(ctx context.Context, url string, opts Options) (*Client, error) {
+	return connect(ctx, url, opts, nil)
+}
+
+func connect(ctx context.Context, url string, opts Options, srv *server.Server) (*Client, error) {
+	opts = opts.withDefaults()
+	timeout := opts.ConnectTimeout
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = max(time.Until(d), time.Millisecond)
+	}
+	nopts := []nats.Option{
+		nats.Name("smartpool"),
+		nats.Timeout(timeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(opts.ReconnectWait),
+	}
+	if srv != nil {
+		nopts = append(nopts, nats.InProcessServer(srv))
+	}
+	nc, err := nats.Connect(url, nopts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, url, err)
+	}
+	js, err := njs.New(nc)
+	if err == nil {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		_, err = js.AccountInfo(actx)
+		cancel()
+	}
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("jetstream: %s: JetStream not available: %w", url, err)
+	}
+	cl := &Client{nc: nc, js: js, srv: srv, opts: opts, streams: map[string]bool{}}
+	cl.ctx, cl.cancel = context.WithCancel(context.Background())
+	return cl, nil
+}
+
+// Close stops the goroutines of every channel made from c, closes the
+// connection and shuts the embedded server down, if any, waiting for all of
+// them. Messages still held (fetched, not settled) are not acknowledged: the
+// server delivers them again after AckWait. Close the pools first.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.cancel()
+	c.mu.Unlock()
+	c.wg.Wait()
+	_ = c.nc.FlushTimeout(2 * time.Second) // settle what handlers acknowledged before the connection goes
+	c.nc.Close()
+	if c.srv != nil {
+		c.srv.Shutdown()
+		c.srv.WaitForShutdown()
+	}
+	return nil
+}
+
+// ErrClientClosed is returned by methods of a closed Client.
+var ErrClientClosed = errors.New("jetstream: client closed")
+
+// names of a channel's stream, subject and durable consumer.
+func streamName(channel string) string { return "SMARTPOOL_" + channel }
+func subject(channel string) string    { return "smartpool." + channel }
+
+const consumerName = "smartpool"
+
+// validName accepts names that are safe in a stream name and a subject.
+func validName(s string) error {
+	if s == "" || len(s) > 64 {
+		return fmt.Errorf("%w: channel name %q: 1 to 64 characters", ErrBadName, s)
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return fmt.Errorf("%w: channel name %q: letters, digits, '-' and '_' only", ErrBadName, s)
+		}
+	}
+	return nil
+}
+
+// ensureStream creates the channel's stream once per client: a work queue
+// (a message is deleted once acknowledged or terminated) on file storage.
+func (c *Client) ensureStream(ctx context.Context, channel string) error {
+	if err := validName(channel); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closed, ok := c.closed, c.streams[channel]
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return ErrClientClosed
+	case ok:
+		return nil
+	}
+	_, err := c.js.CreateOrUpdateStream(ctx, njs.StreamConfig{
+		Name:       streamName(channel),
+		Subjects:   []string{subject(channel)},
+		Retention:  njs.WorkQueuePolicy,
+		Storage:    njs.FileStorage,
+		Replicas:   c.opts.Replicas,
+		Duplicates: c.opts.DuplicateWindow,
+	})
+	if err != nil {
+		return fmt.Errorf("jetstream: stream for channel %q: %w", channel, err)
+	}
+	c.mu.Lock()
+	c.streams[channel] = true
+	c.mu.Unlock()
+	return nil
+}
+
+// goroutine runs f on a goroutine the client's Close waits for; false if
+// the client is closed.
+func (c *Client) goroutine(f func(ctx context.Context)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f(c.ctx)
+	}()
+	return true
+}
+
+// Backlog returns the number of messages stored in channel's stream and not
+// yet acknowledged or dead-lettered: queued, fetched, running or waiting to
+// be delivered again.
+func (c *Client) Backlog(ctx context.Context, channel string) (uint64, error) {
+	if err := c.ensureStream(ctx, channel); err != nil {
+		return 0, err
+	}
+	s, err := c.js.Stream(ctx, streamName(channel))
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+	}
+	return info.State.Msgs, nil
+}
