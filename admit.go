@@ -180,13 +180,21 @@ func (b Bits) Refund(n int) {
 }
 
 // Discard is called by a channel that throws away a queued task the pool
-// never ran (a late deadline, a displaced oldest task): the pool releases
-// the task's unit. It returns the task to hand to the user's drop callback,
-// or false if there is none (the task was cancelled by its submitter and
-// already reported).
+// never ran (a late deadline, a displaced oldest task), outside the
+// channel's lock. The pool ends the task as dropped, as Close ends the tasks
+// it drops: it releases the task's unit of the in-flight limit, counts it in
+// ChannelStats.Dropped, resolves its Future or Group with ErrDropped and
+// passes it to ChannelParams.OnDrop. It returns the task to hand to the
+// channel's own drop callback, if it has one, or false if there is nothing
+// to hand on (the task was cancelled by its submitter and already reported,
+// or it was a yielded task re-entering, which ends itself as dropped).
+// Discard each task once.
 func (b Bits) Discard(t Task) (Task, bool) {
-	if b.e == nil {
+	switch {
+	case b.e == nil:
 		return t, true
+	case b.n == 0: // a slice of no queues names no channel
+		return b.e.discard(-1, t)
 	}
-	return b.e.discard(t)
+	return b.e.dropQueued(b.e.queues[b.base].ch, t)
 }

@@ -59,11 +59,17 @@ type Unwrapper interface {
 // In-flight limit (Config.Limit): Push and Requeue receive tasks that hold a
 // unit of the limit already. A channel's own submit methods take one per task
 // with Bits.Admit (or Bits.AdmitWait if they block), and give it back with
-// Bits.Refund if they do not queue the task after all. A channel that throws
-// away a queued task the pool never ran (a late deadline, a displaced oldest
-// task) passes it through Bits.Discard, which releases the unit and returns
-// what to hand to the user. The pool releases every other unit when the task
-// ends. Without a limit all of these cost one branch.
+// Bits.Refund if they do not queue the task after all. The pool releases
+// every other unit when the task ends. Without a limit all of these cost one
+// branch.
+//
+// Drops: a channel that throws away a queued task the pool never ran (a late
+// deadline, a displaced oldest task) passes it through Bits.Discard, once,
+// after releasing its lock. Discard ends the task as dropped exactly as Close
+// does (unit released, counted in the pool's Stats, Future or Group resolved
+// with ErrDropped, ChannelParams.OnDrop called) and returns what to hand to
+// the channel's own drop callback, if it has one. A task must never leave a
+// channel any other way than through Poll, Close or Discard.
 //
 // Close is called once, by OwnedPool.Close, after Bits.Closed turned true;
 // if drop is true the channel removes every queued task, clears its bits and

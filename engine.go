@@ -145,29 +145,40 @@ func (e *engine) startClose() {
 	})
 }
 
-// dropTasks reports tasks removed from channel ch by Close: it counts them
-// and hands them to the channel's OnDrop, outside every lock. A yielded
-// task's resumption is not the user's task: its goroutine is told instead,
-// and counts itself as dropped from its origin channel.
+// dropTasks reports tasks removed from channel ch by Close (see dropQueued).
 func (e *engine) dropTasks(ch int, ts []Task) {
-	c := &e.chans[ch]
 	for _, t := range ts {
-		if r, ok := t.(*resumption); ok {
-			r.drop()
-			continue
-		}
-		t, ok := e.discard(t)
-		if !ok {
-			continue // its submitter cancelled it: already counted
-		}
-		c.dropped.Add(1)
-		if d, ok := t.(droppable); ok {
-			d.dropped()
-		}
-		if c.onDrop != nil {
-			e.callOnDrop(ch, t)
-		}
+		e.dropQueued(ch, t)
 	}
+}
+
+// dropQueued ends a queued task of channel ch that the pool will not run,
+// whatever dropped it (Close, a channel through Bits.Discard), by the drop
+// rule of ChannelParams.OnDrop: it releases the task's unit, counts it as
+// dropped, resolves its Future or Group, and hands it to the channel's OnDrop,
+// in that order, outside every pool lock. It returns the task as submitted,
+// or false if there is nothing left to report: its submitter cancelled it
+// (counted already), or it is a yielded task's resumption, whose goroutine is
+// told instead and ends itself as dropped from its origin channel
+// (taskContext.endDropped).
+func (e *engine) dropQueued(ch int, t Task) (Task, bool) {
+	if r, ok := t.(*resumption); ok {
+		r.drop()
+		return nil, false
+	}
+	t, ok := e.discard(ch, t)
+	if !ok {
+		return nil, false
+	}
+	c := &e.chans[ch]
+	c.dropped.Add(1)
+	if d, ok := t.(droppable); ok {
+		d.dropped()
+	}
+	if c.onDrop != nil {
+		e.callOnDrop(ch, t)
+	}
+	return t, true
 }
 
 func (e *engine) callOnDrop(ch int, t Task) {
@@ -179,25 +190,44 @@ func (e *engine) callOnDrop(ch int, t Task) {
 	e.chans[ch].onDrop(t)
 }
 
-// discard releases the unit of a queued task the pool will not run and
-// returns the task as the user submitted it, seen through SubmitContext's
-// wrapper and any channel's (Unwrapper); false if its submitter cancelled it,
-// which was reported already.
-func (e *engine) discard(t Task) (Task, bool) {
+// discard releases the unit of a queued task of channel ch the pool will
+// not run and returns the task as the user submitted it, seen through
+// SubmitContext's wrapper and any channel's (Unwrapper); false if its
+// submitter cancelled it, which was reported already.
+func (e *engine) discard(ch int, t Task) (Task, bool) {
+	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
+		return nil, false
+	}
+	e.unitDone()
+	return userTask(t), true
+}
+
+// cancellableOf returns SubmitContext's wrapper inside t, or nil.
+func cancellableOf(t Task) *cancellable {
 	for {
 		switch tt := t.(type) {
 		case *cancellable:
-			if !tt.claim(claimedDropped, true) {
-				return nil, false
-			}
-			t = tt.Task
-			continue
+			return tt
 		case Unwrapper:
 			t = tt.Unwrap()
-			continue
+		default:
+			return nil
 		}
-		e.unitDone()
-		return t, true
+	}
+}
+
+// userTask returns t as the user submitted it, seen through SubmitContext's
+// wrapper and any channel's (Unwrapper).
+func userTask(t Task) Task {
+	for {
+		switch tt := t.(type) {
+		case *cancellable:
+			t = tt.Task
+		case Unwrapper:
+			t = tt.Unwrap()
+		default:
+			return t
+		}
 	}
 }
 

@@ -202,7 +202,7 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
-	tc.cur, tc.handedOff, tc.skipped = q, false, false
+	tc.cur, tc.handedOff, tc.skipped, tc.task = q, false, false, t
 	finished := false
 	defer func() {
 		var r any
@@ -214,6 +214,7 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 			return
 		}
 		e := w.e
+		tc.task = nil // let the task go: this goroutine may park for long
 		e.endSegment(q.ch)
 		e.endTask(q.ch)
 		tc.releaseUnit()

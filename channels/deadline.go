@@ -22,8 +22,16 @@ import (
 // it is naturally the next one Poll returns, and it is counted in
 // DeadlineStats.Late. With the DropLate option, Poll instead removes late
 // tasks without running them, counts them in DeadlineStats.DroppedLate, hands
-// each to the option's callback, and goes on to the next task. The pool never
-// sees a task dropped this way: it is not in the pool's Stats or Report.
+// each to the option's callback, and goes on to the next task. In a pool,
+// such a task ends as dropped (smartpool.Bits.Discard): it is counted in the
+// pool's Stats as Dropped, its Future or Group resolves with
+// smartpool.ErrDropped, and the channel's smartpool.ChannelParams.OnDrop
+// receives it too.
+//
+// Only tasks given a deadline by Submit or SubmitTask are ever dropped as
+// late. A task queued by the pool (Push, the by-key submit) is due when it is
+// pushed, and a yielded task re-entering (Requeue) keeps its deadline: both
+// run even when late.
 //
 // Deadlines are compared by their wall-clock reading only: the monotonic
 // clock reading that time.Now carries is dropped on submit, so that the order
@@ -59,7 +67,7 @@ type deadlineItem struct {
 	at      time.Time // monotonic reading stripped
 	seq     uint64
 	task    smartpool.Task
-	requeue bool // a yielded task re-entering: never dropped as late
+	keep    bool // pushed by the pool or re-entering: never dropped as late
 }
 
 func deadlineLess(a, b deadlineItem) bool {
@@ -144,7 +152,7 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t, requeue: how == requeued})
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: t, keep: how != submitted})
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}
@@ -155,11 +163,12 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 }
 
 // Push queues t with the deadline time.Now(); it is the by-key submit of
-// smartpool.Pool.Submit. Such a task runs after every queued task whose
-// deadline has already passed and before every task due later. It is late as
-// soon as the clock moves on, so it is counted in DeadlineStats.Late when it
-// runs, and with DropLate it is almost always dropped: submit through Submit
-// or SubmitTask with a real deadline when late tasks are dropped.
+// smartpool.Pool.Submit (and of Go, Group.Go and timers). Such a task runs
+// after every queued task whose deadline has already passed and before every
+// task due later. It is late as soon as the clock moves on, so it is counted
+// in DeadlineStats.Late when it runs, but DropLate never drops it: it had no
+// deadline of its own to miss. Submit through Submit or SubmitTask to give a
+// task a deadline that late-dropping applies to.
 func (d *Deadline) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -184,7 +193,7 @@ func (d *Deadline) Poll(int) smartpool.Task {
 				t = it.task
 				break
 			}
-			if !d.dropLate || it.requeue {
+			if !d.dropLate || it.keep {
 				d.late.Add(1)
 				t = it.task
 				break
