@@ -64,10 +64,10 @@ type Deadline struct {
 
 // deadlineItem is one queued task and its key (at, seq).
 type deadlineItem struct {
-	at      time.Time // monotonic reading stripped
-	seq     uint64
-	task    smartpool.Task
-	keep    bool // pushed by the pool or re-entering: never dropped as late
+	at   time.Time // monotonic reading stripped
+	seq  uint64
+	task smartpool.Task
+	keep bool // pushed by the pool or re-entering: never dropped as late
 }
 
 func deadlineLess(a, b deadlineItem) bool {
