@@ -18,6 +18,14 @@ import (
 // callback when the channel dropped it), its Future resolved with
 // ErrDropped, its unit of Config.Limit released.
 
+// bounded returns a context that ends after long: a Future or Group that
+// never resolves fails the test instead of hanging it.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // dropCounter counts calls of a drop callback.
 type dropCounter struct{ n atomic.Int32 }
 
@@ -78,7 +86,7 @@ func TestDrop_YieldedFutureSeesCount(t *testing.T) {
 	waitFor(t, yielded, "the task to yield")
 	closeWithin(t, o, long)
 	close(wake)
-	_, err = f.Wait(context.Background())
+	_, err = f.Wait(bounded(t))
 	require.ErrorIs(t, err, smartpool.ErrDropped)
 	s := o.Pool().Stats()
 	d, _ := s.Channel("drop")
@@ -99,11 +107,11 @@ func TestDrop_DropLateEndsTheTask(t *testing.T) {
 
 	task, late := smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
 	require.NoError(t, d.SubmitTask(time.Now().Add(-time.Hour), task))
-	_, err := late.Wait(context.Background())
+	_, err := late.Wait(bounded(t))
 	require.ErrorIs(t, err, smartpool.ErrDropped)
 
 	byKey := smartpool.Go(p, "dl", func(context.Context) (int, error) { return 2, nil })
-	v, err := byKey.Wait(context.Background())
+	v, err := byKey.Wait(bounded(t))
 	require.NoError(t, err)
 	require.Equal(t, 2, v)
 
@@ -134,10 +142,10 @@ func TestDrop_DropOldestEndsTheTask(t *testing.T) {
 	require.NoError(t, b.TrySubmitTask(task))
 	group := smartpool.NewGroup(p)
 	group.Go("b", func(context.Context) error { return nil }) // displaces the future's task
-	_, err := oldest.Wait(context.Background())
+	_, err := oldest.Wait(bounded(t))
 	require.ErrorIs(t, err, smartpool.ErrDropped)
 	require.NoError(t, b.TrySubmit(func(context.Context) {})) // displaces the group's task
-	require.ErrorIs(t, group.Wait(context.Background()), smartpool.ErrDropped)
+	require.ErrorIs(t, group.Wait(bounded(t)), smartpool.ErrDropped)
 	close(g.release)
 
 	eventually(t, func() bool { return p.Stats().Admitted == 0 })
