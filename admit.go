@@ -158,7 +158,11 @@ func (b Bits) Admit(n int) error {
 	if b.e == nil {
 		return nil
 	}
-	return b.e.admitNow(n)
+	if err := b.e.admitNow(n); err != nil {
+		return err
+	}
+	b.e.credited(b.e.channelOf(b), n)
+	return nil
 }
 
 // AdmitWait is Admit for blocking submit methods: it waits for a unit until
@@ -167,7 +171,11 @@ func (b Bits) AdmitWait(ctx context.Context) error {
 	if b.e == nil || !b.e.admit.on {
 		return nil
 	}
-	return b.e.admitWait(ctx)
+	if err := b.e.admitWait(ctx); err != nil {
+		return err
+	}
+	b.e.credited(b.e.channelOf(b), 1)
+	return nil
 }
 
 // Refund gives back n units that Admit or AdmitWait took (or that the pool
@@ -175,7 +183,7 @@ func (b Bits) AdmitWait(ctx context.Context) error {
 // task it ran on the caller's goroutine instead.
 func (b Bits) Refund(n int) {
 	if b.e != nil {
-		b.e.unitsDone(n)
+		b.e.queuedUnitsDone(b.e.channelOf(b), n)
 	}
 }
 
@@ -196,5 +204,5 @@ func (b Bits) Discard(t Task) (Task, bool) {
 	case b.n == 0: // a slice of no queues names no channel
 		return b.e.discard(-1, t)
 	}
-	return b.e.dropQueued(b.e.queues[b.base].ch, t)
+	return b.e.dropQueued(b.e.channelOf(b), t)
 }

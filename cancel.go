@@ -41,6 +41,7 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 	if ctx.Done() != nil {
 		t = newCancellable(ctx, e, ch, t)
 	}
+	e.credited(ch, 1)
 	err := e.chans[ch].c.Push(t)
 	c, _ := t.(*cancellable)
 	switch {
@@ -48,7 +49,7 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, t Task) error {
 		if c != nil {
 			c.refused()
 		}
-		e.unitDone()
+		e.queuedUnitsDone(ch, 1)
 	case c != nil:
 		c.pushed()
 	}

@@ -30,8 +30,9 @@ type engine struct {
 	wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
 	_       pad
 
-	admit admission // Config.Limit (admit.go)
-	_     pad
+	admit         admission // Config.Limit (admit.go)
+	admitDeclared []bool    // per queue: its channel declared AdmitsOwnSubmits (credit.go); written during New only, then nil
+	_             pad
 
 	target atomic.Int32 // workers wanted: those numbered below it run (workers.go)
 	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
@@ -68,6 +69,8 @@ type chanInfo struct {
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
+	accounted bool          // the pool keeps the limit's units of its queued tasks itself (credit.go); read-only after New
+	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
 	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
@@ -117,9 +120,10 @@ func (e *engine) submit(ch int, t Task) error {
 	if err := e.admitNow(1); err != nil {
 		return err
 	}
+	e.credited(ch, 1)
 	err := e.chans[ch].c.Push(t)
 	if err != nil {
-		e.unitDone()
+		e.queuedUnitsDone(ch, 1)
 	}
 	return err
 }
@@ -196,9 +200,12 @@ func (e *engine) callOnDrop(ch int, t Task) {
 // submitter cancelled it, which was reported already.
 func (e *engine) discard(ch int, t Task) (Task, bool) {
 	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
+		if ch >= 0 && e.chans[ch].accounted {
+			e.takeCredit(ch) // the cancellation released its unit; its credit leaves with it
+		}
 		return nil, false
 	}
-	e.unitDone()
+	e.queuedUnitsDone(ch, 1)
 	return userTask(t), true
 }
 

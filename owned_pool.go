@@ -73,6 +73,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i})
 		}
 	}
+	e.admitDeclared = make([]bool, len(e.queues))
 	if err := lo.attach(e); err != nil {
 		return nil, err
 	}
@@ -83,6 +84,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.admit.held.Add(int64(c.Len())) // queued before New: they end like the rest
 		}
 	}
+	e.setAccounting()
 	e.finish = func() { e.report = p.buildReport() }
 	e.start()
 	return &OwnedPool[K]{pool: p}, nil

@@ -92,6 +92,7 @@ type taskContext struct {
 	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
 	skipped         bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 	task            Task      // the current task as polled, for OnDrop if it is dropped after a Yield (written by worker.run)
+	charged         bool      // the current task came without a unit of the limit and was charged one (credit.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
@@ -354,7 +355,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 // releaseUnit releases the current task's unit of the in-flight limit as it
 // ends, unless it handed the unit on.
 func (tc *taskContext) releaseUnit() {
-	if !tc.handedOff && !tc.skipped {
+	if !tc.handedOff && (!tc.skipped || tc.charged) {
 		tc.e.unitDone()
 	}
 }

@@ -461,6 +461,7 @@ func (b *Bounded) Attach(bits smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	b.bits = bits
+	bits.AdmitsOwnSubmits() // its submit methods take their units
 	if b.lenLocked() > 0 {
 		b.bits.Set(0)
 	}

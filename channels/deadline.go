@@ -258,6 +258,7 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	d.bits = b
+	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
 	if d.tree != nil && d.tree.Len() > 0 {
 		d.bits.Set(0)
 	}

@@ -168,6 +168,7 @@ func (p *Priority) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	p.bits = b
+	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
 	if len(p.heap) > 0 {
 		p.bits.Set(0)
 	}
