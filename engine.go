@@ -54,9 +54,10 @@ type engine struct {
 
 // queueRef maps a global queue number to its channel.
 type queueRef struct {
-	c     Channel
-	local int // queue number inside the channel
-	ch    int // channel index
+	c       Channel
+	local   int           // queue number inside the channel
+	ch      int           // channel index
+	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
 }
 
 type chanInfo struct {

@@ -70,7 +70,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.chans[i].maxRunning.Store(int64(limit))
 		}
 		for q := range c.Queues() {
-			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i})
+			op, _ := c.(OrderedPoller)
+			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op})
 		}
 	}
 	e.admitDeclared = make([]bool, len(e.queues))

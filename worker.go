@@ -49,6 +49,7 @@ type worker struct {
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
+	order  Order       // key of the task last polled from an OrderedPoller (order.go); same owner
 	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
 	_      pad
 }
@@ -186,7 +187,7 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 		if capped && !e.reserve(q.ch) {
 			continue
 		}
-		if t := q.c.Poll(q.local); t != nil {
+		if t := w.poll(q); t != nil {
 			w.cursor[l] = from
 			return t, q
 		}

@@ -97,6 +97,7 @@ type taskContext struct {
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
 	origin   int          // channel the task was submitted to: its stats and close policy
+	order    Order        // the key the task was first ordered by, kept across re-entries (order.go)
 	counted  bool         // the origin completes on close: counted in e.inflight until the end
 	dropped  bool         // re-entry refused after Close: the task ends by Goexit
 	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
@@ -162,6 +163,10 @@ func (tc *taskContext) suspend() {
 	if !tc.detached {
 		tc.detached = true
 		tc.origin = tc.cur.ch
+		tc.order = Order{}
+		if tc.cur.ordered != nil {
+			tc.order = w.order // the task was the last this worker polled (order.go)
+		}
 		tc.counted = e.chans[tc.origin].coc
 		e.chans[tc.origin].suspended.Add(1)
 		if tc.counted {

@@ -134,8 +134,10 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 	return d.push(deadline, t, submitted)
 }
 
-// Requeue queues a yielded task re-entering the pool with the deadline
-// time.Now(); see smartpool.Channel. It is never dropped as late.
+// Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
+// It keeps the deadline the task was first queued with if that came from a
+// Deadline (see smartpool.OrderedPoller), and gets the deadline time.Now()
+// otherwise. It is never dropped as late.
 func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued) }
 
 func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
@@ -147,6 +149,11 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 	if err := how.admitLocked(d.bits, d.dropped, d.closed); err != nil {
 		d.mu.Unlock()
 		return err
+	}
+	if how == requeued {
+		if o, ok := d.bits.OrderOf(t); ok && o.HasDeadline {
+			at = o.Deadline // a yielded task keeps its place
+		}
 	}
 	if d.tree == nil {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
@@ -181,21 +188,30 @@ func (d *Deadline) Push(t smartpool.Task) error {
 // DropLate it drops those (see Deadline) and returns the first task that is
 // not late, or nil.
 func (d *Deadline) Poll(int) smartpool.Task {
+	t, _ := d.PollOrder(0)
+	return t
+}
+
+// PollOrder is Poll that also returns the task's deadline; the pool calls it
+// (see smartpool.OrderedPoller) so that a task that yields keeps its
+// deadline when it re-enters.
+func (d *Deadline) PollOrder(int) (smartpool.Task, smartpool.Order) {
 	now := time.Now()
 	for {
 		var dropped [dropBatch]smartpool.Task
 		n := 0
 		var t smartpool.Task
+		var at time.Time
 		d.mu.Lock()
 		for d.tree != nil && d.tree.Len() > 0 {
 			it, _ := d.tree.DeleteMin()
 			if !it.at.Before(now) {
-				t = it.task
+				t, at = it.task, it.at
 				break
 			}
 			if !d.dropLate || it.keep {
 				d.late.Add(1)
-				t = it.task
+				t, at = it.task, it.at
 				break
 			}
 			dropped[n] = it.task
@@ -217,8 +233,11 @@ func (d *Deadline) Poll(int) smartpool.Task {
 				d.callOnDrop(t)
 			}
 		}
-		if t != nil || n < len(dropped) {
-			return t
+		switch {
+		case t != nil:
+			return t, smartpool.Order{Deadline: at, HasDeadline: true}
+		case n < len(dropped):
+			return nil, smartpool.Order{}
 		}
 		// A full batch of late tasks: there may be more.
 	}
