@@ -50,7 +50,10 @@ type Unwrapper interface {
 // this channel as its followup (see Yield), with the default ordering too; it
 // must accept the task even after Bits.Closed turned true, and refuse it with
 // ErrClosed only once Close(true) emptied the channel. The pool calls it;
-// users do not.
+// users do not. A channel that orders by a key (a priority, a deadline)
+// should implement OrderedPoller, and in Requeue give the task back the key
+// Bits.OrderOf returns when it is of its own kind, so that a task that
+// yields keeps its place.
 // Admission: every submit method and Push (not Requeue) must return
 // ErrClosed, with the channel's lock held, once Bits.Closed reports true. The pool reports Closed
 // before it calls Close, so that a producer that saw ErrClosed from one
@@ -61,7 +64,9 @@ type Unwrapper interface {
 // with Bits.Admit (or Bits.AdmitWait if they block), and give it back with
 // Bits.Refund if they do not queue the task after all. The pool releases
 // every other unit when the task ends. Without a limit all of these cost one
-// branch.
+// branch. A channel whose own submits all keep this rule says so in Attach
+// with Bits.AdmitsOwnSubmits; the pool keeps the limit itself for channels
+// that do not, so a forgotten Admit costs a little time, never the limit.
 //
 // Drops: a channel that throws away a queued task the pool never ran (a late
 // deadline, a displaced oldest task) passes it through Bits.Discard, once,
