@@ -68,3 +68,14 @@ func TestReentry_KeepsDeadline(t *testing.T) {
 		func(fn func(context.Context)) error { return d.Submit(now.Add(-time.Hour), fn) })
 	require.Equal(t, []string{"other", "yielder"}, order, "a deadline an hour away re-enters behind one half an hour away")
 }
+
+// The same through a Multi of Priority shards.
+func TestReentry_KeepsPriorityInMulti(t *testing.T) {
+	m := channels.NewMulti(1, channels.NewPriority)
+	p := m.Shards()[0]
+	order := reentryOrder(t, m,
+		func(fn func(context.Context)) error { return p.Submit(100, fn) },
+		func(fn func(context.Context)) error { return p.Submit(50, fn) },
+		func(fn func(context.Context)) error { return p.Submit(1000, fn) })
+	require.Equal(t, []string{"yielder", "other"}, order, "priority 100 re-enters ahead of 50")
+}
