@@ -153,7 +153,11 @@ func (b Bits) Admit(n int) error {
 	if b.e == nil {
 		return nil
 	}
-	return b.e.admitNow(n)
+	if err := b.e.admitNow(n); err != nil {
+		return err
+	}
+	b.e.credited(b.e.channelOf(b), n)
+	return nil
 }
 
 // AdmitWait is Admit for blocking submit methods: it waits for a unit until
@@ -162,7 +166,11 @@ func (b Bits) AdmitWait(ctx context.Context) error {
 	if b.e == nil || !b.e.admit.on {
 		return nil
 	}
-	return b.e.admitWait(ctx)
+	if err := b.e.admitWait(ctx); err != nil {
+		return err
+	}
+	b.e.credited(b.e.channelOf(b), 1)
+	return nil
 }
 
 // Refund gives back n units that Admit or AdmitWait took (or that the pool
@@ -170,18 +178,26 @@ func (b Bits) AdmitWait(ctx context.Context) error {
 // task it ran on the caller's goroutine instead.
 func (b Bits) Refund(n int) {
 	if b.e != nil {
-		b.e.unitsDone(n)
+		b.e.queuedUnitsDone(b.e.channelOf(b), n)
 	}
 }
 
 // Discard is called by a channel that throws away a queued task the pool
-// never ran (a late deadline, a displaced oldest task): the pool releases
-// the task's unit. It returns the task to hand to the user's drop callback,
-// or false if there is none (the task was cancelled by its submitter and
-// already reported).
+// never ran (a late deadline, a displaced oldest task), outside the
+// channel's lock. The pool ends the task as dropped, as Close ends the tasks
+// it drops: it releases the task's unit of the in-flight limit, counts it in
+// ChannelStats.Dropped, resolves its Future or Group with ErrDropped and
+// passes it to ChannelParams.OnDrop. It returns the task to hand to the
+// channel's own drop callback, if it has one, or false if there is nothing
+// to hand on (the task was cancelled by its submitter and already reported,
+// or it was a yielded task re-entering, which ends itself as dropped).
+// Discard each task once.
 func (b Bits) Discard(t Task) (Task, bool) {
-	if b.e == nil {
+	switch {
+	case b.e == nil:
 		return t, true
+	case b.n == 0: // a slice of no queues names no channel
+		return b.e.discard(-1, t)
 	}
-	return b.e.discard(t)
+	return b.e.dropQueued(b.e.channelOf(b), t)
 }

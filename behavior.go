@@ -71,10 +71,18 @@ type ChannelParams[K comparable] struct {
 	// before it returns. Otherwise Close drops the queued tasks and reports
 	// them. Tasks already running are never interrupted either way.
 	CompleteOnClose bool
-	// OnDrop, if set, is called once for every task Close drops from this
-	// channel, outside every pool lock, so that resources the task held can
-	// be released. It may call Submit (which returns ErrClosed). A panic in
-	// it is recovered and sent to the panic handler.
+	// OnDrop, if set, is called exactly once for every task of this channel
+	// that is dropped, whatever dropped it: Close, for tasks still queued
+	// (or polled but not started); Close, for a yielded task of a channel
+	// that does not complete on close, when its wait returns; the channel
+	// itself, through Bits.Discard (channels.DropLate's late tasks,
+	// channels.DropOldest's displaced ones, which the channel's own callback
+	// receives too). It runs outside every pool lock, after the task was
+	// counted in ChannelStats.Dropped and its Future or Group resolved with
+	// ErrDropped (a yielded task's resolves in its deferred calls, right
+	// after), so that resources the task held can be released. It receives
+	// the task as submitted (a func arrives as a Func). It may call Submit.
+	// A panic in it is recovered and sent to the panic handler.
 	OnDrop func(t Task)
 	// MaxRunning, if positive, caps how many of this channel's tasks run at
 	// once (a yielded task does not count while it waits; it counts on the

@@ -109,6 +109,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	case how.values && ctx != context.Background() && ctx != context.TODO():
 		t = &withValues{Task: t, vals: submitterValues{values: ctx}}
 	}
+	e.credited(ch, 1)
 	channel := e.chans[ch].c
 	stamped := e.timing.stamp(ch, t)
 	err := channel.Push(stamped)
@@ -120,7 +121,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		if c != nil {
 			c.refused()
 		}
-		e.unitDone()
+		e.queuedUnitsDone(ch, 1)
 	case c != nil:
 		c.pushed()
 	}

@@ -50,7 +50,10 @@ type Unwrapper interface {
 // this channel as its followup (see Yield), with the default ordering too; it
 // must accept the task even after Bits.Closed turned true, and refuse it with
 // ErrClosed only once Close(true) emptied the channel. The pool calls it;
-// users do not.
+// users do not. A channel that orders by a key (a priority, a deadline)
+// should implement OrderedPoller, and in Requeue give the task back the key
+// Bits.OrderOf returns when it is of its own kind, so that a task that
+// yields keeps its place.
 // Admission: every submit method and Push (not Requeue) must return
 // ErrClosed, with the channel's lock held, once Bits.Closed reports true. The pool reports Closed
 // before it calls Close, so that a producer that saw ErrClosed from one
@@ -59,11 +62,19 @@ type Unwrapper interface {
 // In-flight limit (Config.Limit): Push and Requeue receive tasks that hold a
 // unit of the limit already. A channel's own submit methods take one per task
 // with Bits.Admit (or Bits.AdmitWait if they block), and give it back with
-// Bits.Refund if they do not queue the task after all. A channel that throws
-// away a queued task the pool never ran (a late deadline, a displaced oldest
-// task) passes it through Bits.Discard, which releases the unit and returns
-// what to hand to the user. The pool releases every other unit when the task
-// ends. Without a limit all of these cost one branch.
+// Bits.Refund if they do not queue the task after all. The pool releases
+// every other unit when the task ends. Without a limit all of these cost one
+// branch. A channel whose own submits all keep this rule says so in Attach
+// with Bits.AdmitsOwnSubmits; the pool keeps the limit itself for channels
+// that do not, so a forgotten Admit costs a little time, never the limit.
+//
+// Drops: a channel that throws away a queued task the pool never ran (a late
+// deadline, a displaced oldest task) passes it through Bits.Discard, once,
+// after releasing its lock. Discard ends the task as dropped exactly as Close
+// does (unit released, counted in the pool's Stats, Future or Group resolved
+// with ErrDropped, ChannelParams.OnDrop called) and returns what to hand to
+// the channel's own drop callback, if it has one. A task must never leave a
+// channel any other way than through Poll, Close or Discard.
 //
 // Timing: a channel's own submit methods pass each task they queue through
 // Bits.Stamp and queue what it returns, so that the pool can time its queue

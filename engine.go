@@ -30,8 +30,9 @@ type engine struct {
 	wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
 	_       pad
 
-	admit admission // Config.Limit (admit.go)
-	_     pad
+	admit         admission // Config.Limit (admit.go)
+	admitDeclared []bool    // per queue: its channel declared AdmitsOwnSubmits (credit.go); written during New only, then nil
+	_             pad
 
 	target atomic.Int32 // workers wanted: those numbered below it run (workers.go)
 	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
@@ -54,9 +55,10 @@ type engine struct {
 
 // queueRef maps a global queue number to its channel.
 type queueRef struct {
-	c     Channel
-	local int // queue number inside the channel
-	ch    int // channel index
+	c       Channel
+	local   int           // queue number inside the channel
+	ch      int           // channel index
+	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
 }
 
 type chanInfo struct {
@@ -69,6 +71,8 @@ type chanInfo struct {
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
+	accounted bool          // the pool keeps the limit's units of its queued tasks itself (credit.go); read-only after New
+	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
 	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
@@ -118,9 +122,10 @@ func (e *engine) submit(ch int, t Task) error {
 	if err := e.admitNow(1); err != nil {
 		return err
 	}
+	e.credited(ch, 1)
 	err := e.chans[ch].c.Push(e.timing.stamp(ch, t))
 	if err != nil {
-		e.unitDone()
+		e.queuedUnitsDone(ch, 1)
 	}
 	return err
 }
@@ -146,29 +151,40 @@ func (e *engine) startClose() {
 	})
 }
 
-// dropTasks reports tasks removed from channel ch by Close: it counts them
-// and hands them to the channel's OnDrop, outside every lock. A yielded
-// task's resumption is not the user's task: its goroutine is told instead,
-// and counts itself as dropped from its origin channel.
+// dropTasks reports tasks removed from channel ch by Close (see dropQueued).
 func (e *engine) dropTasks(ch int, ts []Task) {
-	c := &e.chans[ch]
 	for _, t := range ts {
-		if r, ok := t.(*resumption); ok {
-			r.drop()
-			continue
-		}
-		t, ok := e.discard(t)
-		if !ok {
-			continue // its submitter cancelled it: already counted
-		}
-		c.dropped.Add(1)
-		if d, ok := t.(droppable); ok {
-			d.dropped()
-		}
-		if c.onDrop != nil {
-			e.callOnDrop(ch, t)
-		}
+		e.dropQueued(ch, t)
 	}
+}
+
+// dropQueued ends a queued task of channel ch that the pool will not run,
+// whatever dropped it (Close, a channel through Bits.Discard), by the drop
+// rule of ChannelParams.OnDrop: it releases the task's unit, counts it as
+// dropped, resolves its Future or Group, and hands it to the channel's OnDrop,
+// in that order, outside every pool lock. It returns the task as submitted,
+// or false if there is nothing left to report: its submitter cancelled it
+// (counted already), or it is a yielded task's resumption, whose goroutine is
+// told instead and ends itself as dropped from its origin channel
+// (taskContext.endDropped).
+func (e *engine) dropQueued(ch int, t Task) (Task, bool) {
+	if r, ok := t.(*resumption); ok {
+		r.drop()
+		return nil, false
+	}
+	t, ok := e.discard(ch, t)
+	if !ok {
+		return nil, false
+	}
+	c := &e.chans[ch]
+	c.dropped.Add(1)
+	if d, ok := t.(droppable); ok {
+		d.dropped()
+	}
+	if c.onDrop != nil {
+		e.callOnDrop(ch, t)
+	}
+	return t, true
 }
 
 func (e *engine) callOnDrop(ch int, t Task) {
@@ -180,25 +196,47 @@ func (e *engine) callOnDrop(ch int, t Task) {
 	e.chans[ch].onDrop(t)
 }
 
-// discard releases the unit of a queued task the pool will not run and
-// returns the task as the user submitted it, seen through SubmitContext's
-// wrapper and any channel's (Unwrapper); false if its submitter cancelled it,
-// which was reported already.
-func (e *engine) discard(t Task) (Task, bool) {
+// discard releases the unit of a queued task of channel ch the pool will
+// not run and returns the task as the user submitted it, seen through
+// SubmitContext's wrapper and any channel's (Unwrapper); false if its
+// submitter cancelled it, which was reported already.
+func (e *engine) discard(ch int, t Task) (Task, bool) {
+	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
+		if ch >= 0 && e.chans[ch].accounted {
+			e.takeCredit(ch) // the cancellation released its unit; its credit leaves with it
+		}
+		return nil, false
+	}
+	e.queuedUnitsDone(ch, 1)
+	return userTask(t), true
+}
+
+// cancellableOf returns SubmitContext's wrapper inside t, or nil.
+func cancellableOf(t Task) *cancellable {
 	for {
 		switch tt := t.(type) {
 		case *cancellable:
-			if !tt.claim(claimedDropped, true) {
-				return nil, false
-			}
-			t = tt.Task
-			continue
+			return tt
 		case Unwrapper:
 			t = tt.Unwrap()
-			continue
+		default:
+			return nil
 		}
-		e.unitDone()
-		return t, true
+	}
+}
+
+// userTask returns t as the user submitted it, seen through SubmitContext's
+// wrapper and any channel's (Unwrapper).
+func userTask(t Task) Task {
+	for {
+		switch tt := t.(type) {
+		case *cancellable:
+			t = tt.Task
+		case Unwrapper:
+			t = tt.Unwrap()
+		default:
+			return t
+		}
 	}
 }
 

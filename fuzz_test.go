@@ -492,7 +492,7 @@ const (
 	outPanicked
 	outGoexited
 	outDropped          // removed from a queue by Close: OnDrop received it
-	outDroppedSuspended // a DROP task refused re-entry after Close: Yield did not return
+	outDroppedSuspended // a DROP task refused re-entry after Close: Yield did not return; OnDrop received it
 )
 
 type fzEvKind uint8
@@ -706,13 +706,22 @@ func (r *fzRun) log(ev fzEvent) {
 	r.mu.Unlock()
 }
 
+// onDrop records a drop. A task that started was dropped as it came back
+// from a Yield after Close: OnDrop sees it before its deferred calls run,
+// which then find it recorded (fzTask.Run).
 func (r *fzRun) onDrop(t smartpool.Task) {
 	ft, ok := t.(*fzTask)
 	if !ok {
 		r.problem("OnDrop got %T, not a submitted task", t)
 		return
 	}
-	r.record(ft.s.id, outDropped)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.starts[ft.s.id] > 0 {
+		r.outcomes[ft.s.id] = append(r.outcomes[ft.s.id], outDroppedSuspended)
+		return
+	}
+	r.outcomes[ft.s.id] = append(r.outcomes[ft.s.id], outDropped)
 }
 
 func (r *fzRun) onPanic(key string, pe *smartpool.PanicError) {
@@ -854,8 +863,14 @@ func (t *fzTask) Run(ctx context.Context) {
 		if !settled {
 			// Unwinding without having reached its end: a panic or Goexit
 			// of ours is recorded before it starts, so this is the pool
-			// ending a DROP task that re-entered after Close.
-			r.end(s.id, outDroppedSuspended)
+			// ending a DROP task that re-entered after Close, which OnDrop
+			// recorded already, before these deferred calls.
+			r.mu.Lock()
+			if outs := r.outcomes[s.id]; len(outs) != 1 || outs[0] != outDroppedSuspended {
+				r.problems = append(r.problems, fmt.Sprintf("task %d dropped after a yield: outcomes %v as its deferred calls run, want OnDrop's alone", s.id, outs))
+			}
+			r.events = append(r.events, fzEvent{kind: evEnd, id: s.id})
+			r.mu.Unlock()
 		}
 	}()
 	if c := s.child; c != nil {
@@ -1176,6 +1191,7 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		t.Fatalf("report: %v", err)
 	}
 	led := r.counts()
+	var dropping [fzChans]uint64
 	slack := r.nCancels + r.nPending
 	if !r.exact {
 		slack++ // a submit racing Close
@@ -1191,6 +1207,9 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		}
 		if !fzLayout[s.ch].coc && s.yields > 0 {
 			slack++
+			if len(r.outcomes[id]) == 0 {
+				dropping[s.ch]++ // counted as dropped just before OnDrop records it
+			}
 		}
 	}
 	for _, rec := range r.side {
@@ -1207,6 +1226,7 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		if c.Queued != 0 {
 			t.Errorf("report: %s still has %d queued", c.Key, c.Queued)
 		}
+		led[i][3] += dropping[i]
 		for k := range got {
 			if fzLayout[i].coc && k < 4 && got[k] != led[i][k] || got[k] > led[i][k] {
 				t.Errorf("report for %s: ran/panicked/goexited/dropped/cancelled %v, ledger %v", c.Key, got, led[i])

@@ -58,6 +58,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 		}
 	}
 	c := e.chans[ch].c
+	e.credited(ch, 1)
 	err := c.Push(t)
 	if errors.Is(err, ErrClosed) && tc.w != nil {
 		// Draining: the work goes on, like a yielded task's re-entry. The
@@ -67,8 +68,12 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	}
 	switch {
 	case err != nil && !transfer:
-		e.unitDone()
-	case err == nil && transfer:
+		e.queuedUnitsDone(ch, 1)
+	case err != nil:
+		// An accounted channel's task that came without a unit may have
+		// taken t's credit, and with it the caller's unit.
+		tc.handedOff = e.chans[ch].accounted && !e.takeCredit(ch)
+	case transfer:
 		tc.handedOff = true
 	}
 	return err

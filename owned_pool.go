@@ -75,9 +75,11 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.chans[i].maxRunning.Store(int64(limit))
 		}
 		for q := range c.Queues() {
-			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i})
+			op, _ := c.(OrderedPoller)
+			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op})
 		}
 	}
+	e.admitDeclared = make([]bool, len(e.queues))
 	if err := lo.attach(e); err != nil {
 		return nil, err
 	}
@@ -88,6 +90,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.admit.held.Add(int64(c.Len())) // queued before New: they end like the rest
 		}
 	}
+	e.setAccounting()
 	e.finish = func() { e.report = p.buildReport(); p.logClosed() }
 	e.start()
 	p.logStart(workers)

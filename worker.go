@@ -49,6 +49,7 @@ type worker struct {
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
+	order  Order       // key of the task last polled from an OrderedPoller (order.go); same owner
 	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
 	// running is 1 + the channel of the task the worker last started or
 	// hosted, 0 once it parks (timing.go); runs counts tasks toward the next
@@ -193,7 +194,7 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 		if capped && !e.reserve(q.ch) {
 			continue
 		}
-		if t := q.c.Poll(q.local); t != nil {
+		if t := w.poll(q); t != nil {
 			w.cursor[l] = from
 			return t, q
 		}
@@ -209,7 +210,8 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
-	tc.cur, tc.handedOff, tc.skipped, tc.recovered = q, false, false, false
+	tc.cur, tc.handedOff, tc.skipped, tc.recovered, tc.task = q, false, false, false, t
+	tc.charged = w.e.chans[q.ch].accounted && w.e.charge(q.ch) // credit.go
 	finished := false
 	start := w.startRun(tc, q.ch)
 	defer func() {
@@ -224,6 +226,7 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 		}
 		e := w.e
 		e.timing.endRun(q.ch, start)
+		tc.task = nil // let the task go: this goroutine may park for long
 		e.endSegment(q.ch)
 		e.endTask(q.ch)
 		tc.releaseUnit()

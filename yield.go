@@ -55,9 +55,11 @@ package smartpool
 // and it carries the worker through the close protocol like any other. (It
 // takes one only before Close started, so a task of a dropping channel that
 // does so had re-entered before the drop.) A task of a dropping channel that
-// re-enters after Close started is dropped: it is counted as dropped and its
-// goroutine ends with runtime.Goexit, running the task's deferred calls; so
-// is a resumption that Close removes from a dropping channel. Close does not
+// re-enters after Close started is dropped: it is counted as dropped, its unit
+// released and the task handed to its origin channel's OnDrop
+// (taskContext.endDropped), and then its goroutine ends with runtime.Goexit,
+// running the task's deferred calls, which so see it ended; so is a
+// resumption that Close removes from a dropping channel. Close does not
 // wait for such tasks while they are suspended: their goroutines wait on
 // their own events. A task that ends counts its outcome, when no worker will,
 // before it leaves inflight (taskContext.end), so Close's report has it.
@@ -90,10 +92,13 @@ type taskContext struct {
 	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
 	skipped         bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 	recovered       bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
+	task            Task      // the current task as polled, for OnDrop if it is dropped after a Yield (written by worker.run)
+	charged         bool      // the current task came without a unit of the limit and was charged one (credit.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
 	origin   int          // channel the task was submitted to: its stats and close policy
+	order    Order        // the key the task was first ordered by, kept across re-entries (order.go)
 	counted  bool         // the origin completes on close: counted in e.inflight until the end
 	dropped  bool         // re-entry refused after Close: the task ends by Goexit
 	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
@@ -141,8 +146,9 @@ func taskOf(ctx context.Context) *taskContext {
 //
 // If the pool's Close starts while the task waits and the task came from a
 // channel that does not complete on close, the task is dropped when wait
-// returns: Yield does not return, the task's deferred calls run (as with
-// runtime.Goexit), and the pool counts it as dropped. Tasks of
+// returns: Yield does not return, the pool counts it as dropped and passes
+// it to the channel's OnDrop, and then the task's deferred calls run (as
+// with runtime.Goexit). Tasks of
 // complete-on-close channels always resume, and Close waits for them.
 func Yield(ctx context.Context, wait func()) {
 	tc := taskOf(ctx)
@@ -161,6 +167,10 @@ func (tc *taskContext) suspend() {
 	if !tc.detached {
 		tc.detached = true
 		tc.origin = tc.cur.ch
+		tc.order = Order{}
+		if tc.cur.ordered != nil {
+			tc.order = w.order // the task was the last this worker polled (order.go)
+		}
 		tc.counted = e.chans[tc.origin].coc
 		e.chans[tc.origin].suspended.Add(1)
 		if tc.counted {
@@ -218,7 +228,31 @@ func (tc *taskContext) reenter() {
 	}
 	if tc.w == nil { // refused, or dropped from the queue by Close
 		tc.dropped = true
+		tc.endDropped()
 		runtime.Goexit()
+	}
+}
+
+// endDropped ends a yielded task that may not re-enter because its channel
+// dropped it at Close, before runtime.Goexit runs its deferred calls: so
+// that whatever observes the task's end (its defers, a Future, a WaitGroup)
+// sees it counted in Stats as dropped and no longer yielded. It counts the
+// task in its origin channel, releases its unit and hands it to the
+// origin's OnDrop (the drop rule of ChannelParams.OnDrop); its Future or
+// Group resolves in the task's own deferred call. end then has nothing left
+// to do but let the goroutine go.
+func (tc *taskContext) endDropped() {
+	e, c := tc.e, &tc.e.chans[tc.origin]
+	e.endTask(tc.origin)
+	tc.releaseUnit()
+	c.dropped.Add(1)
+	c.suspended.Add(-1)
+	if c.onDrop != nil {
+		e.callOnDrop(tc.origin, userTask(tc.task))
+	}
+	tc.task = nil
+	if tc.counted {
+		e.leaveInflight() // last: Close may report once inflight reaches zero
 	}
 }
 
@@ -268,11 +302,14 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 	case finished && tc.recovered:
 		how = panicked // reported by its Future or Group already
 	case finished:
+	case tc.dropped: // ended already (endDropped); a panic in its deferred calls is still reported
+		how = dropped
+		if r != nil {
+			tc.e.panicked(tc.origin, &PanicError{Value: r, Stack: debug.Stack()})
+		}
 	case r != nil:
 		how = panicked
 		tc.e.panicked(tc.origin, &PanicError{Value: r, Stack: debug.Stack()})
-	case tc.dropped:
-		how = dropped
 	default:
 		how = goexited
 	}
@@ -285,14 +322,15 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 // adopted worker's loop (or handing it to a new goroutine, if runtime.Goexit
 // is unwinding this one). A task that ended inside a wait holds no worker.
 func (tc *taskContext) end(how outcome) (carry bool) {
+	if how == dropped {
+		return false // counted and released by endDropped, before the defers ran
+	}
 	e, c, w := tc.e, &tc.e.chans[tc.origin], tc.w
 	e.endTask(tc.origin)
 	tc.releaseUnit()
 	// An outcome no worker will count is counted before the task leaves
 	// inflight: once inflight reaches zero, Close may finish and report.
 	switch {
-	case how == dropped:
-		c.dropped.Add(1)
 	case w == nil && how == panicked:
 		c.inWait.panicked.Add(1)
 	case w == nil && how == goexited:
@@ -302,7 +340,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 	if tc.counted {
 		e.leaveInflight()
 	}
-	if how == dropped || w == nil { // ended inside a wait, or dropped: no worker to release
+	if w == nil { // ended inside a wait: no worker to release
 		return false
 	}
 	e.endSegment(tc.cur.ch)
@@ -322,14 +360,14 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		go e.loop(newTaskContext(e, w), false)
 		return false
 	}
-	tc.detached, tc.counted, tc.dropped = false, false, false
+	tc.detached, tc.counted, tc.dropped, tc.task = false, false, false, nil
 	return true
 }
 
 // releaseUnit releases the current task's unit of the in-flight limit as it
 // ends, unless it handed the unit on.
 func (tc *taskContext) releaseUnit() {
-	if !tc.handedOff && !tc.skipped {
+	if !tc.handedOff && (!tc.skipped || tc.charged) {
 		tc.e.unitDone()
 	}
 }

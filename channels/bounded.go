@@ -128,8 +128,11 @@ type BoundedOption struct {
 // method of the channel. A nil onDrop drops silently; drops are counted in
 // BoundedStats either way. A panic in onDrop is recovered and counted in
 // BoundedStats.DropPanics, and the submit still returns nil; recover in
-// onDrop if the panic value matters. The pool never sees
-// a task dropped this way: it is not in the pool's Stats or Report.
+// onDrop if the panic value matters. In a pool, a displaced task ends as
+// dropped (smartpool.Bits.Discard), before onDrop is called: it is counted
+// in the pool's Stats as Dropped, its Future or Group resolves with
+// smartpool.ErrDropped, and the channel's smartpool.ChannelParams.OnDrop
+// receives it too.
 //
 // DropOldest and CallerRuns exclude each other: the last one given wins.
 func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
@@ -487,6 +490,7 @@ func (b *Bounded) Attach(bits smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	b.bits = bits
+	bits.AdmitsOwnSubmits() // its submit methods take their units
 	if b.lenLocked() > 0 {
 		b.bits.Set(0)
 	}

@@ -205,8 +205,8 @@ func TestPoolStress(t *testing.T) {
 			for id := range out.dropped {
 				dropped += int(out.dropped[id].Load())
 			}
-			if tot := rep.Total(); tot.Ran != uint64(total-dropped) || tot.Dropped != 0 || tot.Queued != 0 {
-				t.Fatalf("report %+v, want %d ran", tot, total-dropped)
+			if tot := rep.Total(); tot.Ran != uint64(total-dropped) || tot.Dropped != uint64(dropped) || tot.Queued != 0 {
+				t.Fatalf("report %+v, want %d ran, %d dropped", tot, total-dropped, dropped)
 			}
 		})
 	}

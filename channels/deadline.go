@@ -22,8 +22,16 @@ import (
 // it is naturally the next one Poll returns, and it is counted in
 // DeadlineStats.Late. With the DropLate option, Poll instead removes late
 // tasks without running them, counts them in DeadlineStats.DroppedLate, hands
-// each to the option's callback, and goes on to the next task. The pool never
-// sees a task dropped this way: it is not in the pool's Stats or Report.
+// each to the option's callback, and goes on to the next task. In a pool,
+// such a task ends as dropped (smartpool.Bits.Discard): it is counted in the
+// pool's Stats as Dropped, its Future or Group resolves with
+// smartpool.ErrDropped, and the channel's smartpool.ChannelParams.OnDrop
+// receives it too.
+//
+// Only tasks given a deadline by Submit or SubmitTask are ever dropped as
+// late. A task queued by the pool (Push, the by-key submit) is due when it is
+// pushed, and a yielded task re-entering (Requeue) keeps its deadline: both
+// run even when late.
 //
 // Deadlines are compared by their wall-clock reading only: the monotonic
 // clock reading that time.Now carries is dropped on submit, so that the order
@@ -56,10 +64,10 @@ type Deadline struct {
 
 // deadlineItem is one queued task and its key (at, seq).
 type deadlineItem struct {
-	at      time.Time // monotonic reading stripped
-	seq     uint64
-	task    smartpool.Task
-	requeue bool // a yielded task re-entering: never dropped as late
+	at   time.Time // monotonic reading stripped
+	seq  uint64
+	task smartpool.Task
+	keep bool // pushed by the pool or re-entering: never dropped as late
 }
 
 func deadlineLess(a, b deadlineItem) bool {
@@ -126,8 +134,10 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 	return d.push(deadline, t, submitted)
 }
 
-// Requeue queues a yielded task re-entering the pool with the deadline
-// time.Now(); see smartpool.Channel. It is never dropped as late.
+// Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
+// It keeps the deadline the task was first queued with if that came from a
+// Deadline (see smartpool.OrderedPoller), and gets the deadline time.Now()
+// otherwise. It is never dropped as late.
 func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued) }
 
 func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
@@ -140,11 +150,16 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 		d.mu.Unlock()
 		return err
 	}
+	if how == requeued {
+		if o, ok := d.bits.OrderOf(t); ok && o.HasDeadline {
+			at = o.Deadline // a yielded task keeps its place
+		}
+	}
 	if d.tree == nil {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), requeue: how == requeued})
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), keep: how != submitted})
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}
@@ -155,11 +170,12 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 }
 
 // Push queues t with the deadline time.Now(); it is the by-key submit of
-// smartpool.Pool.Submit. Such a task runs after every queued task whose
-// deadline has already passed and before every task due later. It is late as
-// soon as the clock moves on, so it is counted in DeadlineStats.Late when it
-// runs, and with DropLate it is almost always dropped: submit through Submit
-// or SubmitTask with a real deadline when late tasks are dropped.
+// smartpool.Pool.Submit (and of Go, Group.Go and timers). Such a task runs
+// after every queued task whose deadline has already passed and before every
+// task due later. It is late as soon as the clock moves on, so it is counted
+// in DeadlineStats.Late when it runs, but DropLate never drops it: it had no
+// deadline of its own to miss. Submit through Submit or SubmitTask to give a
+// task a deadline that late-dropping applies to.
 func (d *Deadline) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -172,21 +188,30 @@ func (d *Deadline) Push(t smartpool.Task) error {
 // DropLate it drops those (see Deadline) and returns the first task that is
 // not late, or nil.
 func (d *Deadline) Poll(int) smartpool.Task {
+	t, _ := d.PollOrder(0)
+	return t
+}
+
+// PollOrder is Poll that also returns the task's deadline; the pool calls it
+// (see smartpool.OrderedPoller) so that a task that yields keeps its
+// deadline when it re-enters.
+func (d *Deadline) PollOrder(int) (smartpool.Task, smartpool.Order) {
 	now := time.Now()
 	for {
 		var dropped [dropBatch]smartpool.Task
 		n := 0
 		var t smartpool.Task
+		var at time.Time
 		d.mu.Lock()
 		for d.tree != nil && d.tree.Len() > 0 {
 			it, _ := d.tree.DeleteMin()
 			if !it.at.Before(now) {
-				t = it.task
+				t, at = it.task, it.at
 				break
 			}
-			if !d.dropLate || it.requeue {
+			if !d.dropLate || it.keep {
 				d.late.Add(1)
-				t = it.task
+				t, at = it.task, it.at
 				break
 			}
 			dropped[n] = it.task
@@ -208,8 +233,11 @@ func (d *Deadline) Poll(int) smartpool.Task {
 				d.callOnDrop(t)
 			}
 		}
-		if t != nil || n < len(dropped) {
-			return t
+		switch {
+		case t != nil:
+			return t, smartpool.Order{Deadline: at, HasDeadline: true}
+		case n < len(dropped):
+			return nil, smartpool.Order{}
 		}
 		// A full batch of late tasks: there may be more.
 	}
@@ -249,6 +277,7 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	d.bits = b
+	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
 	if d.tree != nil && d.tree.Len() > 0 {
 		d.bits.Set(0)
 	}

@@ -170,6 +170,7 @@ func (f *FIFO) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	f.bits = b
+	b.AdmitsOwnSubmits() // Submit and SubmitBatch take their units (entry.go)
 	if f.q.Len() > 0 {
 		f.bitSet.Store(true)
 		f.bits.Set(0)

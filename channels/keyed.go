@@ -394,6 +394,7 @@ func (k *Keyed[G]) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	k.bits = b
+	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
 	if k.bitSet {
 		k.bits.Set(0)
 	}

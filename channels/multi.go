@@ -178,6 +178,26 @@ func (m *Multi[C]) Poll(i int) smartpool.Task {
 	return m.shards[s].Poll(i - m.first[s])
 }
 
+// PollOrder is Poll that also returns the task's key when the shard orders
+// by one (see smartpool.OrderedPoller), so that a task that yields keeps its
+// place in a Multi of Priority or Deadline shards; the pool calls it.
+func (m *Multi[C]) PollOrder(i int) (smartpool.Task, smartpool.Order) {
+	if i < 0 || i >= m.queues {
+		return nil, smartpool.Order{}
+	}
+	s := i
+	if !m.single {
+		var found bool
+		if s, found = slices.BinarySearch(m.first, i); !found {
+			s-- // see Poll
+		}
+	}
+	if op, ok := any(m.shards[s]).(smartpool.OrderedPoller); ok {
+		return op.PollOrder(i - m.first[s])
+	}
+	return m.shards[s].Poll(i - m.first[s]), smartpool.Order{}
+}
+
 // Len returns the sum of the shards' Len, each read at a different instant
 // (see Multi).
 func (m *Multi[C]) Len() int {

@@ -62,8 +62,9 @@ func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
 // Close started. It does not block.
 func (p *Priority) SubmitTask(prio int, t smartpool.Task) error { return p.push(prio, t, submitted) }
 
-// Requeue queues a yielded task re-entering the pool with priority 0; see
-// smartpool.Channel.
+// Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
+// It keeps the priority the task was first queued with if that came from a
+// Priority (see smartpool.OrderedPoller), and gets priority 0 otherwise.
 func (p *Priority) Requeue(t smartpool.Task) error { return p.push(0, t, requeued) }
 
 func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
@@ -74,6 +75,11 @@ func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
 	if err := how.admitLocked(p.bits, p.dropped, p.closed); err != nil {
 		p.mu.Unlock()
 		return err
+	}
+	if how == requeued {
+		if o, ok := p.bits.OrderOf(t); ok && o.HasPriority {
+			prio = o.Priority // a yielded task keeps its place
+		}
 	}
 	p.seq++
 	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: how.stamp(p.bits, t)})
@@ -95,13 +101,21 @@ func (p *Priority) Push(t smartpool.Task) error { return p.push(0, t, pushed) }
 // Poll removes and returns the task with the highest priority, or nil if the
 // Priority is empty.
 func (p *Priority) Poll(int) smartpool.Task {
+	t, _ := p.PollOrder(0)
+	return t
+}
+
+// PollOrder is Poll that also returns the task's priority; the pool calls
+// it (see smartpool.OrderedPoller) so that a task that yields keeps its
+// priority when it re-enters.
+func (p *Priority) PollOrder(int) (smartpool.Task, smartpool.Order) {
 	p.mu.Lock()
 	n := len(p.heap) - 1
 	if n < 0 {
 		p.mu.Unlock()
-		return nil
+		return nil, smartpool.Order{}
 	}
-	t := p.heap[0].task
+	t, prio := p.heap[0].task, p.heap[0].prio
 	p.heap[0] = p.heap[n]
 	p.heap[n] = prioItem{} // do not retain the task after it left
 	p.heap = p.heap[:n]
@@ -111,7 +125,7 @@ func (p *Priority) Poll(int) smartpool.Task {
 		p.bits.Clear(0)
 	}
 	p.mu.Unlock()
-	return t
+	return t, smartpool.Order{Priority: prio, HasPriority: true}
 }
 
 func (p *Priority) upLocked(i int) {
@@ -168,6 +182,7 @@ func (p *Priority) Attach(b smartpool.Bits) error {
 		return smartpool.ErrAttached
 	}
 	p.bits = b
+	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
 	if len(p.heap) > 0 {
 		p.bits.Set(0)
 	}

@@ -1,0 +1,57 @@
+package smartpool
+
+// # A yielded task keeps its place
+//
+// A task that yields re-enters through its followup channel (Yield). A
+// channel that orders by a key (channels.Priority, channels.Deadline) would
+// otherwise queue the re-entry with its default key, so a task of priority
+// 100 would come back at 0. So the pool carries the key the task was first
+// ordered by: such a channel implements OrderedPoller, and the worker that
+// polls it keeps the key of the task it takes (worker.order, touched only by
+// the goroutine carrying the worker). When the task first yields it is still
+// running on that worker, so suspend copies the key into its context, where
+// it stays until the task ends. Its resumption carries it, and the followup
+// channel's Requeue reads it back with Bits.OrderOf and keeps it when it
+// orders by the same kind of key.
+
+import "time"
+
+// Order is the key a channel ordered a task by: a priority, a deadline, or
+// neither (the zero Order).
+type Order struct {
+	Priority    int       // the task's priority, if HasPriority
+	Deadline    time.Time // the task's deadline, if HasDeadline
+	HasPriority bool
+	HasDeadline bool
+}
+
+// OrderedPoller is implemented by channels that order their tasks by a key,
+// so that a task that yields keeps its place when it re-enters: the pool
+// calls PollOrder instead of Poll, and hands the Order back to the followup
+// channel's Requeue (see Bits.OrderOf). PollOrder is Poll that also returns
+// the key the task was queued with.
+type OrderedPoller interface {
+	PollOrder(queue int) (Task, Order)
+}
+
+// OrderOf returns the key a yielded task re-entering through Requeue was
+// first ordered by (see OrderedPoller), and false for any other task or if
+// the channel that gave it out orders by no key.
+func (Bits) OrderOf(t Task) (Order, bool) {
+	r, ok := t.(*resumption)
+	if !ok {
+		return Order{}, false
+	}
+	o := (*taskContext)(r).order
+	return o, o.HasPriority || o.HasDeadline
+}
+
+// poll polls queue q, keeping the task's key if the channel has one.
+func (w *worker) poll(q *queueRef) Task {
+	if q.ordered == nil {
+		return q.c.Poll(q.local)
+	}
+	t, o := q.ordered.PollOrder(q.local)
+	w.order = o
+	return t
+}
