@@ -74,6 +74,7 @@ type chanInfo struct {
 	accounted bool          // the pool keeps the limit's units of its queued tasks itself (credit.go); read-only after New
 	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
 	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
+	inline    taskStats     // its tasks the channel ran on a submitting goroutine (Bits.RunHere); any goroutine adds
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot

@@ -112,12 +112,13 @@ func (t *futureTask[T]) cancelled(err error) {
 
 // recoveredPanic tells the pool that the task running with ctx panicked and
 // that its Future or Group recovered the panic and reports it: the pool
-// counts the task as panicked, not ran, and does not report it again. Run
-// outside the pool (channels.Bounded's CallerRuns), the task has no pool
-// context and nothing is counted.
+// counts the task as panicked, not ran, and does not report it again, also
+// when a channel ran it on the submitting goroutine (Bits.RunHere).
 func recoveredPanic(ctx context.Context) {
 	if tc := taskOf(ctx); tc != nil {
 		tc.recovered = true
+	} else if run, ok := ctx.Value(inlineKey{}).(*inlineRun); ok {
+		run.recovered = true // run by Bits.RunHere
 	}
 }
 

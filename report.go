@@ -120,6 +120,7 @@ func (p *Pool[K]) Stats() *Stats[K] {
 			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
 		}
 		c.addOutcomes(&e.chans[i].inWait)
+		c.addOutcomes(&e.chans[i].inline)
 		for _, w := range *e.workers.Load() {
 			c.addOutcomes(&w.stats[i])
 		}

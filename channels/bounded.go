@@ -147,12 +147,13 @@ func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
 // the work itself. Submit and SubmitTask still wait for room, bounded by
 // their context, as their callers asked.
 //
-// The task runs as a plain call, outside the pool: with context.Background(),
-// since these methods take no context and the pool's task context belongs to
-// a worker. So smartpool.Yield inside it just calls its wait function, the
-// pool does not count it in its Stats or Report, Close does not wait for it
-// nor cancel it, and a panic in it propagates to the caller, as if the caller
-// had called the task itself (through smartpool.Pool.Submit too). Runs are
+// The task runs on the calling goroutine through smartpool.Bits.RunHere,
+// with context.Background(), since these methods take no context and the
+// pool's task context belongs to a worker. So smartpool.Yield inside it just
+// calls its wait function, and Close does not wait for it nor cancel it. The
+// pool counts it in its Stats like a worker's run (Ran, Panicked or
+// Goexited), and a panic in it is recovered and goes to the pool's panic
+// handler (or the task's Future or Group), not to the caller. Runs are also
 // counted in BoundedStats.CallerRan. After the pool's Close started, the
 // methods return smartpool.ErrClosed and run nothing.
 //
@@ -344,9 +345,9 @@ func (b *Bounded) offerLocked(t smartpool.Task, bits smartpool.Bits) error {
 		return nil
 	case b.callerRuns:
 		b.mu.Unlock()
-		bits.Refund(1) // it runs here, outside the pool's count
+		bits.Refund(1) // it runs here, outside the pool's count of units
 		b.callerRan.Add(1)
-		t.Run(context.Background())
+		bits.RunHere(context.Background(), t) // counted in the pool's Stats
 		return nil
 	}
 	b.mu.Unlock()

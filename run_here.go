@@ -1,0 +1,70 @@
+package smartpool
+
+import "context"
+
+// RunHere runs t on the calling goroutine, for a channel that runs a task
+// instead of queueing it (channels.CallerRuns), and counts its outcome in the
+// channel's Stats as a worker's run would be: Ran, Panicked or Goexited. A
+// panic is recovered and sent to the pool's panic handler (or to the task's
+// Future or Group); runtime.Goexit is counted and then ends the calling
+// goroutine, as it would without the pool. The task's context is ctx, which
+// is context.Background() if nil; Yield inside it is a plain wait, since the
+// task holds no worker.
+//
+// The channel must have given back the task's unit of Config.Limit first
+// (Bits.Refund), since the task never enters the pool. Without a pool (zero
+// Bits) RunHere just runs t and lets a panic through.
+func (b Bits) RunHere(ctx context.Context, t Task) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if b.e == nil || b.n == 0 {
+		t.Run(ctx)
+		return
+	}
+	b.e.runHere(b.e.channelOf(b), ctx, t)
+}
+
+// inlineKey marks the context of a task RunHere runs, so that a Future or
+// Group that recovers the task's panic can say so (recoveredPanic).
+type inlineKey struct{}
+
+// inlineRun is what RunHere learns about the task it runs; only the calling
+// goroutine touches it.
+type inlineRun struct{ recovered bool }
+
+type inlineContext struct {
+	context.Context
+	run *inlineRun
+}
+
+func (c inlineContext) Value(key any) any {
+	if key == (inlineKey{}) {
+		return c.run
+	}
+	return c.Context.Value(key)
+}
+
+func (e *engine) runHere(ch int, ctx context.Context, t Task) {
+	stats := &e.chans[ch].inline
+	run := &inlineRun{}
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		if r := recover(); r != nil {
+			stats.panicked.Add(1)
+			e.panicked(ch, &PanicError{Value: r, Stack: stack()})
+			return
+		}
+		stats.goexited.Add(1) // runtime.Goexit: it goes on unwinding the caller
+	}()
+	t.Run(inlineContext{Context: ctx, run: run})
+	finished = true
+	if run.recovered {
+		stats.panicked.Add(1)
+	} else {
+		stats.ran.Add(1)
+	}
+}
