@@ -50,8 +50,8 @@ func (e *engine) setAccounting() {
 		for q := c.first; q < c.first+c.queues; q++ {
 			declared = declared && e.admitDeclared[q]
 		}
-		c.accounted = e.admit.on && !declared
-		if c.accounted {
+		c.accounted.Store(e.admit.on && !declared)
+		if c.accounted.Load() {
 			c.credit.Store(int64(c.c.Len())) // queued before New: New admitted them
 		}
 	}
@@ -69,7 +69,7 @@ func (e *engine) channelOf(b Bits) int {
 // credited records that k units entered channel ch with tasks about to be
 // queued, if the pool accounts ch.
 func (e *engine) credited(ch, k int) {
-	if ch >= 0 && e.chans[ch].accounted {
+	if ch >= 0 && e.chans[ch].accounted.Load() {
 		e.chans[ch].credit.Add(int64(k))
 	}
 }
@@ -104,7 +104,7 @@ func (e *engine) charge(ch int) bool {
 // queue without running (dropped, or refused after admission): for an
 // accounted channel, only those that took a credit.
 func (e *engine) queuedUnitsDone(ch, k int) {
-	if ch < 0 || !e.chans[ch].accounted {
+	if ch < 0 || !e.chans[ch].accounted.Load() {
 		e.unitsDone(k)
 		return
 	}

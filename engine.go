@@ -71,7 +71,7 @@ type chanInfo struct {
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
-	accounted bool          // the pool keeps the limit's units of its queued tasks itself (credit.go); read-only after New
+	accounted atomic.Bool   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
 	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
 	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
 	inline    taskStats     // its tasks the channel ran on a submitting goroutine (Bits.RunHere); any goroutine adds
@@ -203,7 +203,7 @@ func (e *engine) callOnDrop(ch int, t Task) {
 // submitter cancelled it, which was reported already.
 func (e *engine) discard(ch int, t Task) (Task, bool) {
 	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
-		if ch >= 0 && e.chans[ch].accounted {
+		if ch >= 0 && e.chans[ch].accounted.Load() {
 			e.takeCredit(ch) // the cancellation released its unit; its credit leaves with it
 		}
 		return nil, false

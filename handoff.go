@@ -72,7 +72,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	case err != nil:
 		// An accounted channel's task that came without a unit may have
 		// taken t's credit, and with it the caller's unit.
-		tc.handedOff = e.chans[ch].accounted && !e.takeCredit(ch)
+		tc.handedOff = e.chans[ch].accounted.Load() && !e.takeCredit(ch)
 	case transfer:
 		tc.handedOff = true
 	}

@@ -211,7 +211,7 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 // runtime.Goexit (a new goroutine then carries on the loop).
 func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 	tc.cur, tc.handedOff, tc.skipped, tc.recovered, tc.task = q, false, false, false, t
-	tc.charged = w.e.chans[q.ch].accounted && w.e.charge(q.ch) // credit.go
+	tc.charged = w.e.chans[q.ch].accounted.Load() && w.e.charge(q.ch) // credit.go
 	finished := false
 	start := w.startRun(tc, q.ch)
 	defer func() {

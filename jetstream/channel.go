@@ -104,6 +104,7 @@ func (ch *Channel) Attach(b smartpool.Bits) error {
 	}
 	ch.attached, ch.bits = true, b
 	ch.mu.Unlock()
+	b.AdmitsOwnSubmits() // every fetched message takes its unit with AdmitWait
 	if !ch.client.goroutine(ch.fetchLoop) || !ch.client.goroutine(ch.heartbeat) {
 		return ErrClientClosed
 	}
