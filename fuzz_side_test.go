@@ -1,10 +1,12 @@
 package smartpool_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/smartpool-go/smartpool"
@@ -31,16 +33,17 @@ type fzSideRec struct {
 	late, yield   bool
 
 	// guarded by r.mu
-	returned bool  // the submit returned (a CallerRuns Goexit ends the submitting goroutine)
-	err      error // what the submit returned
-	starts   int
-	inline   bool // ran on the submitting goroutine (CallerRuns)
-	outcomes []fzOutcome
-	onDrop   int // ChannelParams.OnDrop calls with its task
-	own      int // calls of the channel's own drop callback with its task
-	resolved bool
-	resVal   int
-	resErr   error
+	returned  bool  // the submit returned (a CallerRuns Goexit ends the submitting goroutine)
+	err       error // what the submit returned
+	starts    int
+	inline    bool   // ran on the submitting goroutine (CallerRuns)
+	submitter uint64 // the goroutine that submitted it, written before the submit
+	outcomes  []fzOutcome
+	onDrop    int // ChannelParams.OnDrop calls with its task
+	own       int // calls of the channel's own drop callback with its task
+	resolved  bool
+	resVal    int
+	resErr    error
 }
 
 // The entries of a side task.
@@ -144,7 +147,7 @@ func (r *fzRun) sideEnd(rec *fzSideRec, o fzOutcome) {
 func (r *fzRun) sideBody(ctx context.Context, rec *fzSideRec) {
 	r.mu.Lock()
 	rec.starts++
-	rec.inline = ctx == context.Background() // CallerRuns runs it outside the pool, with Background
+	rec.inline = goroutineID() == rec.submitter // CallerRuns ran it on the submitting goroutine
 	r.mu.Unlock()
 	settled := false
 	defer func() {
@@ -201,6 +204,7 @@ func (r *fzRun) sideOp(arg int) {
 }
 
 func (r *fzRun) sideSubmit(rec *fzSideRec) error {
+	rec.submitter = goroutineID()
 	key := fzLayout[rec.ch].key
 	own := func(t smartpool.Task) error {
 		switch c := r.chans[rec.ch].c.(type) {
@@ -242,9 +246,23 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) error {
 		r.awaitFuture(rec, smartpool.Go(r.pool, key, fn))
 		return nil
 	}
+	// TryGo, not Go: Go waits for room at a full pool, and the harness's ops
+	// are synchronous. A refusal leaves Wait nothing to report at a full pool,
+	// so the result is then ErrFull, as the refusal's error.
 	g := smartpool.NewGroup(context.Background(), r.pool)
-	defer r.awaitGroup(rec, g) // also when a CallerRuns Goexit ends this goroutine inside Go
-	g.Go(key, func(ctx context.Context) error { r.sideBody(ctx, rec); return nil })
+	refused := false
+	defer func() { // also when a CallerRuns Goexit ends this goroutine inside TryGo
+		if !refused {
+			r.awaitGroup(rec, g)
+			return
+		}
+		err := g.Wait(context.Background()) // at once: nothing is pending
+		if err == nil {
+			err = smartpool.ErrFull
+		}
+		r.resolveSide(rec, 0, err)
+	}()
+	refused = !g.TryGo(key, func(ctx context.Context) error { r.sideBody(ctx, rec); return nil })
 	return nil
 }
 
@@ -387,4 +405,15 @@ func (r *fzRun) checkSide() {
 				key, got, handlerWant[ch], loosePanics[ch])
 		}
 	}
+}
+
+// goroutineID returns the calling goroutine's number, read from its stack
+// header ("goroutine 42 [running]:"): the harness tells a task CallerRuns ran
+// on the submitter from one a worker ran by it, whatever context it got.
+func goroutineID() uint64 {
+	var buf [32]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = b[len("goroutine "):]
+	id, _ := strconv.ParseUint(string(b[:bytes.IndexByte(b, ' ')]), 10, 64)
+	return id
 }
