@@ -3,6 +3,7 @@ package statuspage_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -165,11 +166,21 @@ func headless(t *testing.T, bin, url string, flags ...string) string {
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
 		"--user-data-dir=" + t.TempDir()}, flags...)
-	out, err := exec.CommandContext(ctx, bin, append(args, url)...).Output()
-	if err != nil {
-		t.Fatalf("%s: %v", bin, err)
+	// Chromium itself sometimes crashes on a loaded 2-core machine (seen:
+	// a segmentation fault under a parallel test run); a crash is retried,
+	// any other failure is not.
+	for attempt := 1; ; attempt++ {
+		out, err := exec.CommandContext(ctx, bin, append(args, url)...).Output()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return string(out)
+		case attempt < 3 && errors.As(err, &exit) && !exit.Exited() && ctx.Err() == nil:
+			t.Logf("%s crashed (%v); retrying", bin, err)
+		default:
+			t.Fatalf("%s: %v", bin, err)
+		}
 	}
-	return string(out)
 }
 
 var (
