@@ -2,7 +2,6 @@ package smartpool
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 
 	"github.com/smartpool-go/smartpool/scheduler"
@@ -47,8 +46,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sched.Start(len(cfg.Levels)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := startScheduler(sched, len(cfg.Levels)); err != nil {
+		return nil, err
 	}
 	follow, err := followups(b, lo)
 	if err != nil {

@@ -153,7 +153,7 @@ func (w *worker) find() (Task, *queueRef) {
 		if avail == 0 {
 			return nil, nil
 		}
-		l := w.picker.Pick(avail, time.Now)
+		l := w.pick(avail)
 		if uint(l) >= 64 || avail&(1<<uint(l)) == 0 {
 			l = bits.TrailingZeros64(avail)
 		}

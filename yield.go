@@ -140,7 +140,13 @@ func taskOf(ctx context.Context) *taskContext {
 // returns: Yield does not return, the task's deferred calls run (as with
 // runtime.Goexit), and the pool counts it as dropped. Tasks of
 // complete-on-close channels always resume, and Close waits for them.
+//
+// A nil wait has nothing to wait for: Yield returns at once, without giving
+// the worker back.
 func Yield(ctx context.Context, wait func()) {
+	if wait == nil {
+		return
+	}
 	tc := taskOf(ctx)
 	if tc == nil || tc.w == nil {
 		wait()
