@@ -208,6 +208,6 @@ type droppable interface{ dropped() }
 // calledFromTask reports whether ctx is (or derives from) the context of a
 // task of this pool.
 func (e *engine) calledFromTask(ctx context.Context) bool {
-	tc := taskOf(ctx)
+	tc := taskValue(ctx) // from any goroutine: waiting would hang as surely
 	return tc != nil && tc.e == e
 }

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -71,7 +72,9 @@ func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 // loop once the task ends: so tc.w is read again on every turn. Whoever ends
 // while carrying a worker counts as that worker's exit (tc.w != nil).
 func (e *engine) loop(tc *taskContext, waking bool) {
+	tc.owner.Store(gid.Current()) // tc is this goroutine's: see taskOf
 	defer func() {
+		tc.owner.Store(0)
 		if tc.w != nil {
 			e.exit()
 		}
