@@ -95,10 +95,10 @@ type taskContext struct {
 	// the caller, does a goroutine reach the fields below.
 	owner atomic.Uintptr
 
-	w               *worker   // worker whose slot this goroutine holds; nil while suspended
-	cur             *queueRef // queue the current task was last taken from (written by a host before grant)
-	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
-	skipped         bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
+	w         *worker   // worker whose slot this goroutine holds; nil while suspended
+	cur       *queueRef // queue the current task was last taken from (written by a host before grant)
+	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
+	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
