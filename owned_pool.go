@@ -19,8 +19,11 @@ type OwnedPool[K comparable] struct {
 // ErrConfig and a rule sentinel (ErrNoLevels, ErrEmptyLevel, ErrDuplicateKey,
 // ErrNegativeWorker, ErrTooManyWorkers, ErrBadLimit, ErrNilChannel, ErrNoQueues,
 // ErrFollowup, ErrTooManyQueues, ErrAttached) or scheduler.ErrBadPolicy; New
-// then starts no goroutine. A channel that was attached before the failing
-// one stays bound to the failed pool and cannot be reused.
+// then starts no goroutine, and leaves every channel of the behavior
+// refusing submits with ErrClosed, and free to be passed to another New.
+//
+// A channel admits tasks only once New attached it: submits to it before
+// return ErrClosed, so nothing is queued before New.
 func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if b == nil {
 		return nil, configErr(ErrNilChannel, "nil behavior")
@@ -73,13 +76,16 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		}
 	}
 	if err := lo.attach(e); err != nil {
+		e.failed.Store(true) // the channels attached so far refuse (e.stopped) and may be attached again
 		return nil, err
 	}
 	if cfg.Limit > 0 {
 		e.admit.on = true
 		e.admit.limit.Store(int64(cfg.Limit))
 		for _, c := range lo.channels {
-			e.admit.held.Add(int64(c.Len())) // queued before New: they end like the rest
+			// A channel of the contract refuses tasks until attached; one
+			// that queued some anyway gets them run, each holding a unit.
+			e.admit.held.Add(int64(c.Len()))
 		}
 	}
 	e.finish = func() { e.report = p.buildReport() }

@@ -360,7 +360,7 @@ func (b *Bounded) unlockAndWake() {
 
 // Requeue queues a yielded task re-entering the pool, whatever the room (see
 // Bounded); see smartpool.Channel. It returns smartpool.ErrClosed only once
-// Close(true) emptied the channel.
+// Close(true) emptied the channel, or while no pool holds it.
 func (b *Bounded) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -369,7 +369,7 @@ func (b *Bounded) Requeue(t smartpool.Task) error {
 		return smartpool.ErrNoQueues
 	}
 	b.mu.Lock()
-	if b.dropped {
+	if b.dropped || !b.bits.Attached() {
 		b.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -470,6 +470,9 @@ func (b *Bounded) Attach(bits smartpool.Bits) error {
 func (b *Bounded) Close(drop bool) []smartpool.Task {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	b.closed = true
 	b.dropped = b.dropped || drop
 	b.releaseLocked(smartpool.ErrClosed)

@@ -262,6 +262,9 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 func (d *Deadline) Close(drop bool) []smartpool.Task {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	d.closed = true
 	d.dropped = d.dropped || drop
 	if !drop || d.tree == nil || d.tree.Len() == 0 {

@@ -184,6 +184,9 @@ func (f *FIFO) Close(drop bool) []smartpool.Task {
 	defer f.tail.Unlock()
 	f.head.Lock()
 	defer f.head.Unlock()
+	if !f.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	f.closed = true
 	f.dropped = f.dropped || drop
 	if !drop || f.q.Len() == 0 {

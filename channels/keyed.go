@@ -406,6 +406,9 @@ func (k *Keyed[G]) Attach(b smartpool.Bits) error {
 func (k *Keyed[G]) Close(drop bool) []smartpool.Task {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if !k.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	k.closed = true
 	k.dropped = k.dropped || drop
 	if !drop || k.queued+k.requeued.Len() == 0 {

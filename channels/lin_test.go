@@ -277,7 +277,7 @@ func linFIFOTarget() *linTarget {
 		queues: 1,
 		model:  linQueueModel(func(int, int) bool { return false }),
 		fresh: func() func(linIn) int {
-			f := channels.NewFIFO()
+			f := served(channels.NewFIFO())
 			return func(in linIn) int {
 				switch in.kind {
 				case linPush:
@@ -330,7 +330,7 @@ func linDeadlineTarget() *linTarget {
 		queues: 1,
 		model:  linQueueModel(func(x, y int) bool { return x < y }),
 		fresh: func() func(linIn) int {
-			d := channels.NewDeadline()
+			d := served(channels.NewDeadline())
 			return func(in linIn) int {
 				switch in.kind {
 				case linPush:
@@ -367,7 +367,7 @@ func linPriorityTarget() *linTarget {
 		queues: 1,
 		model:  linQueueModel(func(x, y int) bool { return x > y }),
 		fresh: func() func(linIn) int {
-			p := channels.NewPriority()
+			p := served(channels.NewPriority())
 			return func(in linIn) int {
 				switch in.kind {
 				case linPush:
@@ -425,7 +425,7 @@ func linPriorityTarget() *linTarget {
 func linMultiTarget(nested bool) *linTarget {
 	tg := &linTarget{name: "Multi3", queues: 3, route: func(k int) int { return k % 3 }}
 	newMulti := func() *channels.Multi[smartpool.Channel] {
-		return channels.NewMulti(3, func() smartpool.Channel { return channels.NewFIFO() })
+		return served(channels.NewMulti(3, func() smartpool.Channel { return channels.NewFIFO() }))
 	}
 	if nested {
 		tg.name, tg.queues = "Multi2x2", 4
@@ -433,9 +433,9 @@ func linMultiTarget(nested bool) *linTarget {
 		// rotation has then seen k/2 pushes.
 		tg.route = func(k int) int { return 2*(k%2) + (k/2)%2 }
 		newMulti = func() *channels.Multi[smartpool.Channel] {
-			return channels.NewMulti(2, func() smartpool.Channel {
+			return served(channels.NewMulti(2, func() smartpool.Channel {
 				return channels.NewMulti(2, channels.NewFIFO)
-			})
+			}))
 		}
 	}
 	fifo := linQueueModel(func(int, int) bool { return false })

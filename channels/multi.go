@@ -44,10 +44,9 @@ type Multi[C smartpool.Channel] struct {
 	single bool                           // every shard has one queue, so queue i is shard i; read-only
 	queues int                            // read-only; 0 if any shard has no queues
 	next   atomic.Uint32                  // pushes and Next calls so far: the rotation
-	bits   atomic.Pointer[smartpool.Bits] // set by Attach; Submit admits through it
+	bits   atomic.Pointer[smartpool.Bits] // set by Attach under mu; Submit admits through it
 
-	mu       sync.Mutex
-	attached bool // guarded by mu
+	mu sync.Mutex // serialises Attach
 }
 
 // maxShards bounds NewMulti's n: far more queues than any pool accepts.
@@ -201,8 +200,8 @@ func (m *Multi[C]) Queues() int { return m.queues }
 func (m *Multi[C]) Attach(b smartpool.Bits) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.attached {
-		return smartpool.ErrAttached
+	if old := m.bits.Load(); old != nil && old.Attached() {
+		return smartpool.ErrAttached // Bits of a failed New are not: see smartpool.Channel
 	}
 	if b.Attached() && b.Len() != m.queues {
 		return fmt.Errorf("channels: Multi has %d queues, Attach got bits for %d", m.queues, b.Len())
@@ -216,8 +215,7 @@ func (m *Multi[C]) Attach(b smartpool.Bits) error {
 			return fmt.Errorf("channels: Multi shard %d: %w", s, err)
 		}
 	}
-	m.attached = b.Attached()
-	if m.attached {
+	if b.Attached() {
 		m.bits.Store(&b)
 	}
 	return nil

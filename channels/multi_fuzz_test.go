@@ -122,7 +122,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 	}
 	if nested {
 		h.name = fmt.Sprintf("Multi %dx%d", k, inner)
-		m := channels.NewMulti(k, func() *channels.Multi[*channels.FIFO] { return channels.NewMulti(inner, channels.NewFIFO) })
+		m := served(channels.NewMulti(k, func() *channels.Multi[*channels.FIFO] { return channels.NewMulti(inner, channels.NewFIFO) }))
 		h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
 		h.next = func() smartpool.Channel {
 			if s := m.Next(); s != nil {
@@ -133,7 +133,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 		return h
 	}
 	h.name = fmt.Sprintf("Multi %d", k)
-	m := channels.NewMulti(k, channels.NewFIFO)
+	m := served(channels.NewMulti(k, channels.NewFIFO))
 	h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
 	h.next = func() smartpool.Channel {
 		if s := m.Next(); s != nil {

@@ -180,6 +180,9 @@ func (p *Priority) Attach(b smartpool.Bits) error {
 func (p *Priority) Close(drop bool) []smartpool.Task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	p.closed = true
 	p.dropped = p.dropped || drop
 	if !drop || len(p.heap) == 0 {
