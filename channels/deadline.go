@@ -39,6 +39,11 @@ import (
 // be copied after first use. All methods are safe for concurrent use and none
 // blocks beyond a short critical section (Poll also runs the DropLate
 // callback).
+//
+// A Deadline takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Deadline struct {
 	mu       sync.Mutex
 	tree     *btree.BTreeG[deadlineItem] // nil until the first submit; guarded by mu
@@ -128,6 +133,8 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 
 // Requeue queues a yielded task re-entering the pool with the deadline
 // time.Now(); see smartpool.Channel. It is never dropped as late.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued) }
 
 func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
@@ -160,6 +167,8 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 // soon as the clock moves on, so it is counted in DeadlineStats.Late when it
 // runs, and with DropLate it is almost always dropped: submit through Submit
 // or SubmitTask with a real deadline when late tasks are dropped.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (d *Deadline) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -171,6 +180,8 @@ func (d *Deadline) Push(t smartpool.Task) error {
 // Deadline is empty. It reads the clock once, to tell late tasks; with
 // DropLate it drops those (see Deadline) and returns the first task that is
 // not late, or nil.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Poll(int) smartpool.Task {
 	now := time.Now()
 	for {
@@ -238,10 +249,14 @@ func (d *Deadline) Len() int {
 }
 
 // Queues returns 1: a Deadline is one queue.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Queues() int { return 1 }
 
 // Attach binds the Deadline to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Deadline already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Attach(b smartpool.Bits) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -259,6 +274,8 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 // returns its tasks earliest deadline first; it is called by the pool's
 // Close. Tasks removed this way are not counted in DeadlineStats (the pool
 // reports them as dropped) and are not passed to the DropLate callback.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Close(drop bool) []smartpool.Task {
 	d.mu.Lock()
 	defer d.mu.Unlock()

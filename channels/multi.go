@@ -38,6 +38,11 @@ import (
 // Queues for a Multi with a shard that has no queues. A Multi must not be
 // copied after first use. All methods are safe for concurrent use and none
 // blocks beyond the shards' short critical sections.
+//
+// A Multi takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Multi[C smartpool.Channel] struct {
 	shards []C                            // read-only after NewMulti
 	first  []int                          // first[s]: the Multi's queue number of shard s's queue 0; read-only
@@ -137,6 +142,8 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
 
 // Push queues t in the next shard, through the shard's Push; it is the by-key
 // submit of smartpool.Pool.Submit. Errors are as for Submit.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (m *Multi[C]) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -149,6 +156,8 @@ func (m *Multi[C]) Push(t smartpool.Task) error {
 
 // Requeue queues a yielded task re-entering the pool in the next shard,
 // through the shard's Requeue; see smartpool.Channel.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -161,6 +170,8 @@ func (m *Multi[C]) Requeue(t smartpool.Task) error {
 
 // Poll polls the shard that owns queue i, with the shard's own queue number;
 // it returns nil if that queue is empty or i is out of range.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Poll(i int) smartpool.Task {
 	if i < 0 || i >= m.queues {
 		return nil
@@ -189,6 +200,8 @@ func (m *Multi[C]) Len() int {
 
 // Queues returns the sum of the shards' queue counts, or 0 if the Multi has
 // no shards or a shard has no queues.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Queues() int { return m.queues }
 
 // Attach binds the Multi to a pool; it is called by smartpool.New. Each shard
@@ -197,6 +210,8 @@ func (m *Multi[C]) Queues() int { return m.queues }
 // does not cover exactly Queues() queues, and a shard's Attach error
 // (wrapped, naming the shard) if a shard refuses, for instance because
 // newShard returned the same channel twice or one already attached.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Attach(b smartpool.Bits) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -224,6 +239,8 @@ func (m *Multi[C]) Attach(b smartpool.Bits) error {
 // Close closes every shard with the same drop and returns the tasks they
 // dropped, shard after shard, each shard's in its own order; it is called by
 // the pool's Close.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Close(drop bool) []smartpool.Task {
 	var out []smartpool.Task
 	for _, s := range m.shards {

@@ -143,8 +143,13 @@ func main() {
 		submitted[k]++
 	}
 
-	// The flood, queued before the pool starts: three quarters plain
-	// backlog, a quarter with deadlines.
+	// The flood, queued as the pool starts (a channel takes tasks once New
+	// attached it): three quarters plain backlog, a quarter with deadlines.
+	owned, err := smartpool.New[lane](g)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
 	workers := runtime.GOMAXPROCS(0)
 	flood := backlogPerWorker * workers
 	began := time.Now()
@@ -155,11 +160,6 @@ func main() {
 		} else {
 			must(Backlog, g.backlog.Submit(level[2].task(backlogCost)))
 		}
-	}
-	owned, err := smartpool.New[lane](g)
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
 	}
 	pool := owned.Pool()
 	fmt.Printf("%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
