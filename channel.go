@@ -153,10 +153,14 @@ func (b Bits) Has(i int) bool {
 func (b Bits) Closed() bool { return b.e == nil || b.e.stopped.Load() }
 
 // Closing reports whether the channel's Close may act: the pool it is
-// attached to started its Close (or its New failed). A channel's Close does
-// nothing while Closing reports false, so a user's call cannot remove tasks
-// that a running pool would run, nor close a channel not yet attached.
-func (b Bits) Closing() bool { return b.e != nil && (b.e.stopped.Load() || b.e.standalone) }
+// attached to is closing (its Close started and has not finished). A
+// channel's Close does nothing while Closing reports false, so a user's call
+// cannot remove tasks that a running pool would run, nor close a channel
+// that no pool holds, or that a failed New left free for another.
+func (b Bits) Closing() bool {
+	// live counts the closer's share from start until the close ends.
+	return b.e != nil && (b.e.standalone || b.e.stopped.Load() && b.e.live.Load() > 0)
+}
 
 // Wake tells the pool that n tasks were added, so that idle workers start.
 // Call it after releasing the channel's lock. It costs one atomic load when no
