@@ -26,8 +26,9 @@ package channels_test
 //
 // I5 TestLin_AvailabilityBit is not written, for a reason of observability:
 // a queue's availability bit has no public reader. Bits is a value with
-// unexported fields that only smartpool.New can make attached, the Field
-// behind it is reachable only from the root package, and the only outside
+// unexported fields that only smartpool.New (and, for tests, the standalone
+// harness) can make attached, the Field behind it is reachable only from the
+// root package, and the only outside
 // witness of the bit, a worker polling a queue it saw set, reads the bit at a
 // moment before Poll is called that the test cannot bracket with timestamps.
 // A history with "read bit" operations would therefore not be a recorded

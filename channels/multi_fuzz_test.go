@@ -19,9 +19,9 @@ import (
 // Close(true), the dropped tasks in queue order, each queue's own order kept;
 // at the end, that every accepted task left the Multi exactly once.
 //
-// Availability bits are not checked: a Multi used on its own is attached to
-// no pool, so its shards hold the zero Bits, whose methods do nothing, and
-// nothing outside the root package can read a bit (see lin_test.go, I5). The
+// Availability bits are not checked: the Multi is served by the standalone
+// harness (internal/standalone), whose bits nothing outside the root package
+// can read (see lin_test.go, I5). The
 // bit rule is exercised where a pool attaches the Multi (TestPoolMultiOrder,
 // B1's multi-channel, the soak's): a bit left clear strands a task there.
 // What is left here is the queue semantics.
