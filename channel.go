@@ -28,13 +28,28 @@ type Unwrapper interface {
 
 // Channel is a source of tasks: a queue with its own ordering, or anything
 // that can be polled. The channels package has FIFO, Deadline, Priority,
-// Multi, Bounded and Keyed; users may write their own.
+// Bounded, Keyed and Multi; users may write their own.
+//
+// Users call a channel's own submit methods (Submit, SubmitAt, ...) and Len.
+// The methods of this interface other than Len are called by the pool, not
+// by users: a channel's godoc marks them so.
 //
 // # Contract
 //
 // New calls Queues, then Attach, once each, before any worker starts. A
 // channel has Queues() independent queues, numbered from 0; each has one
 // availability bit, reached through the Bits given to Attach.
+//
+// Serving: a channel accepts tasks only while a running pool serves it.
+// Until New attached it, after a New that failed, and once the pool's Close
+// started, Bits.Closed reports true and every submit method and Push returns
+// ErrClosed; so a channel left out of the configuration's Levels, or one
+// whose pool failed to start, can never take a task that would never run.
+// (So nothing is queued before New.) A failed New leaves its channels
+// refusing, and free to be attached by another New: Bits.Attached reports
+// false for them. Attach must accept Bits whose Attached is false as a
+// no-op, and refuse with ErrAttached once it holds Bits whose Attached is
+// true.
 //
 // The bit rule: a queue's bit may be set spuriously for a moment, but once the
 // channel's lock is released it is never clear while the queue holds a task
@@ -49,11 +64,11 @@ type Unwrapper interface {
 // Requeue enqueues a task that already ran and yielded, re-entering through
 // this channel as its followup (see Yield), with the default ordering too; it
 // must accept the task even after Bits.Closed turned true, and refuse it with
-// ErrClosed only once Close(true) emptied the channel. The pool calls it;
-// users do not. A channel that orders by a key (a priority, a deadline)
-// should implement OrderedPoller, and in Requeue give the task back the key
-// Bits.OrderOf returns when it is of its own kind, so that a task that
-// yields keeps its place.
+// ErrClosed only once Close(true) emptied the channel, or while Bits.Attached
+// reports false. The pool calls it; users do not. A channel that orders by
+// a key (a priority, a deadline) should implement OrderedPoller, and in
+// Requeue give the task back the key Bits.OrderOf returns when it is of its
+// own kind, so that a task that yields keeps its place.
 // Admission: every submit method and Push (not Requeue) must return
 // ErrClosed, with the channel's lock held, once Bits.Closed reports true. The pool reports Closed
 // before it calls Close, so that a producer that saw ErrClosed from one
@@ -84,7 +99,10 @@ type Unwrapper interface {
 // Close is called once, by OwnedPool.Close, after Bits.Closed turned true;
 // if drop is true the channel removes every queued task, clears its bits and
 // returns the tasks, which the pool reports as dropped. Taking the lock in
-// Close also waits out any submit still in progress. Len may be called at any time, from any
+// Close also waits out any submit still in progress. Close must do nothing
+// and return nil unless Bits.Closing reports true: a user who calls it by
+// mistake cannot empty a channel a running pool serves, nor remove tasks
+// that would then be reported nowhere. Len may be called at any time, from any
 // goroutine. No method may block for long: they run on workers and
 // submitters.
 type Channel interface {
@@ -98,16 +116,19 @@ type Channel interface {
 }
 
 // Bits is a channel's handle on the availability bits of its queues. The zero
-// Bits belongs to no pool: its methods do nothing, so a channel can be used
-// and tested on its own. Bits is a small value; copy it freely.
+// Bits belongs to no pool: Closed reports true, so a channel refuses tasks
+// until New attaches it, and Set, Clear and Wake do nothing. Bits is a small
+// value; copy it freely.
 type Bits struct {
 	e    *engine
 	base int // global number of the channel's queue 0
 	n    int
 }
 
-// Attached reports whether b belongs to a pool.
-func (b Bits) Attached() bool { return b.e != nil }
+// Attached reports whether b binds its channel to a pool: false for the zero
+// Bits and for the Bits of a New that failed (the channel may then be
+// attached again).
+func (b Bits) Attached() bool { return b.e != nil && !b.e.failed.Load() }
 
 // Len returns the number of queues b covers.
 func (b Bits) Len() int { return b.n }
@@ -141,9 +162,21 @@ func (b Bits) Has(i int) bool {
 	return b.e != nil && b.e.field.Has(b.index(i))
 }
 
-// Closed reports whether the pool stopped admission (its Close started).
-// Channels check it under their lock on every submit; it is one atomic load.
-func (b Bits) Closed() bool { return b.e != nil && b.e.stopped.Load() }
+// Closed reports whether no running pool serves the channel: it was never
+// attached, its New failed, or the pool's Close started. Channels check it
+// under their lock on every submit and refuse with ErrClosed while it
+// reports true; it is one atomic load.
+func (b Bits) Closed() bool { return b.e == nil || b.e.stopped.Load() }
+
+// Closing reports whether the channel's Close may act: the pool it is
+// attached to is closing (its Close started and has not finished). A
+// channel's Close does nothing while Closing reports false, so a user's call
+// cannot remove tasks that a running pool would run, nor close a channel
+// that no pool holds, or that a failed New left free for another.
+func (b Bits) Closing() bool {
+	// live counts the closer's share from start until the close ends.
+	return b.e != nil && (b.e.standalone || b.e.stopped.Load() && b.e.live.Load() > 0)
+}
 
 // Wake tells the pool that n tasks were added, so that idle workers start.
 // Call it after releasing the channel's lock. It costs one atomic load when no

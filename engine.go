@@ -38,7 +38,8 @@ type engine struct {
 	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
-	stopped   atomic.Bool   // admission stopped: set first by startClose
+	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
+	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
 	closing   atomic.Bool   // set by startClose after every channel is closed
 	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
 	closeOnce sync.Once     // guards startClose
@@ -47,6 +48,8 @@ type engine struct {
 
 	timers schedules // After, At, Every
 	timing timing    // wait and run histograms (timing.go)
+
+	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
 
 	base        context.Context // parent of every task context
 	cancelTasks context.CancelFunc
@@ -92,13 +95,15 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	e.workers.Store(new([]*worker))
 	e.target.Store(int32(workers))
+	e.stopped.Store(true) // no channel admits a task before start (Bits.Closed)
 	return e, nil
 }
 
-// start launches the workers. Nothing before it starts a goroutine, so a
-// failed New leaves none behind.
+// start opens admission and launches the workers. Nothing before it starts a
+// goroutine, so a failed New leaves none behind.
 func (e *engine) start() {
 	e.live.Store(1) // the closer's share
+	e.stopped.Store(false)
 	e.startWorkers()
 }
 
@@ -248,6 +253,6 @@ type droppable interface{ dropped() }
 // calledFromTask reports whether ctx is (or derives from) the context of a
 // task of this pool.
 func (e *engine) calledFromTask(ctx context.Context) bool {
-	tc := taskOf(ctx)
+	tc := taskValue(ctx) // from any goroutine: waiting would hang as surely
 	return tc != nil && tc.e == e
 }

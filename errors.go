@@ -43,16 +43,17 @@ var ErrConfig = errors.New("smartpool: bad configuration")
 // The configuration rules, one error each, so that tests can tell which rule
 // New applied (export_test.go); users test ErrConfig and read the message.
 var (
-	errNoLevels      = errors.New("Config.Levels is empty: a pool needs at least one level")
-	errEmptyLevel    = errors.New("a level has no channels")
-	errDuplicateKey  = errors.New("a key is listed twice")
-	errWorkers       = errors.New("worker count out of range")
-	errNilBehavior   = errors.New("the PoolBehavior is nil")
-	errNilChannel    = errors.New("the behavior returned no channel")
-	errFollowup      = errors.New("bad followup")
-	errTooManyQueues = errors.New("too many queues or levels")
-	errCapBoth       = errors.New("both MaxRunning and MaxInFlight are set")
-	errNotConfigured = errors.New("setting not configured at New")
+	errNoLevels       = errors.New("Config.Levels is empty: a pool needs at least one level")
+	errEmptyLevel     = errors.New("a level has no channels")
+	errDuplicateKey   = errors.New("a key is listed twice")
+	errWorkers        = errors.New("worker count out of range")
+	errNilBehavior    = errors.New("the PoolBehavior is nil")
+	errNilChannel     = errors.New("the behavior returned no channel")
+	errFollowup       = errors.New("bad followup")
+	errTooManyQueues  = errors.New("too many queues or levels")
+	errCapBoth        = errors.New("both MaxRunning and MaxInFlight are set")
+	errNotConfigured  = errors.New("setting not configured at New")
+	errSchedulerPanic = errors.New("the scheduler panicked")
 )
 
 // configError is a configuration error: it wraps ErrConfig and the rule (one

@@ -45,26 +45,31 @@ func (g *Game) Channel(k Key) smartpool.Channel {
 // finishes what it started before it takes new background work.
 func (g *Game) Followup(Key) Key { return Urgent }
 
-// Tasks queued before the pool starts show the priority order: the urgent
-// task runs first although it was submitted last.
+// Tasks queued while the only worker is busy show the priority order: the
+// urgent task runs first although it was submitted last. A channel takes
+// tasks once New has attached it.
 func ExampleNew() {
 	game := &Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()}
-	done := make(chan struct{})
-	_ = game.Background.Submit(func(context.Context) { fmt.Println("background"); close(done) })
-	_ = game.Urgent.Submit(func(context.Context) { fmt.Println("urgent") })
-
 	owned, err := smartpool.New[Key](game)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	busy, release := make(chan struct{}), make(chan struct{})
+	_ = game.Urgent.Submit(func(context.Context) { close(busy); <-release })
+	<-busy
+
+	done := make(chan struct{})
+	_ = game.Background.Submit(func(context.Context) { fmt.Println("background"); close(done) })
+	_ = game.Urgent.Submit(func(context.Context) { fmt.Println("urgent") })
+	close(release)
 	<-done // Close would drop the background task if it were still queued
 	report, _ := owned.Close(context.Background())
 	fmt.Println("ran:", report.Total().Ran)
 	// Output:
 	// urgent
 	// background
-	// ran: 2
+	// ran: 3
 }
 
 // Close drops what is queued in channels that do not complete on close and

@@ -72,13 +72,14 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 	return lo, nil
 }
 
-// isNil reports whether a Channel is nil or holds a nil pointer, map, slice
-// or func, which a behavior's switch over keys returns easily.
-func isNil(ch Channel) bool {
-	if ch == nil {
+// isNil reports whether an interface value (a Channel, a Picker) is nil or
+// holds a nil pointer, map, slice or func, which a behavior's switch over keys
+// returns easily.
+func isNil(x any) bool {
+	if x == nil {
 		return true
 	}
-	switch v := reflect.ValueOf(ch); v.Kind() {
+	switch v := reflect.ValueOf(x); v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
 		return v.IsNil()
 	}

@@ -20,8 +20,12 @@ type OwnedPool[K comparable] struct {
 // ErrConfig whose message names the value and the rule it breaks (a negative
 // limit or cap also wraps ErrBadLimit, a channel without queues ErrNoQueues,
 // one already in a pool ErrAttached, a scheduler's refusal
-// scheduler.ErrBadPolicy); New then starts no goroutine. A channel that was attached before the failing
-// one stays bound to the failed pool and cannot be reused.
+// scheduler.ErrBadPolicy); New then starts no goroutine, and leaves every
+// channel of the behavior refusing submits with ErrClosed, and free to be
+// passed to another New.
+//
+// A channel admits tasks only once New attached it: submits to it before
+// return ErrClosed, so nothing is queued before New.
 func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if b == nil {
 		return nil, configErr(errNilBehavior, "New(nil): the PoolBehavior is nil")
@@ -50,8 +54,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sched.Start(len(cfg.Levels)); err != nil {
-		return nil, configErr(err, "Schedule refused %d levels: %v", len(cfg.Levels), err)
+	if err := startScheduler(sched, len(cfg.Levels)); err != nil {
+		return nil, err
 	}
 	follow, err := followups(b, lo)
 	if err != nil {
@@ -81,13 +85,16 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	}
 	e.admitDeclared = make([]bool, len(e.queues))
 	if err := lo.attach(e); err != nil {
+		e.failed.Store(true) // the channels attached so far refuse (e.stopped) and may be attached again
 		return nil, err
 	}
 	if cfg.Limit > 0 {
 		e.admit.on = true
 		e.admit.limit.Store(int64(cfg.Limit))
 		for _, c := range lo.channels {
-			e.admit.held.Add(int64(c.Len())) // queued before New: they end like the rest
+			// A channel of the contract refuses tasks until attached; one
+			// that queued some anyway gets them run, each holding a unit.
+			e.admit.held.Add(int64(c.Len()))
 		}
 	}
 	e.setAccounting()

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -78,7 +79,9 @@ func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 // loop once the task ends: so tc.w is read again on every turn. Whoever ends
 // while carrying a worker counts as that worker's exit (tc.w != nil).
 func (e *engine) loop(tc *taskContext, waking bool) {
+	tc.owner.Store(gid.Current()) // tc is this goroutine's: see taskOf
 	defer func() {
+		tc.owner.Store(0)
 		if tc.w != nil {
 			tc.w.running.Store(0) // not busy (timing.go); before exit, which may build the report
 			e.exit()
@@ -161,7 +164,7 @@ func (w *worker) find() (Task, *queueRef) {
 		if avail == 0 {
 			return nil, nil
 		}
-		l := w.picker.Pick(avail, time.Now)
+		l := w.pick(avail)
 		if uint(l) >= 64 || avail&(1<<uint(l)) == 0 {
 			l = bits.TrailingZeros64(avail)
 		}

@@ -60,7 +60,7 @@ func (e *engine) startWorkers() {
 		e.idle.Grow(n)
 		grown := append(ws[:len(ws):len(ws)], make([]*worker, n-len(ws))...)
 		for i := len(ws); i < n; i++ {
-			grown[i] = &worker{e: e, id: i, wake: make(chan bool, 1), picker: e.sched.NewPicker(),
+			grown[i] = &worker{e: e, id: i, wake: make(chan bool, 1), picker: e.newPicker(),
 				cursor: make([]int, e.field.Levels()), stats: make([]taskStats, len(e.chans))}
 		}
 		e.workers.Store(&grown)

@@ -68,6 +68,9 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 // outcome is how a task's run ended, as reported to the worker hosting it.
@@ -87,13 +90,20 @@ const (
 type taskContext struct {
 	context.Context // the pool's base context
 	e               *engine
-	w               *worker   // worker whose slot this goroutine holds; nil while suspended
-	cur             *queueRef // queue the current task was last taken from (written by a host before grant)
-	handedOff       bool      // the current task gave its unit of the in-flight limit away (Handoff)
-	skipped         bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
-	recovered       bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
-	task            Task      // the current task as polled, for OnDrop if it is dropped after a Yield (written by worker.run)
-	charged         bool      // the current task came without a unit of the limit and was charged one (credit.go)
+
+	// owner is the goroutine that carries this context (gid.Current): set
+	// when it starts the worker loop, zero once it has left it. Any
+	// goroutine may load it; only through taskOf, which compares it with
+	// the caller, does a goroutine reach the fields below.
+	owner atomic.Uintptr
+
+	w         *worker   // worker whose slot this goroutine holds; nil while suspended
+	cur       *queueRef // queue the current task was last taken from (written by a host before grant)
+	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
+	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
+	recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
+	task      Task      // the current task as polled, for OnDrop if it is dropped after a Yield (written by worker.run)
+	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
@@ -125,8 +135,26 @@ func (c *taskContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// taskOf returns the task context ctx is or derives from, or nil.
+// taskOf returns the task context ctx is or derives from, if the calling
+// goroutine is the one that carries it, or nil. A task's context reaches
+// other goroutines easily (a child goroutine, a context stored for later);
+// such a goroutine must never touch the pool state the context guards, or
+// two goroutines would drive one task: so for it, as after the task's
+// goroutine has exited (one atomic load), the context is a plain context.
 func taskOf(ctx context.Context) *taskContext {
+	tc := taskValue(ctx)
+	if tc == nil {
+		return nil
+	}
+	if o := tc.owner.Load(); o == 0 || o != gid.Current() {
+		return nil
+	}
+	return tc
+}
+
+// taskValue returns the task context ctx is or derives from, whichever
+// goroutine calls, or nil. Only its immutable fields (e) may be read.
+func taskValue(ctx context.Context) *taskContext {
 	if ctx == nil {
 		return nil
 	}
@@ -142,7 +170,11 @@ func taskOf(ctx context.Context) *taskContext {
 // anything that blocks: I/O, a lock, a timer, another task's result.
 //
 // Called with any other context, or from inside another Yield's wait, Yield
-// just calls wait. Call it only from the task's own goroutine.
+// just calls wait. So does a Yield on any goroutine other than the task's
+// own (a goroutine the task started, or any goroutine after the task
+// ended), whatever context it passes: such a Yield never touches the pool,
+// and the wait holds no worker to give back. Sleep, Recv and Future.Wait
+// behave the same.
 //
 // If the pool's Close starts while the task waits and the task came from a
 // channel that does not complete on close, the task is dropped when wait
@@ -150,7 +182,13 @@ func taskOf(ctx context.Context) *taskContext {
 // it to the channel's OnDrop, and then the task's deferred calls run (as
 // with runtime.Goexit). Tasks of
 // complete-on-close channels always resume, and Close waits for them.
+//
+// A nil wait has nothing to wait for: Yield returns at once, without giving
+// the worker back.
 func Yield(ctx context.Context, wait func()) {
+	if wait == nil {
+		return
+	}
 	tc := taskOf(ctx)
 	if tc == nil || tc.w == nil {
 		wait()

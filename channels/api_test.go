@@ -135,7 +135,7 @@ func TestSubmitAfterClose(t *testing.T) {
 	for _, k := range kinds() {
 		for _, drop := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/drop=%v", k.name, drop), func(t *testing.T) {
-				ch := k.make()
+				ch := served(k.make())
 				submits := k.submits(ch)
 				for name, submit := range submits {
 					if err := submit(); err != nil {
@@ -183,28 +183,28 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 		want []int
 	}{
 		{"FIFO", func() smartpool.Channel {
-			f := channels.NewFIFO()
+			f := served(channels.NewFIFO())
 			for i := range 5 {
 				mustOK(t, f.Push(idTask(i)))
 			}
 			return f
 		}, []int{0, 1, 2, 3, 4}},
 		{"Deadline", func() smartpool.Channel {
-			d := channels.NewDeadline()
+			d := served(channels.NewDeadline())
 			for i, at := range []time.Duration{3, 1, 2, 1, 0} {
 				mustOK(t, d.SubmitTask(now.Add(at*time.Second), idTask(i)))
 			}
 			return d
 		}, []int{4, 1, 3, 2, 0}},
 		{"Priority", func() smartpool.Channel {
-			p := channels.NewPriority()
+			p := served(channels.NewPriority())
 			for i, prio := range []int{0, 2, 2, -1, 5} {
 				mustOK(t, p.SubmitTask(prio, idTask(i)))
 			}
 			return p
 		}, []int{4, 1, 2, 0, 3}},
 		{"Multi", func() smartpool.Channel {
-			m := channels.NewMulti(2, channels.NewFIFO)
+			m := served(channels.NewMulti(2, channels.NewFIFO))
 			for i := range 5 {
 				mustOK(t, m.Push(idTask(i)))
 			}

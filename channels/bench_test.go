@@ -25,14 +25,14 @@ func BenchmarkPushPoll(b *testing.B) {
 			ch     smartpool.Channel
 			submit func(ch smartpool.Channel) error
 		}{
-			{"FIFO", channels.NewFIFO(), func(ch smartpool.Channel) error { return ch.Push(task) }},
-			{"Deadline", channels.NewDeadline(), func(ch smartpool.Channel) error {
+			{"FIFO", served(channels.NewFIFO()), func(ch smartpool.Channel) error { return ch.Push(task) }},
+			{"Deadline", served(channels.NewDeadline()), func(ch smartpool.Channel) error {
 				return ch.(*channels.Deadline).SubmitTask(deadline(), task)
 			}},
-			{"Priority", channels.NewPriority(), func(ch smartpool.Channel) error {
+			{"Priority", served(channels.NewPriority()), func(ch smartpool.Channel) error {
 				return ch.(*channels.Priority).SubmitTask(rng.IntN(64), task)
 			}},
-			{"Multi4FIFO", channels.NewMulti(4, channels.NewFIFO), func(ch smartpool.Channel) error { return ch.Push(task) }},
+			{"Multi4FIFO", served(channels.NewMulti(4, channels.NewFIFO)), func(ch smartpool.Channel) error { return ch.Push(task) }},
 		}
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("%s/depth=%d", c.name, depth), func(b *testing.B) {
@@ -66,8 +66,8 @@ func BenchmarkParallelPushPoll(b *testing.B) {
 		name string
 		ch   smartpool.Channel
 	}{
-		{"FIFO", channels.NewFIFO()},
-		{"Multi4FIFO", channels.NewMulti(4, channels.NewFIFO)},
+		{"FIFO", served(channels.NewFIFO())},
+		{"Multi4FIFO", served(channels.NewMulti(4, channels.NewFIFO))},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -73,6 +73,11 @@ import (
 // smartpool.ErrNoQueues. Use NewBounded. A Bounded must not be copied after
 // first use. All methods are safe for concurrent use; only Submit and
 // SubmitTask block, and only as described above.
+//
+// A Bounded takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Bounded struct {
 	mu         sync.Mutex
 	q          queue.Queue[boundedItem] // guarded by mu
@@ -275,6 +280,8 @@ func (b *Bounded) TrySubmitTask(t smartpool.Task) error { return b.offer(t, subm
 // Push is TrySubmitTask; it is the by-key submit of smartpool.Pool.Submit,
 // which therefore returns smartpool.ErrFull for a full Bounded under the
 // default policy.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (b *Bounded) Push(t smartpool.Task) error { return b.offer(t, pushed) }
 
 // PushWait is Push for the pool's waiting submits (smartpool.Group.Go): on
@@ -393,7 +400,9 @@ func (b *Bounded) unlockAndWake() {
 
 // Requeue queues a yielded task re-entering the pool, whatever the room (see
 // Bounded); see smartpool.Channel. It returns smartpool.ErrClosed only once
-// Close(true) emptied the channel.
+// Close(true) emptied the channel, or while no pool holds it.
+//
+// Called by the pool; not for users.
 func (b *Bounded) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -402,7 +411,7 @@ func (b *Bounded) Requeue(t smartpool.Task) error {
 		return smartpool.ErrNoQueues
 	}
 	b.mu.Lock()
-	if b.dropped {
+	if b.dropped || !b.bits.Attached() {
 		b.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -415,6 +424,8 @@ func (b *Bounded) Requeue(t smartpool.Task) error {
 
 // Poll removes and returns the oldest task, or nil if the Bounded is empty.
 // The slot it frees goes to the oldest waiting Submit, if any (see Bounded).
+//
+// Called by the pool; not for users.
 func (b *Bounded) Poll(int) smartpool.Task {
 	b.mu.Lock()
 	it, ok := b.front.Pop()
@@ -480,10 +491,14 @@ func (b *Bounded) SetCapacity(n int) {
 }
 
 // Queues returns 1, or 0 for a Bounded made with capacity < 1 (see Bounded).
+//
+// Called by the pool; not for users.
 func (b *Bounded) Queues() int { return b.queues }
 
 // Attach binds the Bounded to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Bounded already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (b *Bounded) Attach(bits smartpool.Bits) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -501,9 +516,14 @@ func (b *Bounded) Attach(bits smartpool.Bits) error {
 // Close stops admission, releases every waiting Submit with
 // smartpool.ErrClosed and, if drop is set, empties the Bounded and returns its
 // tasks oldest first; it is called by the pool's Close.
+//
+// Called by the pool; not for users.
 func (b *Bounded) Close(drop bool) []smartpool.Task {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	b.closed = true
 	b.dropped = b.dropped || drop
 	b.releaseLocked(smartpool.ErrClosed)

@@ -10,6 +10,7 @@ import (
 
 func ExampleNewBounded() {
 	jobs := channels.NewBounded(2)
+	o, free := held(jobs, jobs.TrySubmit) // the pool's one worker is busy
 	_ = jobs.TrySubmit(say("first"))
 	_ = jobs.TrySubmit(say("second"))
 	fmt.Println("TrySubmit when full:", jobs.TrySubmit(say("never runs")))
@@ -17,11 +18,7 @@ func ExampleNewBounded() {
 	cancel()
 	fmt.Println("Submit with a cancelled context:", jobs.Submit(cancelled, say("never runs either")))
 
-	o, err := smartpool.New[string](oneChannel{jobs})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	free()
 	// Submit waits while the channel is full: the pool's worker makes room.
 	for i := range 3 {
 		if err := jobs.Submit(context.Background(), say(fmt.Sprint("waited for room ", i))); err != nil {
@@ -53,10 +50,11 @@ func ExampleDropOldest() {
 	jobs := channels.NewBounded(2, channels.DropOldest(func(t smartpool.Task) {
 		fmt.Println("dropped", string(t.(reading)))
 	}))
+	o, free := held(jobs, jobs.TrySubmit)
 	for _, r := range []reading{"08:00", "08:01", "08:02", "08:03"} {
 		_ = jobs.TrySubmitTask(r) // never fails for lack of room
 	}
-	run(jobs)
+	run(o, free)
 	fmt.Println("dropped in all:", jobs.Stats().Dropped)
 	// Output:
 	// dropped 08:00
@@ -68,10 +66,11 @@ func ExampleDropOldest() {
 
 func ExampleCallerRuns() {
 	jobs := channels.NewBounded(1, channels.CallerRuns())
+	o, free := held(jobs, jobs.TrySubmit)
 	_ = jobs.TrySubmit(say("queued"))
 	// The channel is full: this one runs here and now, in the caller.
 	_ = jobs.TrySubmit(say("run by the caller"))
-	run(jobs)
+	run(o, free)
 	fmt.Println("run by callers:", jobs.Stats().CallerRan)
 	// Output:
 	// run by the caller

@@ -115,7 +115,7 @@ func wantErr(t testing.TB, what string, got, want error) {
 }
 
 func TestBoundedTrySubmit(t *testing.T) {
-	b := channels.NewBounded(2)
+	b := served(channels.NewBounded(2))
 	if b.Queues() != 1 || b.Cap() != 2 || b.Len() != 0 || b.Waiting() != 0 {
 		t.Fatalf("new: Queues %d Cap %d Len %d Waiting %d", b.Queues(), b.Cap(), b.Len(), b.Waiting())
 	}
@@ -191,7 +191,7 @@ func TestBoundedNoQueues(t *testing.T) {
 // and a TrySubmit cannot take a slot from them.
 func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := channels.NewBounded(1)
+		b := served(channels.NewBounded(1))
 		wantErr(t, "Submit with room", b.SubmitTask(context.Background(), boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 2; id++ {
@@ -225,7 +225,7 @@ func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 // fails Submit even when there is room.
 func TestBoundedSubmitCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := channels.NewBounded(1)
+		b := served(channels.NewBounded(1))
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		wantErr(t, "Submit with a done context", b.SubmitTask(done, boundedTask{id: 9}), context.Canceled)
@@ -274,7 +274,7 @@ func TestBoundedSubmitCancel(t *testing.T) {
 // ErrClosed and refuses submits, while Requeue is accepted until Close(true).
 func TestBoundedCloseReleasesWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := channels.NewBounded(1)
+		b := served(channels.NewBounded(1))
 		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 3; id++ {
@@ -324,7 +324,7 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 // falls below it.
 func TestBoundedSetCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := channels.NewBounded(1)
+		b := served(channels.NewBounded(1))
 		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 3; id++ {
@@ -380,6 +380,7 @@ func TestBoundedDropOldest(t *testing.T) {
 		_ = b.Len() // called without the lock held
 		dropped = append(dropped, boundedID(t, task))
 	}))
+	served(b)
 	wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
 	wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 2}), nil)
 	wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 3}), nil)
@@ -404,7 +405,7 @@ func TestBoundedDropOldest(t *testing.T) {
 	}
 
 	t.Run("panicking callback", func(t *testing.T) {
-		b := channels.NewBounded(1, channels.DropOldest(func(smartpool.Task) { panic("boom") }))
+		b := served(channels.NewBounded(1, channels.DropOldest(func(smartpool.Task) { panic("boom") })))
 		wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
 		wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 2}), nil)
 		if s := b.Stats(); s.Dropped != 1 || s.DropPanics != 1 {
@@ -415,7 +416,7 @@ func TestBoundedDropOldest(t *testing.T) {
 		}
 	})
 	t.Run("nil callback", func(t *testing.T) {
-		b := channels.NewBounded(1, channels.DropOldest(nil))
+		b := served(channels.NewBounded(1, channels.DropOldest(nil)))
 		wantErr(t, "TrySubmit", b.TrySubmit(noop), nil)
 		wantErr(t, "TrySubmit when full", b.TrySubmit(noop), nil)
 		if b.Len() != 1 || b.Stats().Dropped != 1 {
@@ -424,7 +425,7 @@ func TestBoundedDropOldest(t *testing.T) {
 	})
 	t.Run("only re-entries before it", func(t *testing.T) {
 		var dropped []int
-		b := channels.NewBounded(1, channels.DropOldest(func(task smartpool.Task) { dropped = append(dropped, boundedID(t, task)) }))
+		b := served(channels.NewBounded(1, channels.DropOldest(func(task smartpool.Task) { dropped = append(dropped, boundedID(t, task)) })))
 		wantErr(t, "Requeue", b.Requeue(boundedTask{id: 100}), nil)
 		wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
 		if !slices.Equal(dropped, []int{1}) || b.Len() != 1 {
@@ -438,7 +439,7 @@ func TestBoundedDropOldest(t *testing.T) {
 // still waits.
 func TestBoundedCallerRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := channels.NewBounded(1, channels.CallerRuns())
+		b := served(channels.NewBounded(1, channels.CallerRuns()))
 		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
 
 		ran := 0 // not atomic: the race detector checks the task ran on this goroutine
@@ -498,7 +499,7 @@ func TestBoundedModel(t *testing.T) {
 				opts = append(opts, channels.CallerRuns())
 			}
 			capacity := 1 + rng.IntN(4)
-			b := channels.NewBounded(capacity, opts...)
+			b := served(channels.NewBounded(capacity, opts...))
 
 			type ref struct {
 				id      int
@@ -577,7 +578,7 @@ func TestBoundedModel(t *testing.T) {
 
 // TestBoundedNoAllocs: a warm Bounded allocates nothing per task.
 func TestBoundedNoAllocs(t *testing.T) {
-	b := channels.NewBounded(4)
+	b := served(channels.NewBounded(4))
 	task := smartpool.Func(noop)
 	step := func() {
 		if err := b.TrySubmitTask(task); err != nil {
@@ -932,14 +933,18 @@ func TestBoundedAdmissionStopsBeforeClose(t *testing.T) {
 	}
 }
 
-// TestBoundedAttach: tasks queued before the pool starts run once it does,
-// and a second pool cannot take the channel.
+// TestBoundedAttach: no task is taken before a pool serves the channel, the
+// pool runs what is submitted once it does, and a second pool cannot take
+// the channel.
 func TestBoundedAttach(t *testing.T) {
 	b := channels.NewBounded(2)
 	ran := make(chan struct{})
-	wantErr(t, "TrySubmit before New", b.TrySubmit(func(context.Context) { close(ran) }), nil)
+	task := func(context.Context) { close(ran) }
+	wantErr(t, "TrySubmit before New", b.TrySubmit(task), smartpool.ErrClosed)
+	wantErr(t, "Submit before New", b.Submit(context.Background(), task), smartpool.ErrClosed)
 	newBoundedPool(t, boundedBehavior{ch: b, workers: 1})
-	waitOrFail(t, ran, "the task queued before New")
+	wantErr(t, "TrySubmit after New", b.TrySubmit(task), nil)
+	waitOrFail(t, ran, "the task")
 	_, err := smartpool.New[int](boundedBehavior{ch: b, workers: 1})
 	if !errors.Is(err, smartpool.ErrAttached) {
 		t.Fatalf("second New: %v, want ErrAttached", err)

@@ -104,7 +104,7 @@ func TestConcurrentPollExactlyOnce(t *testing.T) {
 	for _, k := range stressKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			out := newOutcomes(total)
-			ch := k.make(out.onDrop)
+			ch := served(k.make(out.onDrop))
 			var wg sync.WaitGroup
 			for p := range producers {
 				wg.Go(func() {

@@ -47,6 +47,11 @@ import (
 // be copied after first use. All methods are safe for concurrent use and none
 // blocks beyond a short critical section (Poll also runs the DropLate
 // callback).
+//
+// A Deadline takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Deadline struct {
 	mu       sync.Mutex
 	tree     *btree.BTreeG[deadlineItem] // nil until the first submit; guarded by mu
@@ -138,6 +143,8 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 // It keeps the deadline the task was first queued with if that came from a
 // Deadline (see smartpool.OrderedPoller), and gets the deadline time.Now()
 // otherwise. It is never dropped as late.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued) }
 
 func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
@@ -176,6 +183,8 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 // in DeadlineStats.Late when it runs, but DropLate never drops it: it had no
 // deadline of its own to miss. Submit through Submit or SubmitTask to give a
 // task a deadline that late-dropping applies to.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (d *Deadline) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -187,6 +196,8 @@ func (d *Deadline) Push(t smartpool.Task) error {
 // Deadline is empty. It reads the clock once, to tell late tasks; with
 // DropLate it drops those (see Deadline) and returns the first task that is
 // not late, or nil.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Poll(int) smartpool.Task {
 	t, _ := d.PollOrder(0)
 	return t
@@ -266,10 +277,14 @@ func (d *Deadline) Len() int {
 }
 
 // Queues returns 1: a Deadline is one queue.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Queues() int { return 1 }
 
 // Attach binds the Deadline to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Deadline already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Attach(b smartpool.Bits) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -288,9 +303,14 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 // returns its tasks earliest deadline first; it is called by the pool's
 // Close. Tasks removed this way are not counted in DeadlineStats (the pool
 // reports them as dropped) and are not passed to the DropLate callback.
+//
+// Called by the pool; not for users.
 func (d *Deadline) Close(drop bool) []smartpool.Task {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	d.closed = true
 	d.dropped = d.dropped || drop
 	if !drop || d.tree == nil || d.tree.Len() == 0 {

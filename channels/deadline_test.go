@@ -19,6 +19,7 @@ func TestDeadlineDropLate(t *testing.T) {
 		d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) {
 			dropped = append(dropped, idOf(t, task))
 		}))
+		served(d)
 		now := time.Now()
 		for id, at := range []time.Time{
 			now.Add(time.Nanosecond),  // 0: on time now, late after the sleep
@@ -58,7 +59,7 @@ func TestDeadlineDropLate(t *testing.T) {
 // in deadline order, and counted.
 func TestDeadlineLateRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := channels.NewDeadline()
+		d := served(channels.NewDeadline())
 		now := time.Now()
 		mustOK(t, d.SubmitTask(now.Add(time.Second), idTask(0)))
 		mustOK(t, d.SubmitTask(now, idTask(1)))
@@ -85,7 +86,7 @@ func TestDeadlineLateRuns(t *testing.T) {
 func TestDeadlineDropLateBatches(t *testing.T) {
 	const late = 100
 	calls := make(map[int]int)
-	d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) { calls[idOf(t, task)]++ }))
+	d := served(channels.NewDeadline(channels.DropLate(func(task smartpool.Task) { calls[idOf(t, task)]++ })))
 	for i := range late {
 		mustOK(t, d.SubmitTask(time.Unix(int64(i), 0), idTask(i)))
 	}
@@ -129,6 +130,7 @@ func TestDeadlineDropLateNotUnderLock(t *testing.T) {
 		waitOrFail(t, done, "Len from the DropLate callback (is it called under the lock?)")
 		_ = d.Len() // and from the callback's own goroutine
 	}))
+	served(d)
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(2)))
 	if task := d.Poll(0); task != nil {
@@ -152,6 +154,7 @@ func TestDeadlineDropLatePanic(t *testing.T) {
 			panic("boom")
 		}
 	}))
+	served(d)
 	for i := range 5 {
 		mustOK(t, d.SubmitTask(time.Time{}, idTask(i)))
 	}
@@ -166,7 +169,7 @@ func TestDeadlineDropLatePanic(t *testing.T) {
 
 // TestDeadlineDropLateNilCallback drops silently but still counts.
 func TestDeadlineDropLateNilCallback(t *testing.T) {
-	d := channels.NewDeadline(channels.DropLate(nil))
+	d := served(channels.NewDeadline(channels.DropLate(nil)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
 	if d.Poll(0) != nil || d.Stats().DroppedLate != 1 {
 		t.Fatalf("Stats = %+v", d.Stats())
@@ -180,6 +183,7 @@ func TestDeadlineZeroValue(t *testing.T) {
 		t.Fatal("zero Deadline is not empty")
 	}
 	var e channels.Deadline
+	served(&e)
 	mustOK(t, e.SubmitTask(time.Time{}, idTask(1)))
 	if got := idOf(t, e.Poll(0)); got != 1 || e.Stats().Late != 1 {
 		t.Fatalf("Poll = %d, Stats %+v", got, e.Stats())
@@ -224,7 +228,7 @@ func FuzzDeadlineOrder(f *testing.F) {
 		if len(data) > maxFuzzInput {
 			data = data[:maxFuzzInput] // the model is quadratic: stay fast
 		}
-		d := channels.NewDeadline()
+		d := served(channels.NewDeadline())
 		var model refDeadline
 		next := 0
 		for len(data) > 0 {

@@ -13,13 +13,17 @@ const (
 
 // admitLocked applies the channel contract's admission rules, with the
 // channel's lock held: a requeue is refused only once Close(true) emptied
-// the channel (dropped); any other entry once admission stopped; and a
-// submitted task takes a unit of the pool's in-flight limit.
+// the channel (dropped) or while no pool holds the channel; any other entry
+// whenever no running pool serves it (Bits.Closed); and a submitted task
+// takes a unit of the pool's in-flight limit.
 func (how entry) admitLocked(b smartpool.Bits, dropped, closed bool) error {
 	switch {
 	case dropped:
 		return smartpool.ErrClosed
 	case how == requeued:
+		if !b.Attached() {
+			return smartpool.ErrClosed // a user's mistaken call: nothing would run it
+		}
 		return nil
 	case closed || b.Closed():
 		return smartpool.ErrClosed

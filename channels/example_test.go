@@ -24,13 +24,27 @@ func (b oneChannel) Config() smartpool.Config[string] {
 func (b oneChannel) Channel(string) smartpool.Channel { return b.ch }
 func (b oneChannel) Followup(k string) string         { return k }
 
-// run starts a pool on ch, which runs the queued tasks, and closes it.
-func run(ch smartpool.Channel) {
+// held starts a pool on ch and keeps its one worker busy with a task that
+// occupy submits, until free is called: the example's tasks queue up behind
+// it, and then run in the channel's order. A channel takes tasks only once a
+// pool serves it.
+func held(ch smartpool.Channel, occupy func(func(context.Context)) error) (o *smartpool.OwnedPool[string], free func()) {
 	o, err := smartpool.New[string](oneChannel{ch})
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
+	busy, release := make(chan struct{}), make(chan struct{})
+	if err := occupy(func(context.Context) { close(busy); <-release }); err != nil {
+		panic(err)
+	}
+	<-busy
+	return o, func() { close(release) }
+}
+
+// run lets the held worker go and closes the pool, which runs every queued
+// task first.
+func run(o *smartpool.OwnedPool[string], free func()) {
+	free()
 	if _, err := o.Close(context.Background()); err != nil {
 		fmt.Println(err)
 	}
@@ -42,11 +56,11 @@ func say(s string) func(context.Context) {
 
 func ExampleNewFIFO() {
 	jobs := channels.NewFIFO()
-	// Tasks queued before the pool starts wait for it.
+	o, free := held(jobs, jobs.Submit)
 	_ = jobs.Submit(say("first"))
 	_ = jobs.Submit(say("second"))
 	_ = jobs.SubmitBatch(say("third"), say("fourth"))
-	run(jobs)
+	run(o, free)
 	// Output:
 	// first
 	// second
@@ -58,11 +72,12 @@ func ExampleNewDeadline() {
 	var dropped int
 	jobs := channels.NewDeadline(channels.DropLate(func(smartpool.Task) { dropped++ }))
 	now := time.Now()
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Submit(now.Add(time.Hour), fn) })
 	_ = jobs.Submit(now.Add(3*time.Hour), say("due in 3h"))
 	_ = jobs.Submit(now.Add(time.Hour), say("due in 1h"))
 	_ = jobs.Submit(now.Add(-time.Minute), say("a minute late: never runs"))
 	_ = jobs.Submit(now.Add(2*time.Hour), say("due in 2h"))
-	run(jobs)
+	run(o, free)
 	fmt.Println("dropped late:", dropped, jobs.Stats().DroppedLate)
 	// Output:
 	// due in 1h
@@ -73,17 +88,18 @@ func ExampleNewDeadline() {
 
 func ExampleNewPriority() {
 	jobs := channels.NewPriority()
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Submit(0, fn) })
 	_ = jobs.Submit(1, say("normal"))
 	_ = jobs.Submit(10, say("urgent"))
 	_ = jobs.Submit(-5, say("background"))
 	_ = jobs.Submit(10, say("urgent too, submitted later"))
-	_ = jobs.Push(smartpool.Func(say("pushed: priority 0")))
-	run(jobs)
+	_ = o.Pool().Submit("jobs", say("by key: priority 0"))
+	run(o, free)
 	// Output:
 	// urgent
 	// urgent too, submitted later
 	// normal
-	// pushed: priority 0
+	// by key: priority 0
 	// background
 }
 
@@ -92,6 +108,8 @@ func ExampleNewMulti() {
 	// takes options, so wrap it to make a newShard function.
 	jobs := channels.NewMulti(4, func() *channels.Deadline { return channels.NewDeadline() })
 	now := time.Now()
+	// The task that holds the worker went to shard 0 and left it.
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Next().Submit(now, fn) })
 	ran := 0
 	for i := range 8 {
 		// Next picks the shard in rotation; its typed Submit takes a deadline.
@@ -102,7 +120,7 @@ func ExampleNewMulti() {
 	}
 	// Each shard runs its own tasks in deadline order; across shards the
 	// order is only rough.
-	run(jobs)
+	run(o, free)
 	fmt.Println("ran:", ran, "left:", jobs.Len())
 	// Output:
 	// shard 0 holds 2

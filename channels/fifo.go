@@ -18,6 +18,11 @@ import (
 // never wait for workers, nor workers for producers.
 //
 // The zero FIFO is ready to use. A FIFO must not be copied after first use.
+//
+// A FIFO takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type FIFO struct {
 	// tail guards the submitting side: admission (closed, dropped,
 	// Bits.Closed) and pushes. Close and Attach take it, then head.
@@ -53,9 +58,13 @@ func (f *FIFO) Submit(fn func(ctx context.Context)) error {
 }
 
 // Push queues t; it is the by-key submit of smartpool.Pool.Submit.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (f *FIFO) Push(t smartpool.Task) error { return f.push(t, pushed) }
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
+//
+// Called by the pool; not for users.
 func (f *FIFO) Requeue(t smartpool.Task) error { return f.push(t, requeued) }
 
 func (f *FIFO) push(t smartpool.Task, how entry) error {
@@ -126,6 +135,8 @@ func (f *FIFO) setBitLocked() {
 // have come before our Clear). internal/model/park.pml checks this protocol,
 // with the three orderings that lose a task or leave a stale bit as
 // mutants.
+//
+// Called by the pool; not for users.
 func (f *FIFO) Poll(int) smartpool.Task {
 	f.head.Lock()
 	t, _, left := f.q.Pop()
@@ -157,10 +168,14 @@ func (f *FIFO) Len() int {
 }
 
 // Queues returns 1: a FIFO is one queue.
+//
+// Called by the pool; not for users.
 func (f *FIFO) Queues() int { return 1 }
 
 // Attach binds the FIFO to a pool; it is called by smartpool.New. It returns
 // smartpool.ErrAttached if the FIFO already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (f *FIFO) Attach(b smartpool.Bits) error {
 	f.tail.Lock()
 	defer f.tail.Unlock()
@@ -180,11 +195,16 @@ func (f *FIFO) Attach(b smartpool.Bits) error {
 
 // Close stops admission and, if drop is set, empties the FIFO and returns
 // its tasks oldest first; it is called by the pool's Close.
+//
+// Called by the pool; not for users.
 func (f *FIFO) Close(drop bool) []smartpool.Task {
 	f.tail.Lock()
 	defer f.tail.Unlock()
 	f.head.Lock()
 	defer f.head.Unlock()
+	if !f.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	f.closed = true
 	f.dropped = f.dropped || drop
 	if !drop || f.q.Len() == 0 {

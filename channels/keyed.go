@@ -69,6 +69,11 @@ import (
 // concurrent use and none blocks beyond a short critical section. G must be
 // comparable at run time too: an interface G holding a slice panics, as it
 // would as a map key.
+//
+// A Keyed takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Keyed[G comparable] struct {
 	mu sync.Mutex
 	// Invariants, each holding whenever mu is free:
@@ -151,6 +156,8 @@ func (k *Keyed[G]) SubmitTask(group G, t smartpool.Task) error {
 // Push queues t under the zero value of G; it is the by-key submit of
 // smartpool.Pool.Submit. Every task submitted that way shares that one group
 // and its limit.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (k *Keyed[G]) Push(t smartpool.Task) error {
 	var zero G
 	return k.push(zero, t, pushed)
@@ -207,6 +214,8 @@ func (k *Keyed[G]) push(group G, t smartpool.Task, how entry) error {
 // Requeue queues a yielded task re-entering the pool, outside every group
 // and ahead of the submitted tasks (see Keyed); see smartpool.Channel. It
 // returns smartpool.ErrClosed only once Close(true) emptied the channel.
+//
+// Called by the pool; not for users.
 func (k *Keyed[G]) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -232,6 +241,8 @@ func (k *Keyed[G]) Requeue(t smartpool.Task) error {
 // task whose group is under its limit, wrapped (see Keyed); it returns nil if
 // there is neither. From then until the returned task's Run ends, the task
 // holds one of its group's slots.
+//
+// Called by the pool; not for users.
 func (k *Keyed[G]) Poll(int) smartpool.Task {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -376,6 +387,8 @@ func (k *Keyed[G]) Stats() KeyedStats {
 }
 
 // Queues returns 1, or 0 for a Keyed without a limit (see Keyed).
+//
+// Called by the pool; not for users.
 func (k *Keyed[G]) Queues() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -387,6 +400,8 @@ func (k *Keyed[G]) Queues() int {
 
 // Attach binds the Keyed to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Keyed already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (k *Keyed[G]) Attach(b smartpool.Bits) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -405,9 +420,14 @@ func (k *Keyed[G]) Attach(b smartpool.Bits) error {
 // its tasks: re-entries first, as they are, then the submitted tasks, oldest
 // first, as they were submitted (not wrapped). It is called by the pool's
 // Close. Tasks in progress keep their slots until their Run ends.
+//
+// Called by the pool; not for users.
 func (k *Keyed[G]) Close(drop bool) []smartpool.Task {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if !k.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	k.closed = true
 	k.dropped = k.dropped || drop
 	if !drop || k.queued+k.requeued.Len() == 0 {

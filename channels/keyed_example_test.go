@@ -76,26 +76,3 @@ func ExampleNewKeyed() {
 	// b.example never had more than 2 requests in flight: true
 	// c.example never had more than 2 requests in flight: true
 }
-
-func ExampleKeyed_Poll() {
-	// What a worker sees: the oldest task whose group is under its limit.
-	jobs, _ := channels.NewKeyed[string](1)
-	_ = jobs.Submit("a.example", say("a.example/1"))
-	_ = jobs.Submit("a.example", say("a.example/2"))
-	_ = jobs.Submit("b.example", say("b.example/1"))
-
-	first := jobs.Poll(0)  // a.example/1: a.example is now at its limit
-	second := jobs.Poll(0) // a.example/2 must wait: b.example/1 comes next
-	fmt.Println("third poll:", jobs.Poll(0))
-	second.Run(context.Background())
-	first.Run(context.Background()) // a.example/1 ends: its slot is free
-	last := jobs.Poll(0)
-	last.Run(context.Background())
-	fmt.Printf("%+v\n", jobs.Stats())
-	// Output:
-	// third poll: <nil>
-	// b.example/1
-	// a.example/1
-	// a.example/2
-	// {Queued:0 Running:0 Groups:0 Ready:0 Limit:1}
-}

@@ -101,10 +101,12 @@ func TestKeyedAPI(t *testing.T) {
 		if k.Queues() != 1 || k.Limit() != 1 {
 			t.Fatalf("after SetLimit(1): Queues %d, Limit %d", k.Queues(), k.Limit())
 		}
+		wantErr(t, "Submit while no pool serves it", k.Submit("a", noop), smartpool.ErrClosed)
+		served(&k)
 		mustOK(t, k.Submit("a", noop))
 	})
 
-	k := newKeyed[string](t, 2)
+	k := served(newKeyed[string](t, 2))
 	wantErr(t, "Submit(nil)", k.Submit("a", nil), smartpool.ErrNilTask)
 	wantErr(t, "SubmitTask(nil)", k.SubmitTask("a", nil), smartpool.ErrNilTask)
 	wantErr(t, "Push(nil)", k.Push(nil), smartpool.ErrNilTask)
@@ -125,6 +127,8 @@ func TestKeyedAPI(t *testing.T) {
 		t.Fatalf("Stats = %+v after the task ended, want only Limit 2", s)
 	}
 
+	k = newKeyed[string](t, 2) // the harness holds the first one
+	wantErr(t, "Submit before New", k.Submit("a", noop), smartpool.ErrClosed)
 	o := newKeyedPool(t, keyedBehavior{ch: k, workers: 1})
 	_, err := smartpool.New[int](keyedBehavior{ch: k, workers: 1})
 	if !errors.Is(err, smartpool.ErrAttached) {
@@ -191,7 +195,7 @@ func TestKeyedModel(t *testing.T) {
 	const groups = 5
 	for round := range 30 {
 		m := &keyedRef{limit: 1 + r.IntN(3), running: map[int]int{}}
-		k := newKeyed[int](t, m.limit)
+		k := served(newKeyed[int](t, m.limit))
 		type polled struct {
 			task  smartpool.Task
 			group int
@@ -613,7 +617,7 @@ func TestKeyedSetLimit(t *testing.T) {
 // TestKeyedGroupsForgotten: a group's state goes once it has nothing queued
 // and nothing in progress, so many distinct groups leave nothing behind.
 func TestKeyedGroupsForgotten(t *testing.T) {
-	k := newKeyed[int](t, 1)
+	k := served(newKeyed[int](t, 1))
 	const n = 10000
 	for g := range n {
 		mustOK(t, k.Submit(g, noop))

@@ -26,8 +26,9 @@ package channels_test
 //
 // I5 TestLin_AvailabilityBit is not written, for a reason of observability:
 // a queue's availability bit has no public reader. Bits is a value with
-// unexported fields that only smartpool.New can make attached, the Field
-// behind it is reachable only from the root package, and the only outside
+// unexported fields that only smartpool.New (and, for tests, the standalone
+// harness) can make attached, the Field behind it is reachable only from the
+// root package, and the only outside
 // witness of the bit, a worker polling a queue it saw set, reads the bit at a
 // moment before Poll is called that the test cannot bracket with timestamps.
 // A history with "read bit" operations would therefore not be a recorded
@@ -277,7 +278,7 @@ func linFIFOTarget() *linTarget {
 		queues: 1,
 		model:  linQueueModel(func(int, int) bool { return false }),
 		fresh: func() func(linIn) int {
-			f := channels.NewFIFO()
+			f := served(channels.NewFIFO())
 			return func(in linIn) int {
 				switch in.kind {
 				case linPush:
@@ -330,7 +331,7 @@ func linDeadlineTarget() *linTarget {
 		queues: 1,
 		model:  linQueueModel(func(x, y int) bool { return x < y }),
 		fresh: func() func(linIn) int {
-			d := channels.NewDeadline()
+			d := served(channels.NewDeadline())
 			return func(in linIn) int {
 				switch in.kind {
 				case linPush:
@@ -367,7 +368,7 @@ func linPriorityTarget() *linTarget {
 		queues: 1,
 		model:  linQueueModel(func(x, y int) bool { return x > y }),
 		fresh: func() func(linIn) int {
-			p := channels.NewPriority()
+			p := served(channels.NewPriority())
 			return func(in linIn) int {
 				switch in.kind {
 				case linPush:
@@ -425,7 +426,7 @@ func linPriorityTarget() *linTarget {
 func linMultiTarget(nested bool) *linTarget {
 	tg := &linTarget{name: "Multi3", queues: 3, route: func(k int) int { return k % 3 }}
 	newMulti := func() *channels.Multi[smartpool.Channel] {
-		return channels.NewMulti(3, func() smartpool.Channel { return channels.NewFIFO() })
+		return served(channels.NewMulti(3, func() smartpool.Channel { return channels.NewFIFO() }))
 	}
 	if nested {
 		tg.name, tg.queues = "Multi2x2", 4
@@ -433,9 +434,9 @@ func linMultiTarget(nested bool) *linTarget {
 		// rotation has then seen k/2 pushes.
 		tg.route = func(k int) int { return 2*(k%2) + (k/2)%2 }
 		newMulti = func() *channels.Multi[smartpool.Channel] {
-			return channels.NewMulti(2, func() smartpool.Channel {
+			return served(channels.NewMulti(2, func() smartpool.Channel {
 				return channels.NewMulti(2, channels.NewFIFO)
-			})
+			}))
 		}
 	}
 	fifo := linQueueModel(func(int, int) bool { return false })

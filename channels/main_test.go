@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/standalone"
 )
 
 func TestMain(m *testing.M) {
@@ -61,4 +62,14 @@ func waitOrFail(t testing.TB, ch <-chan struct{}, what string) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
 	}
+}
+
+// served attaches c to a standalone harness (internal/standalone): a channel
+// refuses every task until a pool serves it, and its unit tests drive it
+// without one, submitting, polling and closing it as the pool would.
+func served[C smartpool.Channel](c C) C {
+	if err := standalone.Attach(c); err != nil {
+		panic(err)
+	}
+	return c
 }

@@ -47,7 +47,7 @@ func mustOK(t testing.TB, err error) {
 
 func TestFIFOModel(t *testing.T) {
 	r := newRand(t)
-	f := channels.NewFIFO()
+	f := served(channels.NewFIFO())
 	var rec recorder
 	var model []int
 	next := 0
@@ -220,7 +220,7 @@ func TestDeadlineModel(t *testing.T) {
 	r := newRand(t)
 	g := newDeadlineGen(r)
 	start := time.Now()
-	d := channels.NewDeadline()
+	d := served(channels.NewDeadline())
 	var rec recorder
 	var model refDeadline
 	next := 0
@@ -266,7 +266,7 @@ func TestDeadlineModel(t *testing.T) {
 // TestDeadlinePushIsNow checks Push's deadline: after every queued task due
 // before it was pushed, before every task due after.
 func TestDeadlinePushIsNow(t *testing.T) {
-	d := channels.NewDeadline()
+	d := served(channels.NewDeadline())
 	now := time.Now()
 	mustOK(t, d.SubmitTask(now.Add(time.Hour), idTask(3)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
@@ -328,7 +328,7 @@ func (m *refPriority) sortedIDs() []int {
 
 func TestPriorityModel(t *testing.T) {
 	r := newRand(t)
-	p := channels.NewPriority()
+	p := served(channels.NewPriority())
 	var rec recorder
 	var model refPriority
 	next := 0
@@ -380,7 +380,7 @@ func TestMultiModel(t *testing.T) {
 	t.Run("FIFO", func(t *testing.T) {
 		r := newRand(t)
 		n := 1 + r.IntN(5)
-		m := channels.NewMulti(n, channels.NewFIFO)
+		m := served(channels.NewMulti(n, channels.NewFIFO))
 		pushes := 0
 		route := func() int { q := pushes % n; pushes++; return q }
 		runMultiModel(t, r, m, n, route, func() smartpool.Channel { return m.Next() })
@@ -389,9 +389,9 @@ func TestMultiModel(t *testing.T) {
 		// Shards of several queues each: Poll must route by queue range.
 		r := newRand(t)
 		outer, inner := 1+r.IntN(4), 1+r.IntN(4)
-		m := channels.NewMulti(outer, func() *channels.Multi[*channels.FIFO] {
+		m := served(channels.NewMulti(outer, func() *channels.Multi[*channels.FIFO] {
 			return channels.NewMulti(inner, channels.NewFIFO)
-		})
+		}))
 		pushes := 0
 		innerPushes := make([]int, outer)
 		route := func() int {

@@ -38,16 +38,20 @@ import (
 // Queues for a Multi with a shard that has no queues. A Multi must not be
 // copied after first use. All methods are safe for concurrent use and none
 // blocks beyond the shards' short critical sections.
+//
+// A Multi takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Multi[C smartpool.Channel] struct {
 	shards []C                            // read-only after NewMulti
 	first  []int                          // first[s]: the Multi's queue number of shard s's queue 0; read-only
 	single bool                           // every shard has one queue, so queue i is shard i; read-only
 	queues int                            // read-only; 0 if any shard has no queues
 	next   atomic.Uint32                  // pushes and Next calls so far: the rotation
-	bits   atomic.Pointer[smartpool.Bits] // set by Attach; Submit admits through it
+	bits   atomic.Pointer[smartpool.Bits] // set by Attach under mu; Submit admits through it
 
-	mu       sync.Mutex
-	attached bool // guarded by mu
+	mu sync.Mutex // serialises Attach
 }
 
 // maxShards bounds NewMulti's n: far more queues than any pool accepts.
@@ -138,6 +142,8 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
 
 // Push queues t in the next shard, through the shard's Push; it is the by-key
 // submit of smartpool.Pool.Submit. Errors are as for Submit.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (m *Multi[C]) Push(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -150,6 +156,8 @@ func (m *Multi[C]) Push(t smartpool.Task) error {
 
 // Requeue queues a yielded task re-entering the pool in the next shard,
 // through the shard's Requeue; see smartpool.Channel.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -162,6 +170,8 @@ func (m *Multi[C]) Requeue(t smartpool.Task) error {
 
 // Poll polls the shard that owns queue i, with the shard's own queue number;
 // it returns nil if that queue is empty or i is out of range.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Poll(i int) smartpool.Task {
 	if i < 0 || i >= m.queues {
 		return nil
@@ -210,6 +220,8 @@ func (m *Multi[C]) Len() int {
 
 // Queues returns the sum of the shards' queue counts, or 0 if the Multi has
 // no shards or a shard has no queues.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Queues() int { return m.queues }
 
 // Attach binds the Multi to a pool; it is called by smartpool.New. Each shard
@@ -218,11 +230,13 @@ func (m *Multi[C]) Queues() int { return m.queues }
 // does not cover exactly Queues() queues, and a shard's Attach error
 // (wrapped, naming the shard) if a shard refuses, for instance because
 // newShard returned the same channel twice or one already attached.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Attach(b smartpool.Bits) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.attached {
-		return smartpool.ErrAttached
+	if old := m.bits.Load(); old != nil && old.Attached() {
+		return smartpool.ErrAttached // Bits of a failed New are not: see smartpool.Channel
 	}
 	if b.Attached() && b.Len() != m.queues {
 		return fmt.Errorf("channels: Multi has %d queues, Attach got bits for %d", m.queues, b.Len())
@@ -236,8 +250,7 @@ func (m *Multi[C]) Attach(b smartpool.Bits) error {
 			return fmt.Errorf("channels: Multi shard %d: %w", s, err)
 		}
 	}
-	m.attached = b.Attached()
-	if m.attached {
+	if b.Attached() {
 		m.bits.Store(&b)
 	}
 	return nil
@@ -246,6 +259,8 @@ func (m *Multi[C]) Attach(b smartpool.Bits) error {
 // Close closes every shard with the same drop and returns the tasks they
 // dropped, shard after shard, each shard's in its own order; it is called by
 // the pool's Close.
+//
+// Called by the pool; not for users.
 func (m *Multi[C]) Close(drop bool) []smartpool.Task {
 	var out []smartpool.Task
 	for _, s := range m.shards {

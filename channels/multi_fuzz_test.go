@@ -19,9 +19,9 @@ import (
 // Close(true), the dropped tasks in queue order, each queue's own order kept;
 // at the end, that every accepted task left the Multi exactly once.
 //
-// Availability bits are not checked: a Multi used on its own is attached to
-// no pool, so its shards hold the zero Bits, whose methods do nothing, and
-// nothing outside the root package can read a bit (see lin_test.go, I5). The
+// Availability bits are not checked: the Multi is served by the standalone
+// harness (internal/standalone), whose bits nothing outside the root package
+// can read (see lin_test.go, I5). The
 // bit rule is exercised where a pool attaches the Multi (TestPoolMultiOrder,
 // B1's multi-channel, the soak's): a bit left clear strands a task there.
 // What is left here is the queue semantics.
@@ -122,7 +122,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 	}
 	if nested {
 		h.name = fmt.Sprintf("Multi %dx%d", k, inner)
-		m := channels.NewMulti(k, func() *channels.Multi[*channels.FIFO] { return channels.NewMulti(inner, channels.NewFIFO) })
+		m := served(channels.NewMulti(k, func() *channels.Multi[*channels.FIFO] { return channels.NewMulti(inner, channels.NewFIFO) }))
 		h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
 		h.next = func() smartpool.Channel {
 			if s := m.Next(); s != nil {
@@ -133,7 +133,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 		return h
 	}
 	h.name = fmt.Sprintf("Multi %d", k)
-	m := channels.NewMulti(k, channels.NewFIFO)
+	m := served(channels.NewMulti(k, channels.NewFIFO))
 	h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
 	h.next = func() smartpool.Channel {
 		if s := m.Next(); s != nil {

@@ -21,6 +21,11 @@ import (
 // The zero Priority is ready to use. A Priority must not be copied after
 // first use. All methods are safe for concurrent use and none blocks beyond a
 // short critical section.
+//
+// A Priority takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Priority struct {
 	mu      sync.Mutex
 	heap    []prioItem     // a binary heap under prioItem.before; guarded by mu
@@ -65,6 +70,8 @@ func (p *Priority) SubmitTask(prio int, t smartpool.Task) error { return p.push(
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
 // It keeps the priority the task was first queued with if that came from a
 // Priority (see smartpool.OrderedPoller), and gets priority 0 otherwise.
+//
+// Called by the pool; not for users.
 func (p *Priority) Requeue(t smartpool.Task) error { return p.push(0, t, requeued) }
 
 func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
@@ -96,10 +103,14 @@ func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
 // Push queues t with priority 0; it is the by-key submit of
 // smartpool.Pool.Submit. It runs after queued tasks of positive priority and
 // before those of negative priority.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (p *Priority) Push(t smartpool.Task) error { return p.push(0, t, pushed) }
 
 // Poll removes and returns the task with the highest priority, or nil if the
 // Priority is empty.
+//
+// Called by the pool; not for users.
 func (p *Priority) Poll(int) smartpool.Task {
 	t, _ := p.PollOrder(0)
 	return t
@@ -171,10 +182,14 @@ func (p *Priority) Len() int {
 }
 
 // Queues returns 1: a Priority is one queue.
+//
+// Called by the pool; not for users.
 func (p *Priority) Queues() int { return 1 }
 
 // Attach binds the Priority to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Priority already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (p *Priority) Attach(b smartpool.Bits) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -192,9 +207,14 @@ func (p *Priority) Attach(b smartpool.Bits) error {
 // Close stops admission and, if drop is set, empties the Priority and
 // returns its tasks in the order Poll would have returned them; it is called
 // by the pool's Close.
+//
+// Called by the pool; not for users.
 func (p *Priority) Close(drop bool) []smartpool.Task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.bits.Closing() {
+		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
+	}
 	p.closed = true
 	p.dropped = p.dropped || drop
 	if !drop || len(p.heap) == 0 {

@@ -29,6 +29,11 @@ var ErrBadPolicy = errors.New("scheduler: bad policy")
 // The pool calls Start once, from New, before any worker runs; an error
 // rejects the pool's configuration. It then calls NewPicker once per worker.
 // A Scheduler value serves one pool: do not pass the same value to two pools.
+//
+// The pool guards every call into a policy: a Start that panics fails New
+// with smartpool.ErrConfig; a worker whose NewPicker panics or returns nil,
+// or whose Pick panics, logs the panic (log/slog) once and serves the highest
+// level with work from then on, without calling that picker again.
 type Scheduler interface {
 	// Start validates the policy for a pool with the given number of levels
 	// (1 to MaxLevels) and resets any shared state.

@@ -166,8 +166,13 @@ func main() {
 		submitted[k]++
 	}
 
-	// The flood, queued before the pool starts: three quarters plain
-	// backlog, a quarter with deadlines.
+	// The flood, queued as the pool starts (a channel takes tasks once New
+	// attached it): three quarters plain backlog, a quarter with deadlines.
+	owned, err := smartpool.New[lane](g)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
 	workers := runtime.GOMAXPROCS(0)
 	flood := backlogPerWorker * workers
 	began := time.Now()
@@ -182,11 +187,6 @@ func main() {
 		}
 	}
 	fill(flood)
-	owned, err := smartpool.New[lane](g)
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
 	pool := owned.Pool()
 	fmt.Printf("%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
 		workers, flood, backlogCost, tickEvery, requestEvery, *runFor)

@@ -62,6 +62,11 @@ func (f *Focus) At() Point {
 //
 // Create it with NewSpatial. All methods are safe for concurrent use and
 // none blocks beyond a short critical section.
+//
+// A Spatial takes tasks only while a running pool serves it: before New attached
+// it, after a New that failed, and from the pool's Close on, its submit
+// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
+// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
 type Spatial struct {
 	focus *Focus // read-only after NewSpatial
 
@@ -95,10 +100,15 @@ func (s *Spatial) SubmitTask(at Point, t smartpool.Task) error { return s.push(a
 
 // Push queues t where the focus is now; it is the by-key submit of
 // Pool.Submit. The focus may move away before t runs.
+//
+// Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (s *Spatial) Push(t smartpool.Task) error { return s.push(s.focus.At(), t, false) }
 
 // Requeue queues a task that yielded and re-enters the pool, as Push does;
-// see smartpool.Channel. It is refused only once Close(true) emptied s.
+// see smartpool.Channel. It is refused only once Close(true) emptied s, or
+// while no pool holds s.
+//
+// Called by the pool; not for users.
 func (s *Spatial) Requeue(t smartpool.Task) error { return s.push(s.focus.At(), t, true) }
 
 func (s *Spatial) push(at Point, t smartpool.Task, requeue bool) error {
@@ -106,7 +116,7 @@ func (s *Spatial) push(at Point, t smartpool.Task, requeue bool) error {
 		return smartpool.ErrNilTask
 	}
 	s.mu.Lock()
-	if s.dropped || !requeue && (s.closed || s.bits.Closed()) {
+	if s.dropped || !s.bits.Attached() || !requeue && (s.closed || s.bits.Closed()) {
 		s.mu.Unlock()
 		return smartpool.ErrClosed
 	}
@@ -121,6 +131,8 @@ func (s *Spatial) push(at Point, t smartpool.Task, requeue bool) error {
 }
 
 // Poll removes and returns the task nearest to the focus, or nil.
+//
+// Called by the pool; not for users.
 func (s *Spatial) Poll(int) smartpool.Task {
 	focus := s.focus.At()
 	s.mu.Lock()
@@ -150,10 +162,14 @@ func (s *Spatial) Len() int {
 }
 
 // Queues returns 1: a Spatial is one queue.
+//
+// Called by the pool; not for users.
 func (s *Spatial) Queues() int { return 1 }
 
 // Attach binds s to a pool and publishes whether it holds tasks; it returns
 // smartpool.ErrAttached if s already belongs to a pool.
+//
+// Called by the pool; not for users.
 func (s *Spatial) Attach(b smartpool.Bits) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,9 +185,14 @@ func (s *Spatial) Attach(b smartpool.Bits) error {
 
 // Close stops admission and, if drop is set, empties s and returns its
 // tasks in submission order.
+//
+// Called by the pool; not for users.
 func (s *Spatial) Close(drop bool) []smartpool.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.bits.Closing() {
+		return nil // a user's call while a pool serves s, or before one does
+	}
 	s.closed = true
 	s.dropped = s.dropped || drop
 	if !drop || len(s.items) == 0 {

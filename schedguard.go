@@ -1,0 +1,69 @@
+package smartpool
+
+import (
+	"log/slog"
+	"math/bits"
+	"time"
+
+	"github.com/smartpool-go/smartpool/scheduler"
+)
+
+// A Scheduler is user code that runs inside the pool: its Start in New, its
+// NewPicker on every worker start, its Picker's Pick between every two tasks.
+// A panic in any of them must not kill the process nor leave a worker
+// without a policy, so each call is guarded here. A panic in Start fails New
+// with ErrConfig. A worker whose NewPicker panicked or returned nil, or whose
+// Pick panicked, logs it once and from then on serves the highest level with
+// work, without calling that picker again: a policy that panicked once would
+// likely panic on every task.
+
+// startScheduler calls s.Start, turning a panic into a configuration error.
+func startScheduler(s scheduler.Scheduler, levels int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = configErr(errSchedulerPanic, "the scheduler's Start panicked: %v", r)
+		}
+	}()
+	if err := s.Start(levels); err != nil {
+		return configErr(err, "Schedule refused %d levels: %v", levels, err)
+	}
+	return nil
+}
+
+// newPicker returns a picker of e's scheduler for a new worker, or nil (the
+// highest level with work) if NewPicker panicked or returned nil.
+func (e *engine) newPicker() (p scheduler.Picker) {
+	defer func() {
+		if r := recover(); r != nil {
+			logSchedulerPanic("NewPicker", r)
+			p = nil
+		}
+	}()
+	p = e.sched.NewPicker()
+	if isNil(p) {
+		slog.Error("smartpool: the scheduler's NewPicker returned nil; the worker serves the highest level with work")
+		return nil
+	}
+	return p
+}
+
+// pick returns the level w serves next among those set in avail (non-zero).
+// A level outside avail means the highest level with work.
+func (w *worker) pick(avail uint64) (l int) {
+	if w.picker == nil {
+		return bits.TrailingZeros64(avail)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			logSchedulerPanic("Pick", r)
+			w.picker = nil // only this worker's goroutine touches it
+			l = -1
+		}
+	}()
+	return w.picker.Pick(avail, time.Now)
+}
+
+func logSchedulerPanic(hook string, r any) {
+	slog.Error("smartpool: the scheduler's "+hook+" panicked; the worker serves the highest level with work from now on",
+		"panic", r, "stack", string(stack()))
+}
