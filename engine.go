@@ -2,6 +2,7 @@ package smartpool
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +22,7 @@ type engine struct {
 	chans    []chanInfo                // by channel index; read-only after New except counters
 	workers  atomic.Pointer[[]*worker] // replaced (grown) only by SetWorkers, under resize
 	followup []int                     // channel index -> followup channel index; read-only
+	log      *slog.Logger              // Config.Logger or slog.Default(); set by New before any worker starts
 	idle     *idle.Stack
 	sched    scheduler.Scheduler         // makes the pickers of workers SetWorkers adds
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped

@@ -69,6 +69,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	e.timing = newTiming(cfg.TimingEvery, len(lo.channels))
 	e.timing.link()
 	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index, log: logger(cfg.Logger)}
+	e.log = p.log
 	p.setPanicHandler(cfg.PanicHandler)
 	e.chans = make([]chanInfo, len(lo.channels))
 	for i, c := range lo.channels {

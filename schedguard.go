@@ -1,7 +1,6 @@
 package smartpool
 
 import (
-	"log/slog"
 	"math/bits"
 	"time"
 
@@ -35,13 +34,13 @@ func startScheduler(s scheduler.Scheduler, levels int) (err error) {
 func (e *engine) newPicker() (p scheduler.Picker) {
 	defer func() {
 		if r := recover(); r != nil {
-			logSchedulerPanic("NewPicker", r)
+			e.logSchedulerPanic("NewPicker", r)
 			p = nil
 		}
 	}()
 	p = e.sched.NewPicker()
 	if isNil(p) {
-		slog.Error("smartpool: the scheduler's NewPicker returned nil; the worker serves the highest level with work")
+		e.log.Error("smartpool: the scheduler's NewPicker returned nil; the worker serves the highest level with work")
 		return nil
 	}
 	return p
@@ -55,7 +54,7 @@ func (w *worker) pick(avail uint64) (l int) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			logSchedulerPanic("Pick", r)
+			w.e.logSchedulerPanic("Pick", r)
 			w.picker = nil // only this worker's goroutine touches it
 			l = -1
 		}
@@ -63,7 +62,7 @@ func (w *worker) pick(avail uint64) (l int) {
 	return w.picker.Pick(avail, time.Now)
 }
 
-func logSchedulerPanic(hook string, r any) {
-	slog.Error("smartpool: the scheduler's "+hook+" panicked; the worker serves the highest level with work from now on",
-		"panic", r, "stack", string(stack()))
+func (e *engine) logSchedulerPanic(hook string, r any) {
+	e.log.Error("smartpool: the scheduler's "+hook+" panicked; the worker serves the highest level with work from now on",
+		"panic", r, "stack", stackFrames(stack()))
 }
