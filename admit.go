@@ -150,7 +150,7 @@ func (p *Pool[K]) SetLimit(n int) error {
 // free, and nil at once if the pool has no limit or b belongs to no pool. A
 // channel that then does not queue a task after all calls Refund.
 func (b Bits) Admit(n int) error {
-	if b.e == nil {
+	if b.e == nil || !b.e.admit.on {
 		return nil
 	}
 	if err := b.e.admitNow(n); err != nil {
@@ -193,11 +193,12 @@ func (b Bits) Refund(n int) {
 // or it was a yielded task re-entering, which ends itself as dropped).
 // Discard each task once.
 func (b Bits) Discard(t Task) (Task, bool) {
-	switch {
-	case b.e == nil:
+	if b.e == nil {
 		return t, true
-	case b.n == 0: // a slice of no queues names no channel
+	}
+	ch := b.e.channelOf(b)
+	if ch < 0 { // a slice of no queues, or a standalone engine: no channel to count in
 		return b.e.discard(-1, t)
 	}
-	return b.e.dropQueued(b.e.channelOf(b), t)
+	return b.e.dropQueued(ch, t)
 }

@@ -58,9 +58,10 @@ func (e *engine) setAccounting() {
 	e.admitDeclared = nil // Attach is over: later declarations change nothing
 }
 
-// channelOf returns the channel index b covers, or -1 for Bits of no queue.
+// channelOf returns the channel index b covers, or -1 for Bits of no queue
+// or of a standalone engine (standalone.go), which lists no channels.
 func (e *engine) channelOf(b Bits) int {
-	if b.n == 0 {
+	if b.n == 0 || b.base >= len(e.queues) {
 		return -1
 	}
 	return e.queues[b.base].ch

@@ -18,11 +18,15 @@ func (b Bits) RunHere(ctx context.Context, t Task) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if b.e == nil || b.n == 0 {
+	ch := -1
+	if b.e != nil {
+		ch = b.e.channelOf(b)
+	}
+	if ch < 0 { // no pool, or no channel to count in (a standalone engine)
 		t.Run(ctx)
 		return
 	}
-	b.e.runHere(b.e.channelOf(b), ctx, t)
+	b.e.runHere(ch, ctx, t)
 }
 
 // inlineKey marks the context of a task RunHere runs, so that a Future or

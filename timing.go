@@ -197,5 +197,9 @@ func (b Bits) Stamp(t Task) Task {
 	if b.e == nil || t == nil {
 		return t
 	}
-	return b.e.timing.stamp(b.e.queues[b.base].ch, t)
+	ch := b.e.channelOf(b)
+	if ch < 0 {
+		return t
+	}
+	return b.e.timing.stamp(ch, t)
 }
