@@ -13,10 +13,9 @@ import (
 // forgetful is a custom one-queue FIFO whose own submit method forgets
 // Bits.Admit, as a channel author easily does.
 type forgetful struct {
-	mu    sync.Mutex
-	q     []smartpool.Task
-	bits  smartpool.Bits
-	drops bool
+	mu   sync.Mutex
+	q    []smartpool.Task
+	bits smartpool.Bits
 }
 
 func (f *forgetful) Queues() int { return 1 }

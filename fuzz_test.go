@@ -686,12 +686,6 @@ func (r *fzRun) problem(format string, args ...any) {
 	r.mu.Unlock()
 }
 
-func (r *fzRun) record(id int, o fzOutcome) {
-	r.mu.Lock()
-	r.outcomes[id] = append(r.outcomes[id], o)
-	r.mu.Unlock()
-}
-
 // end records task id's outcome and logs its end at once.
 func (r *fzRun) end(id int, o fzOutcome) {
 	r.mu.Lock()

@@ -82,6 +82,7 @@ func TestPanic_KindsMatrix(t *testing.T) {
 		"struct": func(context.Context) { panic(custom{7}) },
 		"nilmap": func(context.Context) {
 			var m map[int]int
+			//lint:ignore SA5000 the panic is the point
 			m[1] = 1
 		},
 		"index": func(context.Context) {
