@@ -9,8 +9,11 @@ import (
 var (
 	// ErrNilTask is returned when a nil task or function is submitted.
 	ErrNilTask = errors.New("smartpool: nil task")
-	// ErrClosed is returned for work submitted after Close started.
-	ErrClosed = errors.New("smartpool: pool closed")
+	// ErrClosed is returned for work submitted after Close started, and by a
+	// channel's own submit methods whenever no running pool serves the
+	// channel: before New attached it, after its New failed, or when it is
+	// listed in no pool at all.
+	ErrClosed = errors.New("smartpool: closed (no running pool serves the channel)")
 	// ErrFull is returned by a non-blocking submit to a bounded channel
 	// that has no room, or to a pool whose in-flight limit (Config.Limit)
 	// is reached.

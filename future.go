@@ -10,9 +10,10 @@ import (
 
 // Errors a Future or a Group reports for tasks that did not return.
 var (
-	// ErrDropped is the result of a task that Close dropped before it ran,
-	// or while it was yielded.
-	ErrDropped = errors.New("smartpool: task dropped at close")
+	// ErrDropped is the result of a task the pool dropped: Close dropped it
+	// queued or while it was yielded, or its channel discarded it (a late
+	// deadline under DropLate, the oldest task under DropOldest).
+	ErrDropped = errors.New("smartpool: task dropped")
 	// ErrGoexit is the result of a task that called runtime.Goexit.
 	ErrGoexit = errors.New("smartpool: task called runtime.Goexit")
 )
