@@ -96,7 +96,7 @@ func ExampleOwnedPool_Close() {
 	fmt.Println("submit after close:", game.Urgent.Submit(func(context.Context) {}))
 	// Output:
 	// background dropped: 3
-	// submit after close: smartpool: pool closed
+	// submit after close: smartpool: closed (no running pool serves the channel)
 }
 
 // A task waits on another task of the same one-worker pool: the wait

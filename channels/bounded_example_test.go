@@ -37,7 +37,7 @@ func ExampleNewBounded() {
 	// waited for room 0
 	// waited for room 1
 	// waited for room 2
-	// Submit after Close: smartpool: pool closed
+	// Submit after Close: smartpool: closed (no running pool serves the channel)
 }
 
 // reading is a task that names itself, so a drop callback can say which.
