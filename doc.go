@@ -78,6 +78,10 @@
 // # Panics
 //
 // A task's panic is recovered; the worker carries on, and the value and
-// stack go to Config.PanicHandler (default: log/slog), or to the task's
-// Future or Group. runtime.Goexit in a task is survived too.
+// stack go to Config.PanicHandler (default: Config.Logger at error level),
+// or to the task's Future, or become its Group's error if it is the first
+// (later ones go to the handler). Every panic is counted in Stats as
+// Panicked. runtime.Goexit in a task is survived and counted too. A panic in
+// a custom scheduler is recovered and logged, and the worker serves the
+// highest level with work from then on.
 package smartpool

@@ -6,7 +6,8 @@ import (
 )
 
 // ErrNotInTask is returned by Handoff when its context is not the context of
-// a task of this pool.
+// a task of this pool, or when it is called from a goroutine other than the
+// task's own (a task's context belongs to the goroutine that runs it).
 var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 
 // Handoff submits fn to the channel named key as the continuation of the task
@@ -23,7 +24,7 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 // admitted, so a complete-on-close pipeline drains to its end; into a
 // channel that does not complete on close, fn is then dropped and reported.
 // Errors, in this order: ErrNotInTask if ctx is not a task context of this
-// pool, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
+// pool or the caller is not the task's own goroutine, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
 // during Close only from inside a Yield's wait or from a dropped channel).
 // Call it from the task's own goroutine. fn receives a context of its own,
 // as any task does: nothing of ctx but its unit passes on.
