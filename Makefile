@@ -7,8 +7,9 @@ soak:
 ci:
 	bash .ci/run
 
-# The nightly bundle, TESTPLAN K1-K7 (about 4.5 h): make nightly, or only
-# some steps: make nightly STEPS="k3 k5". Knobs: see scripts/nightly.sh.
+# The nightly bundle, rows K1-K7 of TESTING.md (about 4.5 h): make nightly,
+# or only some steps: make nightly STEPS="k3 k5". Knobs: see
+# scripts/nightly.sh.
 nightly:
 	bash scripts/nightly.sh $(STEPS)
 

@@ -8,8 +8,9 @@ package smartpool
 // queued, runs, yields and re-enters, until it ends (ran, panicked, called
 // runtime.Goexit, was dropped or cancelled). Handoff passes the calling
 // task's unit to the task it submits, so that a pipeline A -> B never needs
-// a second unit to finish the first: seed 003's cure for the deadlock of a
-// task that holds a slot while it waits for one.
+// a second unit to finish the first. That rules out the deadlock of a task
+// that holds a slot while it waits for one (Paul Khuong's critique of
+// generic pools).
 //
 // held is changed only by compare-and-swap below limit (admit) and by
 // release; a lowered limit revokes nothing: admissions stop until held drops

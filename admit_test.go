@@ -103,9 +103,10 @@ func TestLimit_YieldKeepsUnit(t *testing.T) {
 	eventually(t, func() bool { return p.Stats().Admitted == 0 })
 }
 
-// Seed 003's pipeline: A tasks wait on I/O, then hand off to B, which waits
-// too. With K units and any number of workers >= 1 the pool never deadlocks
-// (every A finishes through its B) and never holds more than K units.
+// The pipeline of Paul Khuong's critique of generic pools: A tasks wait on
+// I/O, then hand off to B, which waits too. With K units and any number of
+// workers >= 1 the pool never deadlocks (every A finishes through its B) and
+// never holds more than K units.
 func TestLimit_PipelineHandoffNeverDeadlocks(t *testing.T) {
 	const k = 4
 	n := scale(2000)

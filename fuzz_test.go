@@ -20,10 +20,9 @@ import (
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
-// H1 FuzzPoolOps and H2 FuzzConfig (TESTPLAN §5.H). Both run their seed
-// corpus as ordinary tests; CI fuzzes each for 60 s with
-// -fuzzminimizetime=10s, and failing inputs are committed under
-// testdata/fuzz/<Target>/.
+// H1 FuzzPoolOps and H2 FuzzConfig. Both run their seed corpus as ordinary
+// tests; CI fuzzes each for 60 s with -fuzzminimizetime=10s, and failing
+// inputs are committed under testdata/fuzz/<Target>/.
 
 // ---------------------------------------------------------------------------
 // H1 FuzzPoolOps: the fixed behavior
@@ -828,8 +827,9 @@ func (r *fzRun) sample() {
 	}
 }
 
-// fzTask is a submitted task. It never asserts (TESTPLAN §4.2): it logs and
-// records, and the test goroutine checks.
+// fzTask is a submitted task. It never asserts (t.Fatal or require in a task
+// would only Goexit the goroutine running it): it logs and records, and the
+// test goroutine checks.
 type fzTask struct {
 	r *fzRun
 	s *fzSpec

@@ -19,7 +19,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// Test durations (TESTPLAN §4): LONG bounds every wait for an event.
+// Test durations: long bounds every wait for an event (eventually polls with
+// it as a deadline; no test sleeps a fixed time to wait for one).
 const long = 10 * time.Second
 
 // scale multiplies a count by SMARTPOOL_TEST_SCALE and divides it by 4 under

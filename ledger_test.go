@@ -11,7 +11,7 @@ import (
 	"github.com/smartpool-go/smartpool"
 )
 
-// The accounting harness (TESTPLAN §4): every task has an ID and a channel,
+// The accounting harness (TESTING.md): every task has an ID and a channel,
 // every submit is recorded as accepted or refused, and every accepted task
 // must end in exactly one outcome: ran, panicked, goexited, dropped (through
 // its channel's OnDrop) or cancelled (its submitter cancelled it and it never

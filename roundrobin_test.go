@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Round-robin tests (TESTPLAN C7, C9, C10). All run in a synctest bubble: a
+// Round-robin tests (C7, C9, C10). All run in a synctest bubble: a
 // task "costs" 1 ms by sleeping on the bubble's fake clock, so the slice
 // clock the workers read is the same clock the tasks spend, and the figures
 // are exact rather than statistical. Tasks only write to atomics; the test
@@ -221,18 +221,18 @@ func TestOrder_RoundRobinBoundedWait(t *testing.T) {
 // about 2 s, so the phase of the rotation at its start does not bias any
 // level; it opens one rotation after the tasks are queued.
 //
-// Skipped under -short and under -race (Go's PingPongHog precedent; TESTPLAN
-// 6.3: the race runtime randomises scheduling). On a miss it retries with
-// the slices doubled, up to 2 more times (the TCK's fixed-rate precedent),
-// and fails only if all three attempts miss. SMARTPOOL_TEST_HOG=1 runs a
-// CPU-burning goroutine beside it for the whole test (the nightly K5 runs it
-// so, 10 times).
+// Skipped under -short and under -race (Go's PingPongHog precedent: the
+// race runtime randomises scheduling). On a miss it retries with the slices
+// doubled, up to 2 more times (the TCK's fixed-rate precedent), and fails
+// only if all three attempts miss. SMARTPOOL_TEST_HOG=1 runs a CPU-burning
+// goroutine beside it for the whole test (the nightly K5 runs it so, 10
+// times).
 func TestOrder_RoundRobinShares_Wall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("wall-clock shares take 6 s or more; skipped under -short")
 	}
 	if raceDivisor != 1 { // set to 4 exactly by the race build (race_test.go)
-		t.Skip("wall-clock fairness is not asserted under -race (TESTPLAN 6.3)")
+		t.Skip("wall-clock fairness is not asserted under -race: the race runtime randomises scheduling")
 	}
 	defer goleak.VerifyNone(t)
 	if os.Getenv("SMARTPOOL_TEST_HOG") != "" {

@@ -1,6 +1,6 @@
 package smartpool_test
 
-// K1 TestSoak_Mixed (TESTPLAN 5.K): a long open-loop run of a mixed workload
+// K1 TestSoak_Mixed: a long open-loop run of a mixed workload
 // through a pool that is replaced while producers keep going, checked by a
 // ledger all along. Run it with `make soak`, or:
 //
@@ -11,11 +11,11 @@ package smartpool_test
 //	SMARTPOOL_SOAK          run length, a time.Duration (60s in CI, 30m
 //	                        nightly, 4h weekly); unset: the test is skipped
 //	SMARTPOOL_SOAK_RATE     base arrival rate, tasks/s over all producers
-//	                        (default 20000, CI's rate; TESTPLAN's nightly
-//	                        figure is 50000)
+//	                        (default 20000, CI's rate; the nightly run,
+//	                        scripts/nightly.sh k1, uses 50000)
 //	SMARTPOOL_SOAK_WORKERS  workers per pool (default GOMAXPROCS)
 //	SMARTPOOL_SOAK_SCHED    highest-first or round-robin for every pool
-//	                        (default: alternate, as TESTPLAN asks)
+//	                        (default: alternate, so both schedulers soak)
 //	SMARTPOOL_TEST_SEED     replays the arrivals and task shapes (not the
 //	                        interleavings)
 //
@@ -40,7 +40,8 @@ package smartpool_test
 // handler), dropped (OnDrop for a queued task; a task whose Yield never
 // returned because Close dropped it) or late (dropped by DropLate). Counts are
 // kept per pool, the IDs as an order-independent checksum (count, sum and xor
-// of a 64-bit hash, TESTPLAN §4), so memory stays flat however long it runs.
+// of a 64-bit hash; B9 in TESTING.md), so memory stays flat however long it
+// runs.
 //
 // Every 10 s: the live pool's ledger identity, accepted = ran + panicked +
 // dropped + late + still-in-pool with still-in-pool >= 0, and its Stats
@@ -422,8 +423,9 @@ type soak struct {
 
 func (s *soak) since() time.Duration { return time.Since(s.epoch) }
 
-// fail records a failure seen off the test goroutine (TESTPLAN §4: no
-// assertions in tasks); the test goroutine reports it.
+// fail records a failure seen off the test goroutine (tasks never assert:
+// t.Fatal or require there would only Goexit the goroutine running the task);
+// the test goroutine reports it.
 func (s *soak) fail(format string, args ...any) {
 	s.failMu.Lock()
 	defer s.failMu.Unlock()

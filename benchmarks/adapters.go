@@ -289,7 +289,8 @@ func (p *Smartpool) Close() {
 	}
 }
 
-// smartpoolIO is smartpool's blocking-io pool, as seed 003 asks of a pool:
+// smartpoolIO is smartpool's blocking-io pool, with a budget per resource as
+// Paul Khuong's critique of generic pools asks of a pool:
 // 2 workers (a CPU budget) and an I/O budget of IOInFlight waits at once,
 // expressed as the MaxInFlight cap of the channel the I/O tasks come from.
 // Each task waits through smartpool.Yield, so no worker is held meanwhile,

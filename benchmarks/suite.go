@@ -10,7 +10,7 @@ import (
 
 // Config sets the size of a suite run. The zero Config is the full run.
 type Config struct {
-	// Scale multiplies every task count; 0 means 1, the counts of issue 5.
+	// Scale multiplies every task count; 0 means 1, the suite's full counts.
 	// CI uses 0.01.
 	Scale float64
 	// Rounds is the number of measured runs behind each figure, after one
@@ -57,7 +57,7 @@ type suite struct {
 	floorGo Summary // go + WaitGroup per task
 }
 
-// Run runs every workload of issue 5 and returns the results. It takes a
+// Run runs every workload of the suite and returns the results. It takes a
 // few minutes at scale 1 on two cores and seconds at 0.01.
 func Run(cfg Config) *Results {
 	if cfg.Scale <= 0 {
@@ -91,7 +91,7 @@ func Run(cfg Config) *Results {
 	return s.res
 }
 
-// n scales a task count of issue 5, keeping at least lo.
+// n scales one of the suite's full task counts, keeping at least lo.
 func (s *suite) n(count, lo int) int { return max(lo, int(float64(count)*s.Scale)) }
 
 // byName returns the index of the adapter named name, or -1.

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The workloads of issue 5. Each function measures one run on a fresh pool
+// The suite's workloads. Each function measures one run on a fresh pool
 // and returns its figures; the suite alternates runs between pools.
 
 // SpawnSpam submits n empty tasks to p, split evenly over the given number

@@ -3,5 +3,5 @@
 package channels_test
 
 // linRaceDivisor divides the linearizability tests' counts under the race
-// detector (TESTPLAN §4: a race-tagged file divides counts by 4).
+// detector: by 4, as every count of the suite is under -race (TESTING.md).
 const linRaceDivisor = 4

@@ -1,6 +1,6 @@
 package channels_test
 
-// # Linearizability of channel queues (TESTPLAN 5.I)
+// # Linearizability of channel queues (family I in TESTING.md)
 //
 // Each test runs many small concurrent histories against a fresh channel and
 // checks every history with porcupine against a sequential model. A history
@@ -20,9 +20,10 @@ package channels_test
 //
 // Counts: SMARTPOOL_TEST_SCALE multiplies them and the race build divides
 // them by 4 (lin_race_test.go), so `go test -race` runs 10,000 tiny scenarios
-// per test and 334 medium histories (TESTPLAN 5.I's CI-race sizes; the medium
-// histories are shorter and more than planned, see TestLin_FIFO_Medium), and
-// a plain `go test` four times as many. Replay a failure with -seed.
+// per test and 334 medium histories (the sizes CI runs under -race; the
+// medium histories are shorter and more numerous than first sized, see
+// TestLin_FIFO_Medium), and a plain `go test` four times as many. Replay a
+// failure with -seed.
 //
 // I5 TestLin_AvailabilityBit is not written, for a reason of observability:
 // a queue's availability bit has no public reader. Bits is a value with
@@ -750,10 +751,10 @@ func TestLin_FIFO_TinyScenarios(t *testing.T) {
 
 // I2 TestLin_FIFO_Medium: the FIFO model on longer histories, 4 clients x
 // 30 operations, each client kept within linMediumBalance of balance (see
-// linBalancedScenario), with a state hash and TESTPLAN's 1 s checker timeout
-// per history; unknown results must stay under 2%, as planned.
+// linBalancedScenario), with a state hash and a 1 s checker timeout per
+// history; unknown results must stay under 2%.
 //
-// TESTPLAN sized it at 4 x 50 operations. On a loaded 2-core machine under
+// It was first sized at 4 x 50 operations. On a loaded 2-core machine under
 // -race that gave 3.5% unknown at 1 s (7 of 200, seed 6528595930213259667),
 // and about 1% with the timeout raised to 5 s: a few histories take seconds
 // whatever the timeout, because their queue grew long (each client's pushes
@@ -761,7 +762,7 @@ func TestLin_FIFO_TinyScenarios(t *testing.T) {
 // cores busy with a soak, under -race, check time p99 / max / share over 1 s
 // (longest queue seen):
 //
-//	4 x 50, as planned,    200 histories: 1.6 s / 5 s (timeout) / 2%
+//	4 x 50, first sizing,  200 histories: 1.6 s / 5 s (timeout) / 2%
 //	4 x 30, unbalanced,  2,500 histories: 37 ms / 4.4 s / 0.04% (37)
 //	4 x 30, balance 4,  10,000 histories: 6 ms / 150 ms / 0 (22), but
 //	                    2 of 6,680 more over 1 s, one 6.7 s (queue 18)
@@ -788,9 +789,9 @@ func TestLin_FIFO_Medium(t *testing.T) {
 
 // I3 TestLin_SDF, for this API's Deadline: an ordered multiset keyed by
 // (deadline, push order), so equal deadlines come out first in, first out
-// (a decision the design took: TESTPLAN, "Equal SDF deadlines run in
-// submission order"), which makes the model deterministic. Keys include the
-// zero Time and a far-future deadline.
+// (a design decision: equal deadlines run in submission order), which makes
+// the model deterministic. Keys include the zero Time and a far-future
+// deadline.
 func TestLin_Deadline(t *testing.T) {
 	linTiny(t, linDeadlineTarget(), linScale(40_000))
 }

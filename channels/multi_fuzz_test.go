@@ -11,9 +11,9 @@ import (
 	"github.com/smartpool-go/smartpool/channels"
 )
 
-// H4 FuzzMultiChannel (TESTPLAN 5.H): a Multi of FIFO shards, driven by one
-// goroutine through a byte-coded sequence of operations, against k reference
-// queues that deal pushes out with the same round-robin cursor. Checked after
+// H4 FuzzMultiChannel: a Multi of FIFO shards, driven by one goroutine
+// through a byte-coded sequence of operations, against k reference queues
+// that deal pushes out with the same round-robin cursor. Checked after
 // every operation: the error each call returns (nil, ErrNilTask, ErrClosed,
 // ErrNoQueues), Len, and the exact task each Poll returns, per queue; at
 // Close(true), the dropped tasks in queue order, each queue's own order kept;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The nightly bundle of ../shared/TESTPLAN.md §5.K and §6.2 (rows K1-K7).
+# The nightly bundle: the soak and long runs, rows K1-K7 of TESTING.md.
 #
 #   scripts/nightly.sh              every step, k1 to k7 (about 4.5 h with k4)
 #   scripts/nightly.sh k3 k4        only the steps named, in the order given
@@ -9,7 +9,7 @@
 #   k1  TestSoak_Mixed for NIGHTLY_SOAK (30m) at NIGHTLY_SOAK_RATE (50000) tasks/s
 #   k2  the same under -race for NIGHTLY_RACE_SOAK (30m) at
 #       NIGHTLY_RACE_SOAK_RATE (5000) tasks/s
-#   k3  the suite loop: the Shutdown, Stress and Order tests (TESTPLAN 5.A-5.C)
+#   k3  the suite loop: the Shutdown, Stress and Order tests (families A-C)
 #       under -race, -count=NIGHTLY_SUITE_COUNT (200), shuffled
 #   k4  fuzz rotation: every Fuzz target of the module for NIGHTLY_FUZZTIME
 #       (30m) each, without -race; FuzzPoolOps (H1) again under -race for
@@ -22,8 +22,8 @@
 #   k7  the spin models' big configurations: bash internal/model/run.sh
 #       NIGHTLY_MODEL_ARGS (--soak; needs about 20 GB and spin, gcc)
 #
-# TESTPLAN §6.2 fits k1+k2 (1 h) and k3/k6/k7 in a 90-minute job and runs the
-# fuzz rotation (k4, 2.5 h for five targets) on alternate nights: schedule
+# A 90-minute CI job fits k1+k2 (1 h) and k3/k6/k7; the fuzz rotation (k4,
+# 2.5 h for five targets) then runs on alternate nights: schedule
 # `nightly.sh k1 k2 k3 k5 k6 k7` and `nightly.sh k4` accordingly.
 #
 # Every step runs to its end even if a command in it fails (a nightly report
@@ -116,9 +116,9 @@ step_k2() {
 		run go test -race -run '^TestSoak_Mixed$' -count=1 -v -timeout "$(soak_timeout "$race_soak")" .
 }
 
-# The TESTPLAN 5.A-5.C tests: TestShutdown_*, TestState_Monotonic and the two
-# TestSubmit_ rows of 5.A, TestStress_*, TestOrder_* (C8, wall-clock, skips
-# itself under -race).
+# The tests of families A-C (shutdown, stress, ordering): TestShutdown_*,
+# TestState_Monotonic and the two TestSubmit_ tests of family A,
+# TestStress_*, TestOrder_* (C8, wall-clock, skips itself under -race).
 suite_regex='^Test(Shutdown|Stress|Order)_|^TestState_Monotonic$|^TestSubmit_(AfterShutdownReturnsError|WhileShuttingDownFromTask)$'
 
 step_k3() {
@@ -192,8 +192,8 @@ step_k5() {
 	SMARTPOOL_TEST_HOG=1 run go test -run '^TestOrder_RoundRobinShares_Wall$' -count="$wall_count" -v -timeout 2h .
 }
 
-# Each row: package, test, SMARTPOOL_TEST_SCALE, what it reaches (TESTPLAN
-# K6 and the soak column of §6.2). Non-race, so the scale is the count's
+# Each row: package, test, SMARTPOOL_TEST_SCALE, what it reaches (the
+# k6 counts listed in TESTING.md). Non-race, so the scale is the count's
 # multiplier over the plain `go test` size.
 k6_rows=(
 	". TestShutdown_RacesSubmitAccounting 4000 A4: 10^6 iterations (250 at scale 1)"

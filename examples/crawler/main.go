@@ -1,7 +1,8 @@
 // Command crawler crawls a small fake web (an httptest server, no outside
-// network) with one channel per processing state, as seed 003 asks of a
-// pool: fetch, parse and store are separate queues, each aware of the
-// resource it needs before a worker is committed to it.
+// network) with one channel per processing state, as Paul Khuong's critique
+// of generic pools ("The unscalable, deadlock-prone, thread pool", 2019)
+// asks of a pool: fetch, parse and store are separate queues, each aware of
+// the resource it needs before a worker is committed to it.
 //
 //   - fetch/<host>: one Bounded channel per host (capacity 16: backpressure
 //     on the crawler's own frontier) with MaxInFlight 2, a per-host
@@ -19,7 +20,9 @@
 // instead of asking for a new one. Links a parse discovers go to a frontier
 // outside the pool, fed back by one goroutine per host that waits for room
 // (Bounded.Submit). No task ever waits for a unit, so a full pool always
-// finishes what it holds: seed 003's deadlock cannot happen.
+// finishes what it holds: the deadlock of a pool whose tasks wait for a unit
+// held by tasks waiting for them (Paul Khuong's critique of generic pools)
+// cannot happen.
 //
 // Two workers do all the CPU work. Every 25 ms the program prints each
 // state's queue depth, how many of its tasks are in progress, and the units

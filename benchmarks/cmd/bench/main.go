@@ -1,6 +1,6 @@
-// Command bench runs the benchmark suite of issue 5: smartpool against the
-// Go pools users pick today. It prints the tables, writes BENCHMARKS.md at
-// the repository root and draws the headline chart.
+// Command bench runs the benchmark suite: smartpool against the Go pools
+// users pick today. It prints the tables, writes BENCHMARKS.md at the
+// repository root and draws the headline chart.
 //
 // From benchmarks/:
 //
