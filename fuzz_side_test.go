@@ -78,6 +78,8 @@ func (rec *fzSideRec) endingLocked() (fzOutcome, bool) {
 		return fzSideRefused, true
 	case len(rec.outcomes) > 0:
 		return rec.outcomes[0], true
+	case (rec.onDrop > 0 || rec.own > 0) && rec.starts > 0:
+		return 0, false // dropped after a Yield: OnDrop comes before its deferred calls, which record the ending
 	case rec.onDrop > 0 || rec.own > 0:
 		return outDropped, true
 	case submitErr && !rec.named(): // Go and Group.Go report the submit's error there
@@ -114,13 +116,15 @@ func (r *fzRun) newSideChannel(i int, kind fzSideKind) smartpool.Channel {
 // sideDropped records a drop callback's call: OnDrop, or the channel's own
 // (own). Every drop is counted in Stats before its callbacks run.
 func (r *fzRun) sideDropped(ch int, t smartpool.Task, own bool) {
-	dropped := r.pool.Stats().Channels[ch].Dropped
 	k, what := 0, "OnDrop"
 	if own {
 		k, what = 1, "own drop callback"
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Read under the lock: the n-th callback to get here follows n counted
+	// drops, whichever callbacks run concurrently.
+	dropped := r.pool.Stats().Channels[ch].Dropped
 	r.sideCalls[ch][k]++
 	if n := r.sideCalls[ch][k]; dropped < uint64(n) {
 		r.problems = append(r.problems, fmt.Sprintf("%s's %s call #%d saw Dropped %d: a drop must be counted before its callbacks", fzLayout[ch].key, what, n, dropped))

@@ -1210,6 +1210,12 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		if rec.yield {
 			slack++ // suspended at Close, like a DROP task that yields
 		}
+		if _, ended := rec.endingLocked(); !ended && !fzLayout[rec.ch].coc {
+			// Dropped and counted, but not recorded yet: its deferred calls
+			// (after a Yield) or its Future or Group (resolved on another
+			// goroutine) record it later.
+			dropping[rec.ch]++
+		}
 	}
 	r.mu.Unlock()
 	if rep.Admitted > slack {
