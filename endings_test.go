@@ -167,9 +167,6 @@ var mxImpossible = []struct {
 	{"SubmitContext waits for a unit of the limit: only a full Bounded (default policy) refuses it", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e.submitCtx() && x == xFull && k != kBounded
 	}},
-	{"unsafe to drive: a panic on the runtime's timer goroutine (CallerRuns runs a timer's task there) cannot be recovered by the test", func(e mxEntry, k mxKind, x mxExit) bool {
-		return e.timer() && x == xCallerPanic
-	}},
 	{"Handoff is called by a task: runtime.Goexit on the caller would end the calling task too", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e == eHandoff && x == xCallerGoexit
 	}},
