@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"expvar"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,9 +224,13 @@ func (s *syncBuffer) String() string {
 }
 
 // Publish exposes live stats through expvar and refuses a name twice.
+var publishRuns atomic.Int64
+
 func TestPublish(t *testing.T) {
 	o := startObserved(t, observed{behavior: &behavior{workers: 1, levels: [][]ch{{fifo("a")}}}})
-	const name = "smartpool-test-publish"
+	// expvar names live as long as the process: a name of its own per run
+	// (-count, -cpu).
+	name := fmt.Sprintf("smartpool-test-publish-%d", publishRuns.Add(1))
 	require.NoError(t, o.Pool().Publish(name))
 	require.ErrorContains(t, o.Pool().Publish(name), "already published")
 	require.Error(t, o.Pool().Publish(""))
