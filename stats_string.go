@@ -2,9 +2,9 @@ package smartpool
 
 import (
 	"fmt"
+	"github.com/smartpool-go/smartpool/internal/show"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // String prints the stats as a small table: a line of pool figures, then
@@ -28,23 +28,9 @@ func (s *Stats[K]) String() string {
 		}
 		fmt.Fprintf(tw, "%d\t%v\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
 			c.Level, c.Key, policy, c.Queued, c.Running, limit, c.Ran, c.Panicked, c.Goexited,
-			c.Dropped, c.Cancelled, c.Yielded, short(c.Wait.P50, c.Wait.Count), short(c.Wait.P99, c.Wait.Count),
-			short(c.Run.P50, c.Run.Count), short(c.Run.P99, c.Run.Count))
+			c.Dropped, c.Cancelled, c.Yielded, show.Duration(c.Wait.P50, c.Wait.Count), show.Duration(c.Wait.P99, c.Wait.Count),
+			show.Duration(c.Run.P50, c.Run.Count), show.Duration(c.Run.P99, c.Run.Count))
 	}
 	tw.Flush()
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// short prints a duration with three significant digits, or "-" when
-// nothing was timed.
-func short(d time.Duration, n uint64) string {
-	if n == 0 {
-		return "-"
-	}
-	for r := time.Duration(1); r < time.Hour; r *= 10 {
-		if d < 1000*r {
-			return d.Round(r).String()
-		}
-	}
-	return d.Round(time.Second).String()
 }

@@ -14,6 +14,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/smartpool-go/smartpool/internal/show"
 	"html/template"
 	"net/http"
 	"sync"
@@ -153,7 +154,7 @@ func (h *handler[K]) view() view {
 		}
 		cv := channelView{Key: fmt.Sprint(c.Key), Close: "drop", Queued: c.Queued, Running: c.Running, Cap: c.Cap,
 			Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Dropped: c.Dropped, Cancelled: c.Cancelled, Yielded: c.Yielded,
-			WaitP50: short(c.Wait.P50, c.Wait.Count), WaitP99: short(c.Wait.P99, c.Wait.Count), RunP50: short(c.Run.P50, c.Run.Count)}
+			WaitP50: show.Duration(c.Wait.P50, c.Wait.Count), WaitP99: show.Duration(c.Wait.P99, c.Wait.Count), RunP50: show.Duration(c.Run.P50, c.Run.Count)}
 		if c.CompleteOnClose {
 			cv.Close = "complete"
 		}
@@ -221,18 +222,4 @@ func sparkPoints(rates, ages []float64) string {
 		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, h-1-r/top*(h-2))
 	}
 	return string(pts)
-}
-
-// short prints a duration with three significant digits, or "-" when
-// nothing was timed.
-func short(d time.Duration, n uint64) string {
-	if n == 0 {
-		return "-"
-	}
-	for r := time.Duration(1); r < time.Hour; r *= 10 {
-		if d < 1000*r {
-			return d.Round(r).String()
-		}
-	}
-	return d.Round(time.Second).String()
 }
