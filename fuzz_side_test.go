@@ -66,6 +66,11 @@ func (t *fzSideTask) Run(ctx context.Context) { t.r.sideBody(ctx, t.rec) }
 // fzSideRefused is the ending of a side task its submit refused.
 const fzSideRefused fzOutcome = 255
 
+// fzSideCancelled is the ending of a Group's task skipped before it started
+// because its group's context ended (a Close that gave up waiting cancels
+// the tasks' contexts, and with them the group's): counted Cancelled.
+const fzSideCancelled fzOutcome = 254
+
 // named reports whether the drop callbacks receive a Task the test knows.
 func (rec *fzSideRec) named() bool { return rec.entry == sideOwn || rec.entry == sideFuture }
 
@@ -84,6 +89,8 @@ func (rec *fzSideRec) endingLocked() (fzOutcome, bool) {
 		return outDropped, true
 	case submitErr && !rec.named(): // Go and Group.Go report the submit's error there
 		return fzSideRefused, true
+	case rec.entry == sideGroup && rec.starts == 0 && rec.resolved && errors.Is(rec.resErr, context.Canceled):
+		return fzSideCancelled, true
 	case rec.starts == 0 && rec.resolved && errors.Is(rec.resErr, smartpool.ErrDropped):
 		return outDropped, true // a Go or Group task: only its result names it
 	}
@@ -332,7 +339,7 @@ func (r *fzRun) checkSide() {
 		if len(rec.outcomes) > 1 || rec.starts > 1 {
 			t.Errorf("%s: outcomes %v, %d starts; want one ending", what, rec.outcomes, rec.starts)
 		}
-		if (rec.starts == 1) != (o != outDropped && o != fzSideRefused) {
+		if (rec.starts == 1) != (o != outDropped && o != fzSideRefused && o != fzSideCancelled) {
 			t.Errorf("%s after %d starts", what, rec.starts)
 		}
 		switch {

@@ -480,6 +480,8 @@ func (o fzOutcome) String() string {
 		return "dropped"
 	case outDroppedSuspended:
 		return "dropped while suspended"
+	case fzSideCancelled:
+		return "cancelled"
 	case fzSideRefused:
 		return "refused"
 	}
@@ -1058,7 +1060,11 @@ func (r *fzRun) counts() (c [fzChans][5]uint64) {
 		}
 	}
 	for _, rec := range r.side {
-		if o, ok := rec.endingLocked(); ok && o != fzSideRefused {
+		switch o, ok := rec.endingLocked(); {
+		case !ok || o == fzSideRefused:
+		case o == fzSideCancelled:
+			c[rec.ch][4]++
+		default:
 			c[rec.ch][min(int(o), 3)]++
 		}
 	}
@@ -1222,6 +1228,13 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		t.Errorf("report: %d units admitted; at most %d may still be held", rep.Admitted, slack)
 	}
 	for i, c := range rep.Channels {
+		if i >= fzSL && i <= fzSR {
+			// Side tasks' endings reach the ledger from other goroutines
+			// (Futures, Groups, deferred calls) after Close's report; their
+			// channels are checked exactly once everything ended
+			// (countsMatch, checkSide).
+			continue
+		}
 		got := fzStatCounts(c)
 		if c.Queued != 0 {
 			t.Errorf("report: %s still has %d queued", c.Key, c.Queued)
