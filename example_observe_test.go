@@ -12,8 +12,11 @@ import (
 )
 
 // Timed is the observing examples' behavior: one FIFO, every task timed,
-// lifecycle logs as text on standard output without times.
-type Timed struct{ Jobs *channels.FIFO }
+// lifecycle logs as text on standard output without times, unless Quiet.
+type Timed struct {
+	Jobs  *channels.FIFO
+	Quiet bool
+}
 
 func (t *Timed) Config() smartpool.Config[string] {
 	quiet := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -22,10 +25,14 @@ func (t *Timed) Config() smartpool.Config[string] {
 		}
 		return a
 	}}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, quiet))
+	if t.Quiet {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return smartpool.Config[string]{
 		Workers:     1,
 		TimingEvery: 1,
-		Logger:      slog.New(slog.NewTextHandler(os.Stdout, quiet)),
+		Logger:      logger,
 		Levels:      [][]smartpool.ChannelParams[string]{{{Key: "jobs", CompleteOnClose: true}}},
 	}
 }
@@ -36,7 +43,7 @@ func (t *Timed) Followup(k string) string         { return k }
 // Every task is timed here (TimingEvery 1): the report has one queue wait
 // and one run time per task, with their quantiles.
 func ExampleChannelStats_timing() {
-	owned, err := smartpool.New[string](&Timed{Jobs: channels.NewFIFO()})
+	owned, err := smartpool.New[string](&Timed{Jobs: channels.NewFIFO(), Quiet: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,9 +55,6 @@ func ExampleChannelStats_timing() {
 	jobs, _ := report.Channel("jobs")
 	fmt.Println("waits timed:", jobs.Wait.Count, "runs timed:", jobs.Run.Count, "p99 <= max:", jobs.Run.P99 <= jobs.Run.Max)
 	// Output:
-	// level=INFO msg="smartpool: pool started" workers=1 levels=1 channels=1
-	// level=INFO msg="smartpool: close begun" queued=3 suspended=0
-	// level=INFO msg="smartpool: pool closed" ran=3 panicked=0 goexited=0 dropped=0 cancelled=0
 	// waits timed: 3 runs timed: 3 p99 <= max: true
 }
 

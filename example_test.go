@@ -151,10 +151,15 @@ func ExampleScope() {
 		fmt.Println("fetched", page)
 		return ctx.Err()
 	}
+	// The one worker is held until every page is queued, so the output does
+	// not depend on how fast the loop runs.
+	hold := make(chan struct{})
+	_ = pool.Submit(Urgent, func(context.Context) { <-hold })
 	err := smartpool.Scope(context.Background(), pool, func(g *smartpool.Group[Key]) {
 		for _, page := range pages {
 			g.Go(Background, func(ctx context.Context) error { return fetch(ctx, page) })
 		}
+		close(hold)
 	})
 	fmt.Println("scope:", err)
 	st, _ := pool.Stats().Channel(Background)
