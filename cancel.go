@@ -261,6 +261,13 @@ func (c *cancellable) Run(ctx context.Context) {
 		c.Task.Run(ctx)
 		return
 	}
+	if run, ok := ctx.Value(inlineKey{}).(*inlineRun); ok {
+		// Run by its channel on the submitting goroutine (Bits.RunHere),
+		// which gave its unit back before running it: count, release nothing.
+		c.cancelUnit(true, false)
+		run.skipped = true
+		return
+	}
 	c.cancel(true) // unless the AfterFunc counted it already
 	if tc := taskOf(ctx); tc != nil && tc.e == c.e {
 		tc.skipped = true
@@ -271,10 +278,16 @@ func (c *cancellable) Run(ctx context.Context) {
 // when the submitter's context ends (on the AfterFunc's goroutine), from
 // the submit if that came first, or from Run (fromQueue) when the context
 // ended before the AfterFunc ran.
-func (c *cancellable) cancel(fromQueue bool) {
+func (c *cancellable) cancel(fromQueue bool) { c.cancelUnit(fromQueue, true) }
+
+// cancelUnit is cancel, releasing the task's unit of the limit only if
+// release: a task its channel ran on the submitter holds none any more.
+func (c *cancellable) cancelUnit(fromQueue, release bool) {
 	if c.claim(cancelling, fromQueue) {
 		c.e.chans[c.ch].cancelled.Add(1)
-		c.e.unitDone()
+		if release {
+			c.e.unitDone()
+		}
 		c.state.Store(claimedCancelled)
 		if h, ok := c.Task.(cancelHook); ok {
 			h.cancelled(c.ctx.Err())

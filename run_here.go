@@ -35,7 +35,10 @@ type inlineKey struct{}
 
 // inlineRun is what RunHere learns about the task it runs; only the calling
 // goroutine touches it.
-type inlineRun struct{ recovered bool }
+type inlineRun struct {
+	recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
+	skipped   bool // SubmitContext's wrapper skipped it: cancelled, and counted so
+}
 
 type inlineContext struct {
 	context.Context
@@ -66,9 +69,11 @@ func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 	}()
 	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true
-	if run.recovered {
+	switch {
+	case run.skipped:
+	case run.recovered:
 		stats.panicked.Add(1)
-	} else {
+	default:
 		stats.ran.Add(1)
 	}
 }

@@ -1,0 +1,66 @@
+package smartpool_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+// endsOnSecondLook is a context whose Err reports Canceled from its second
+// call on, and whose Done closes only when the test ends: it ends exactly
+// between a submit's
+// own check and the moment the task would start.
+type endsOnSecondLook struct {
+	context.Context
+	looks atomic.Int32
+	never chan struct{}
+}
+
+func (c *endsOnSecondLook) Done() <-chan struct{} { return c.never }
+
+func (c *endsOnSecondLook) Err() error {
+	if c.looks.Add(1) >= 2 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A SubmitContext task that a full CallerRuns channel runs on the submitter
+// after its context ended is counted cancelled once, and its unit of the
+// limit, which the channel gave back before running it, is not released a
+// second time (FuzzPoolOps found Admitted at -1).
+func TestRunHere_CancelledInlineTaskReleasesNoUnit(t *testing.T) {
+	b := channels.NewBounded(1, channels.CallerRuns())
+	o := start(t, &behavior{workers: 1, limit: 4, levels: [][]ch{{{key: "b", c: b, coc: true}}}})
+	p := o.Pool()
+	hold, started := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	defer release()
+	if err := b.TrySubmit(func(context.Context) { close(started); <-hold }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, started, "the task holding the worker")
+	if err := b.TrySubmit(func(context.Context) {}); err != nil { // fills the channel
+		t.Fatal(err)
+	}
+	ran := false
+	ctx := &endsOnSecondLook{Context: context.Background(), never: make(chan struct{})}
+	defer close(ctx.never) // lets the goroutine the context package starts for it go
+	err := p.SubmitContext(ctx, "b", func(context.Context) { ran = true })
+	if err != nil || ran {
+		t.Fatalf("SubmitContext: %v, ran %v; want nil and not run", err, ran)
+	}
+	s := p.Stats()
+	c, _ := s.Channel("b")
+	if c.Cancelled != 1 || c.Ran != 0 || s.Admitted != 2 {
+		t.Errorf("after the inline task was cancelled: Cancelled %d Ran %d Admitted %d, want 1 0 2 (the two queued tasks' units)", c.Cancelled, c.Ran, s.Admitted)
+	}
+	release()
+	r := closeWithin(t, o, long)
+	if tot := r.Total(); tot.Ran != 2 || tot.Cancelled != 1 || r.Admitted != 0 {
+		t.Errorf("report: Ran %d Cancelled %d Admitted %d, want 2 1 0", tot.Ran, tot.Cancelled, r.Admitted)
+	}
+}
