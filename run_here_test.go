@@ -11,8 +11,7 @@ import (
 
 // endsOnSecondLook is a context whose Err reports Canceled from its second
 // call on, and whose Done closes only when the test ends: it ends exactly
-// between a submit's
-// own check and the moment the task would start.
+// between a submit's own check and the moment the task would start.
 type endsOnSecondLook struct {
 	context.Context
 	looks atomic.Int32
