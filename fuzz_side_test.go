@@ -214,7 +214,7 @@ func (r *fzRun) sideOp(arg int) {
 	fzRecv(r.t, done, fmt.Sprintf("the submit of side task %d returning", rec.id))
 }
 
-func (r *fzRun) sideSubmit(rec *fzSideRec) error {
+func (r *fzRun) sideSubmit(rec *fzSideRec) (err error) {
 	rec.submitter = goroutineID()
 	key := fzLayout[rec.ch].key
 	own := func(t smartpool.Task) error {
@@ -267,11 +267,15 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) error {
 			r.awaitGroup(rec, g)
 			return
 		}
-		err := g.Wait(context.Background()) // at once: nothing is pending
-		if err == nil {
-			err = smartpool.ErrFull
+		// At once: nothing is pending. The refusal's error (ErrClosed, or
+		// the group's context error if a Close that gave up cancelled it)
+		// is the submit's error too, so the ledger counts a refusal.
+		werr := g.Wait(context.Background())
+		if werr == nil {
+			werr = smartpool.ErrFull
 		}
-		r.resolveSide(rec, 0, err)
+		r.resolveSide(rec, 0, werr)
+		err = werr
 	}()
 	refused = !g.TryGo(key, func(ctx context.Context) error { r.sideBody(ctx, rec); return nil })
 	return nil
@@ -372,7 +376,7 @@ func (r *fzRun) checkSide() {
 		var pe *smartpool.PanicError
 		switch {
 		case o == fzSideRefused:
-			if rec.named() && !errors.Is(rec.resErr, rec.err) || !rec.named() && !errors.Is(rec.resErr, smartpool.ErrClosed) && !errors.Is(rec.resErr, smartpool.ErrFull) {
+			if rec.named() && !errors.Is(rec.resErr, rec.err) || !rec.named() && !errors.Is(rec.resErr, smartpool.ErrClosed) && !errors.Is(rec.resErr, smartpool.ErrFull) && !errors.Is(rec.resErr, context.Canceled) {
 				t.Errorf("%s: result %v, submit %v", what, rec.resErr, rec.err)
 			}
 		case o == outRan:
