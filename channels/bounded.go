@@ -158,7 +158,7 @@ func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
 // calls its wait function, and Close does not wait for it nor cancel it. The
 // pool counts it in its Stats like a worker's run (Ran, Panicked or
 // Goexited), and a panic in it is recovered and goes to the pool's panic
-// handler (or the task's Future or Group), not to the caller. Runs are also
+// handler (or the task's Future or Group), not to the caller. Each is also
 // counted in BoundedStats.CallerRan. After the pool's Close started, the
 // methods return smartpool.ErrClosed and run nothing.
 //
@@ -547,7 +547,10 @@ type BoundedStats struct {
 	Dropped uint64
 	// DropPanics counts calls of the DropOldest callback that panicked.
 	DropPanics uint64
-	// CallerRan counts tasks CallerRuns ran in a submitting goroutine.
+	// CallerRan counts tasks CallerRuns handed to a submitting goroutine to
+	// run. A task submitted with a context (smartpool.SubmitContext, a
+	// Group's) whose context had ended by then is counted here and skipped
+	// there: the pool counts it as Cancelled, not Ran.
 	CallerRan uint64
 }
 
