@@ -2,6 +2,7 @@ package smartpool
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/smartpool-go/smartpool/scheduler"
 )
@@ -60,7 +61,18 @@ type Config[K comparable] struct {
 	// a 32-byte stamp per task: see BENCHMARKS.md); negative turns timing
 	// off.
 	TimingEvery int
+	// IdleTimeout is how long a worker's goroutine waits for work before it
+	// ends; the worker gets a new goroutine when work needs it again.
+	// Workers are also created only when work needs them, up to Workers, so
+	// a big Workers costs nothing until it is used and the goroutines (and
+	// their stacks) of a burst go away after it. 0 means
+	// DefaultIdleTimeout; negative keeps waiting goroutines until Close.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is how long an idle worker's goroutine waits for work
+// when Config.IdleTimeout is 0.
+const DefaultIdleTimeout = 10 * time.Second
 
 // ChannelParams places one channel in a level and sets its close policy.
 type ChannelParams[K comparable] struct {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
 	"github.com/smartpool-go/smartpool/internal/idle"
@@ -18,11 +19,11 @@ type pad [64]byte
 // state. Pool[K] and OwnedPool[K] wrap it with the user's key type.
 type engine struct {
 	field    *avail.Field
-	queues   []queueRef                // by global queue number; read-only after New
-	chans    []chanInfo                // by channel index; read-only after New except counters
-	workers  atomic.Pointer[[]*worker] // replaced (grown) only by SetWorkers, under resize
-	followup []int                     // channel index -> followup channel index; read-only
-	log      *slog.Logger              // Config.Logger or slog.Default(); set by New before any worker starts
+	queues   []queueRef   // by global queue number; read-only after New
+	chans    []chanInfo   // by channel index; read-only after New except counters
+	workers  workerTable  // by number, created on first need (workers.go)
+	followup []int        // channel index -> followup channel index; read-only
+	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
 	idle     *idle.Stack
 	sched    scheduler.Scheduler         // makes the pickers of workers SetWorkers adds
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
@@ -37,7 +38,10 @@ type engine struct {
 	_             pad
 
 	target atomic.Int32 // workers wanted: those numbered below it run (workers.go)
+	born   atomic.Int32 // workers created: those numbered below it exist (workers.go)
 	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
+
+	idleTimeout time.Duration // Config.IdleTimeout resolved; <= 0: parked goroutines stay (park.go)
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
@@ -95,7 +99,6 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	e := &engine{field: field, idle: idle.New(workers), sched: sched, done: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
-	e.workers.Store(new([]*worker))
 	e.target.Store(int32(workers))
 	e.stopped.Store(true) // no channel admits a task before start (Bits.Closed)
 	return e, nil
@@ -109,8 +112,8 @@ func (e *engine) start() {
 	e.startWorkers()
 }
 
-// worker returns worker i.
-func (e *engine) worker(i int) *worker { return (*e.workers.Load())[i] }
+// worker returns worker i, nil if it was not created yet.
+func (e *engine) worker(i int) *worker { return e.workers.get(i) }
 
 // exit is called by each worker goroutine as it ends, and once by the closer.
 func (e *engine) exit() {

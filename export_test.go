@@ -14,3 +14,18 @@ var (
 	RuleCapBoth       = errCapBoth
 	RuleNotConfigured = errNotConfigured
 )
+
+// WorkerCounts returns how many of p's workers were created, and how many of
+// those are idle with a goroutine parked and without one.
+func WorkerCounts[K comparable](p *Pool[K]) (created, parkedGoroutines, orphans int) {
+	p.e.eachWorker(func(w *worker) {
+		created++
+		switch w.idle.Load() {
+		case parked:
+			parkedGoroutines++
+		case orphaned:
+			orphans++
+		}
+	})
+	return created, parkedGoroutines, orphans
+}

@@ -62,10 +62,20 @@ type behavior struct {
 	sched   scheduler.Scheduler
 	levels  [][]ch
 	onPanic func(string, *smartpool.PanicError)
+	idle    time.Duration // Config.IdleTimeout; 0: testIdleTimeout
 }
 
+// testIdleTimeout is the tests' Config.IdleTimeout: so short that idle
+// workers' goroutines end and start again all the time, in every test, so
+// that the race between a goroutine giving up its worker and a wake-up
+// claiming it is played everywhere.
+const testIdleTimeout = 20 * time.Microsecond
+
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle}
+	if b.idle == 0 {
+		cfg.IdleTimeout = testIdleTimeout
+	}
 	for _, lv := range b.levels {
 		var ps []smartpool.ChannelParams[string]
 		for _, c := range lv {

@@ -66,6 +66,10 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, err
 	}
 	e.followup = follow
+	e.idleTimeout = cfg.IdleTimeout
+	if e.idleTimeout == 0 {
+		e.idleTimeout = DefaultIdleTimeout
+	}
 	e.timing = newTiming(cfg.TimingEvery, len(lo.channels))
 	e.timing.link()
 	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index, log: logger(cfg.Logger)}

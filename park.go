@@ -42,13 +42,17 @@ package smartpool
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
 // and is marked orphan; whoever pops it starts a goroutine for it instead of
-// sending a wake-up (worker.rouse). A task re-entering an idle pool pops a
+// sending a wake-up (worker.rouse). So does a parked goroutine that waited
+// Config.IdleTimeout in vain: it turns its worker into an orphan where it
+// lies on the stack, by a compare-and-swap that a pop's swap makes fail, and
+// ends; and a worker never created counts as one more orphan (workers.go). A task re-entering an idle pool pops a
 // worker for itself (taskContext.takeIdle): an orphan it adopts, carrying it
 // on for good; a worker whose goroutine is parked it borrows, and gives back
 // through steps 1-3 when it yields or ends, the goroutine still parked
 // meanwhile. So every worker has at most one goroutine, and every pop is
-// matched by one push or one wake-up. The orphan flag is written by whoever
-// pushes the worker and read by whoever pops it: the stack orders the two.
+// matched by one push or one wake-up. The state (parked, orphaned) is
+// written by whoever pushes the worker and swapped by whoever pops it: the
+// stack orders the two.
 //
 // Close sets the closing flag and then pops every worker off the stack and
 // wakes it. A worker that parks after that sees the flag at step 2 and wakes
@@ -56,15 +60,21 @@ package smartpool
 // tasks are still due (e.inflight, yield.go), in which case closing workers
 // park for real and whoever takes inflight to zero wakes them all.
 
+import "time"
+
 // wake starts one idle worker unless none is idle or a wake-up is in flight.
 // If the stack emptied between the check and the pop, it clears waking and
 // looks again: a submitter that skipped its wake-up because waking was set
 // meanwhile relies on the holder (internal/model/park.pml, mutant asis-wake).
 func (e *engine) wake() {
-	for !e.idle.Empty() && e.waking.CompareAndSwap(false, true) {
+	for (!e.idle.Empty() || e.unborn()) && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
 			e.worker(i).rouse(true)
+			return
+		}
+		if e.bear(true) { // a worker not created yet is idle in effect (workers.go)
+			e.wakeups.Add(1)
 			return
 		}
 		e.waking.Store(false)
@@ -100,18 +110,55 @@ func (e *engine) wakeAll() {
 	}
 }
 
+// States of a worker on the idle stack (worker.idle). Whoever pushes it
+// stores parked or orphaned just before the push; whoever pops it swaps in
+// claimed and, from the state it took, sends a wake-up or starts a
+// goroutine. The one other transition is a parked goroutine's own, parked
+// to orphaned, when it gives up waiting (park): a compare-and-swap, so that
+// it and a pop cannot both think they own the worker.
+const (
+	claimed  int32 = iota // not on the stack, or popped and being woken
+	parked                // on the stack, its goroutine waiting on wake
+	orphaned              // on the stack without a goroutine
+)
+
 // park blocks w's goroutine until it is woken and reports whether it was
-// made the waking worker.
-func (w *worker) park() (waking bool) {
-	w.goIdle()
-	return <-w.wake
+// made the waking worker; or, after Config.IdleTimeout without a wake-up,
+// leaves w idle without a goroutine and reports stay false: the goroutine
+// must then end without touching w again.
+func (w *worker) park() (waking, stay bool) {
+	w.goIdle(parked)
+	d := w.e.idleTimeout
+	if d <= 0 {
+		return <-w.wake, true
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	for {
+		select {
+		case waking := <-w.wake:
+			w.timer.Stop()
+			return waking, true
+		case <-w.timer.C:
+			if w.idle.CompareAndSwap(parked, orphaned) {
+				return false, false
+			}
+			// Popped meanwhile: its wake-up is on the way, or a re-entering
+			// task borrowed the worker and will push it back (yield.go).
+			w.timer.Reset(d)
+		}
+	}
 }
 
-// goIdle pushes w on the idle stack and wakes a worker if there is work
-// after all (steps 1-3 of parking).
-func (w *worker) goIdle() {
+// goIdle pushes w on the idle stack, parked or orphaned, and wakes a worker
+// if there is work after all (steps 1-3 of parking).
+func (w *worker) goIdle(state int32) {
 	e := w.e
 	w.running.Store(0) // not busy (timing.go)
+	w.idle.Store(state)
 	e.idle.Push(w.id)
 	if e.field.Summary() != 0 || (e.closing.Load() && e.inflight.Load() == 0) {
 		e.wakeAny()
@@ -122,8 +169,7 @@ func (w *worker) goIdle() {
 // waking token or without: it sends the wake-up to w's parked goroutine or,
 // if w has none, starts one.
 func (w *worker) rouse(token bool) {
-	if w.orphan {
-		w.orphan = false
+	if w.idle.Swap(claimed) == orphaned {
 		go w.e.loop(newTaskContext(w.e, w), token)
 		return
 	}

@@ -121,17 +121,15 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		}
 		c.addOutcomes(&e.chans[i].inWait)
 		c.addOutcomes(&e.chans[i].inline)
-		for _, w := range *e.workers.Load() {
-			c.addOutcomes(&w.stats[i])
-		}
+		e.eachWorker(func(w *worker) { c.addOutcomes(&w.stats[i]) })
 		c.Wait, c.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
 	}
-	for _, w := range *e.workers.Load() {
+	e.eachWorker(func(w *worker) {
 		if r := w.running.Load(); r > 0 && int(r) <= len(s.Channels) {
 			s.Busy++
 			s.Channels[r-1].Running++
 		}
-	}
+	})
 	s.Rate = p.rate.update(s.Total().Finished())
 	return s
 }

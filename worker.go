@@ -15,7 +15,7 @@ package smartpool
 // the summary empty knows no task can arrive any more, and may exit.
 //
 // Ownership: a worker's fields are touched only by the goroutine carrying
-// it, except wake (any waker sends), orphan (park.go), stats (read by Stats
+// it, except wake (any waker sends), idle (park.go), stats (read by Stats
 // and the close report) and, at start and after a runtime.Goexit, the
 // goroutine that starts the loop. Which goroutine carries a worker changes
 // when a task yields or takes an idle worker (yield.go); the hand-over
@@ -45,8 +45,9 @@ const (
 type worker struct {
 	e      *engine
 	id     int
-	wake   chan bool // capacity 1; true: you are the waking worker (park.go)
-	orphan bool      // idle without a goroutine (park.go); written by whoever pushes it on the idle stack, read by whoever pops it
+	wake   chan bool    // capacity 1; true: you are the waking worker (park.go)
+	idle   atomic.Int32 // on the idle stack: parked or orphaned; else claimed (park.go)
+	timer  *time.Timer  // a parked goroutine's idle timeout (park.go); touched by the goroutine carrying the worker
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
@@ -120,7 +121,11 @@ func (e *engine) loop(tc *taskContext, waking bool) {
 				}
 				return
 			}
-			waking = w.park()
+			var stay bool
+			if waking, stay = w.park(); !stay {
+				tc.w = nil // idle without this goroutine (park.go): its share of live stays with it
+				return
+			}
 			continue
 		}
 		yielded = false

@@ -1,5 +1,18 @@
 package smartpool
 
+// # Workers start on first need
+//
+// New creates no worker: a worker is created and started the first time
+// work finds every existing one busy (engine.bear, from wake), so New costs
+// the same for any Workers and memory follows the workers a program uses.
+// Numbers are handed out in order by e.born. To the wake-up protocol
+// (park.go) a worker not yet created is an idle one that has no goroutine: a
+// wake-up that finds the idle stack empty creates one instead, with the
+// waking token. A parked goroutine that waited Config.IdleTimeout for work
+// exits and leaves its worker on the idle stack without one (an orphan,
+// park.go), so goroutines, and their grown stacks, also go back after a
+// burst.
+//
 // # Worker count at run time
 //
 // Workers are numbered; those below e.target run. SetWorkers raises target
@@ -25,6 +38,8 @@ package smartpool
 // back by the same compare-and-swap if target rose meanwhile: so a worker
 // below target is always in service, with at most one goroutine.
 
+import "sync/atomic"
+
 // SetWorkers changes the number of workers at run time. New workers start at
 // once; when n is lower, the surplus workers stop after their current task
 // (a task that yielded finishes on whichever worker picks it up), unless
@@ -43,33 +58,95 @@ func (p *Pool[K]) SetWorkers(n int) error {
 	}
 	old := e.target.Swap(int32(n))
 	e.startWorkers()
-	if int32(n) < old {
+	switch {
+	case int32(n) < old:
 		e.wakeAll() // parked surplus workers retire; the others park again
+	case e.field.Summary() != 0:
+		e.wake() // queued work may be waiting for the new workers: start one, which passes the wake-up on
 	}
 	return nil
 }
 
-// startWorkers creates the workers numbered below target that do not exist
-// yet and starts every one of them that has no goroutine. It runs in New and
-// under resize, while live counts the closer's share (so it cannot reach
-// zero meanwhile).
+// startWorkers makes room for the workers numbered below target and puts
+// back in service those of them that were created and then retired, idle
+// without a goroutine (the next wake-up starts one); the others are created
+// on first need (bear). It runs in New and under resize, while live counts
+// the closer's share (so it cannot reach zero meanwhile).
 func (e *engine) startWorkers() {
 	n := int(e.target.Load())
-	ws := *e.workers.Load()
-	if n > len(ws) {
-		e.idle.Grow(n)
-		grown := append(ws[:len(ws):len(ws)], make([]*worker, n-len(ws))...)
-		for i := len(ws); i < n; i++ {
-			grown[i] = &worker{e: e, id: i, wake: make(chan bool, 1), picker: e.newPicker(),
-				cursor: make([]int, e.field.Levels()), stats: make([]taskStats, len(e.chans))}
-		}
-		e.workers.Store(&grown)
-		ws = grown
-	}
-	for _, w := range ws[:n] {
-		if w.active.CompareAndSwap(false, true) {
+	e.idle.Grow(n)
+	e.workers.grow(n)
+	for i := range min(n, int(e.born.Load())) {
+		if w := e.worker(i); w != nil && w.active.CompareAndSwap(false, true) {
 			e.live.Add(1)
-			go e.loop(newTaskContext(e, w), false)
+			w.goIdle(orphaned)
+		}
+	}
+}
+
+// unborn reports whether some worker below target was never created.
+func (e *engine) unborn() bool { return e.born.Load() < e.target.Load() }
+
+// bear creates the next worker below target that does not exist yet and
+// starts its goroutine, with the waking token if token (park.go). It
+// reports false if every worker below target exists, or the pool has
+// finished (live is zero: nothing may start any more).
+func (e *engine) bear(token bool) bool {
+	for l := e.live.Load(); ; l = e.live.Load() {
+		if l == 0 {
+			return false
+		}
+		if e.live.CompareAndSwap(l, l+1) { // the new worker's share
+			break
+		}
+	}
+	for {
+		n := e.born.Load()
+		if n >= e.target.Load() {
+			e.exit() // give the share back
+			return false
+		}
+		if e.born.CompareAndSwap(n, n+1) {
+			w := &worker{e: e, id: int(n), wake: make(chan bool, 1),
+				cursor: make([]int, e.field.Levels()), stats: make([]taskStats, len(e.chans))}
+			w.active.Store(true)
+			e.workers.set(int(n), w)
+			go func() {
+				w.picker = e.newPicker() // on its own goroutine: a user's NewPicker may be slow
+				e.loop(newTaskContext(e, w), token)
+			}()
+			return true
+		}
+	}
+}
+
+// workerTable holds the workers by number, in chunks that grow allocates
+// (under resize, before any number in them is handed out) and never
+// replaces; a slot is written once, by the goroutine that created its
+// worker (bear), and read by anyone.
+type workerTable struct {
+	chunks [MaxWorkers / workerChunk]atomic.Pointer[[workerChunk]atomic.Pointer[worker]]
+}
+
+const workerChunk = 1024
+
+func (t *workerTable) grow(n int) {
+	for c := 0; c*workerChunk < n; c++ {
+		if t.chunks[c].Load() == nil {
+			t.chunks[c].Store(new([workerChunk]atomic.Pointer[worker]))
+		}
+	}
+}
+
+func (t *workerTable) get(i int) *worker { return t.chunks[i/workerChunk].Load()[i%workerChunk].Load() }
+
+func (t *workerTable) set(i int, w *worker) { t.chunks[i/workerChunk].Load()[i%workerChunk].Store(w) }
+
+// each calls f for every worker created so far.
+func (e *engine) eachWorker(f func(w *worker)) {
+	for i := range int(e.born.Load()) {
+		if w := e.worker(i); w != nil { // nil for a moment while bear creates it
+			f(w)
 		}
 	}
 }

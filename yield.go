@@ -227,7 +227,7 @@ func (tc *taskContext) suspend() {
 		tc.release <- suspended
 	case tc.borrowed:
 		tc.borrowed = false
-		w.goIdle() // back to its parked goroutine
+		w.goIdle(parked) // back to its parked goroutine
 	default:
 		w.carryOn()
 	}
@@ -240,8 +240,7 @@ func (tc *taskContext) suspend() {
 func (w *worker) carryOn() {
 	e := w.e
 	if e.field.Summary() == 0 && int32(w.id) < e.target.Load() {
-		w.orphan = true
-		w.goIdle()
+		w.goIdle(orphaned)
 		return
 	}
 	go e.loop(newTaskContext(e, w), false)
@@ -324,8 +323,7 @@ func (tc *taskContext) takeIdle() bool {
 		return false
 	}
 	w := e.worker(i)
-	tc.borrowed = !w.orphan
-	w.orphan = false
+	tc.borrowed = w.idle.Swap(claimed) != orphaned
 	tc.w, tc.cur = w, &e.queues[c.first]
 	return true
 }
@@ -391,7 +389,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 	switch {
 	case tc.borrowed:
 		tc.borrowed, tc.w = false, nil
-		w.goIdle()
+		w.goIdle(parked)
 		return false
 	case how == goexited:
 		tc.w = nil
