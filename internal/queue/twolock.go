@@ -29,6 +29,7 @@ type TwoLock[T any] struct {
 	head   *segment[T]
 	first  int          // index of the oldest value in head
 	popped atomic.Int64 // values popped so far; stored only by the popping side
+	seen   int64        // pushed as of the popping side's last look: values below it pop without a look
 	_      [64]byte
 
 	spare atomic.Pointer[segment[T]] // a drained segment, or nil
@@ -72,13 +73,20 @@ func (q *TwoLock[T]) Write(v T) {
 func (q *TwoLock[T]) Publish() { q.pushed.Store(q.written) }
 
 // Pop removes and returns the oldest value; ok is false if q is empty. left
-// is how many values remained as of Pop's one look at the pushing side (more
-// may have been pushed since). The caller holds the head lock.
+// is how many values remained as of Pop's last look at the pushing side (more
+// may have been pushed since); it is 0 only if that look was this Pop's.
+// The caller holds the head lock.
+//
+// The popping side looks at pushed (a line the pushing side writes on every
+// push) only when the values it saw last time have run out: with a backlog,
+// pops then run on lines of their own, and pushes find pushed's line still
+// theirs.
 func (q *TwoLock[T]) Pop() (v T, ok bool, left int) {
 	n := q.popped.Load()
-	pushed := q.pushed.Load()
-	if n == pushed {
-		return v, false, 0
+	if n == q.seen {
+		if q.seen = q.pushed.Load(); n == q.seen {
+			return v, false, 0
+		}
 	}
 	if q.first == segSize {
 		old := q.head
@@ -90,7 +98,10 @@ func (q *TwoLock[T]) Pop() (v T, ok bool, left int) {
 	v, q.head.vals[q.first] = q.head.vals[q.first], zero
 	q.first++
 	q.popped.Store(n + 1)
-	return v, true, int(pushed - n - 1)
+	if n+1 == q.seen {
+		q.seen = q.pushed.Load() // the last value seen: look again, so that left is 0 only if nothing is left
+	}
+	return v, true, int(q.seen - n - 1)
 }
 
 // Drain removes every value, oldest first, and returns them. The caller holds
