@@ -25,7 +25,7 @@ type engine struct {
 	followup []int        // channel index -> followup channel index; read-only
 	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
 	idle     *idle.Stack
-	sched    scheduler.Scheduler         // makes the pickers of workers SetWorkers adds
+	sched    scheduler.Scheduler         // makes the workers' pickers; nil for the default, highest first
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
 	_       pad

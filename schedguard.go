@@ -32,6 +32,9 @@ func startScheduler(s scheduler.Scheduler, levels int) (err error) {
 // newPicker returns a picker of e's scheduler for a new worker, or nil (the
 // highest level with work) if NewPicker panicked or returned nil.
 func (e *engine) newPicker() (p scheduler.Picker) {
+	if e.sched == nil {
+		return nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			e.logSchedulerPanic("NewPicker", r)

@@ -38,7 +38,10 @@ package smartpool
 // back by the same compare-and-swap if target rose meanwhile: so a worker
 // below target is always in service, with at most one goroutine.
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // SetWorkers changes the number of workers at run time. New workers start at
 // once; when n is lower, the surplus workers stop after their current task
@@ -108,7 +111,7 @@ func (e *engine) bear(token bool) bool {
 		}
 		if e.born.CompareAndSwap(n, n+1) {
 			w := &worker{e: e, id: int(n), wake: make(chan bool, 1),
-				cursor: make([]int, e.field.Levels()), stats: make([]taskStats, len(e.chans))}
+				cursor: ownLines[int](e.field.Levels()), stats: ownLines[taskStats](len(e.chans))}
 			w.active.Store(true)
 			e.workers.set(int(n), w)
 			go func() {
@@ -118,6 +121,16 @@ func (e *engine) bear(token bool) bool {
 			return true
 		}
 	}
+}
+
+// ownLines returns a slice of n zero values that shares no cache line with
+// any other object: a worker writes its cursor and stats on every task, and
+// small slices of different workers would otherwise sit side by side in one
+// line, each write taking it from the other core (false sharing).
+func ownLines[T any](n int) []T {
+	var zero T
+	margin := (int(unsafe.Sizeof(pad{})) + int(unsafe.Sizeof(zero)) - 1) / int(unsafe.Sizeof(zero))
+	return make([]T, n+2*margin)[margin : margin+n : margin+n]
 }
 
 // workerTable holds the workers by number, in chunks that grow allocates

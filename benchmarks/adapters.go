@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/alitto/pond/v2"
@@ -310,7 +311,7 @@ func smartpoolIO() (Pool, string) {
 type ioBehavior struct{ io, resume *channels.FIFO }
 
 func (b *ioBehavior) Config() smartpool.Config[int] {
-	return smartpool.Config[int]{Workers: 2, Levels: [][]smartpool.ChannelParams[int]{
+	return smartpool.Config[int]{Workers: 2, Logger: quiet, Levels: [][]smartpool.ChannelParams[int]{
 		{{Key: 1, CompleteOnClose: true}},
 		{{Key: 0, CompleteOnClose: true, MaxInFlight: IOInFlight}},
 	}}
@@ -358,9 +359,13 @@ type spBehavior struct {
 }
 
 func (b *spBehavior) Config() smartpool.Config[int] {
-	return smartpool.Config[int]{Workers: b.workers, Levels: b.levels}
+	return smartpool.Config[int]{Workers: b.workers, Levels: b.levels, Logger: quiet}
 }
 
 func (b *spBehavior) Channel(k int) smartpool.Channel { return b.fifos[k] }
 
 func (b *spBehavior) Followup(k int) int { return k }
+
+// quiet drops smartpool's log lines (start and close at Info, per pool),
+// which would otherwise interleave with the suite's progress lines.
+var quiet = slog.New(slog.DiscardHandler)

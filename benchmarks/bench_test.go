@@ -25,6 +25,19 @@ func BenchmarkSpawnSpam(b *testing.B) {
 	}
 }
 
+// BenchmarkCPULight: tasks of one calibrated microsecond per pool, one
+// producer; ns per task (compare the pools' overheads with benchstat).
+func BenchmarkCPULight(b *testing.B) {
+	for _, a := range benchmarks.Adapters() {
+		b.Run(a.Name, func(b *testing.B) {
+			benchmarks.CPULightRun(a.New(runtime.GOMAXPROCS(0)), 0) // calibrate outside the timer
+			b.ReportAllocs()
+			b.ResetTimer()
+			benchmarks.CPULightRun(a.New(runtime.GOMAXPROCS(0)), b.N)
+		})
+	}
+}
+
 // TestAdapters checks that every adapter runs each task exactly once and
 // that Wait waits for them. (Nested submits are fork-join's business: pools
 // without a queue deadlock on them.)

@@ -1,4 +1,18 @@
 package benchmarks
 
+import "sync"
+
 // BlockingIORun exposes workload 5 to the package's benchmarks.
 var BlockingIORun = blockingIORun
+
+// CPULightRun exposes workload 3 to the package's benchmarks, with a
+// spinner calibrated once per process.
+func CPULightRun(p Pool, n int) []float64 {
+	spinOnce.Do(func() { spinCal = calibrate() })
+	return cpuLightRun(p, spinCal, n)
+}
+
+var (
+	spinOnce sync.Once
+	spinCal  spinner
+)
