@@ -77,7 +77,7 @@ func Run(cfg Config) *Results {
 	s.spin = calibrate()
 	for _, step := range []func() Table{
 		s.floors, s.spawnSpam, s.multiProducer, s.cpuLight, s.forkJoin,
-		s.blockingIO, s.priorityLatency, s.memory, s.levels,
+		s.blockingIO, s.priorityLatency, s.priorityLatencyDeep, s.memory, s.levels,
 	} {
 		t0 := time.Now()
 		t := step()
@@ -258,6 +258,29 @@ func (s *suite) priorityLatency() Table {
 	}
 	t.Notes = append(t.Notes, "Pools whose submit blocks hold no backlog: its producer waits in Submit instead, and the urgent submitter only competes with it for the next free worker.")
 	s.res.Headline.P99 = column(res, 1)
+	return t
+}
+
+// priorityLatencyDeep is priority-latency behind a backlog five times
+// deeper, for the pools that hold such a backlog and serve urgent work
+// first: the others would only report how long the backlog takes to drain.
+func (s *suite) priorityLatencyDeep() Table {
+	backlog, urgent := s.n(1_000_000, 10_000), s.n(1000, 20)
+	var idx []int
+	for _, name := range []string{"two-chan", "smartpool"} {
+		if i := s.byName(name); i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	res := alternate(len(idx), s.Rounds, 4, func(j int) ([]float64, error) {
+		return priorityRun(s.as[idx[j]].New(s.Workers), s.spin, backlog, urgent), nil
+	})
+	t := Table{Title: "6b. priority-latency, deep backlog",
+		About: fmt.Sprintf("Workload 6 with %d backlog tasks, for the pools with a high priority lane (two-chan's blocks once its chan holds 1,024).", backlog),
+		Header: []string{"pool", "p50", "p99", "max", "backlog submitted at start"}}
+	for j, i := range idx {
+		t.Rows = append(t.Rows, []string{s.as[i].Name, res[j][0].Ns(), res[j][1].Ns(), res[j][2].Ns(), median(res[j][3], percent)})
+	}
 	return t
 }
 
