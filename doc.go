@@ -15,7 +15,7 @@
 // its own Channel), the levels they sit in (highest first), what each does
 // at Close (complete or drop), where a task that yielded re-enters, and the
 // rest of Config (workers, scheduler, in-flight limit, caps, drop
-// callbacks, panic handler). New validates it once and starts the workers.
+// callbacks, panic handler). New validates it once and opens the pool.
 //
 //	type Key int
 //

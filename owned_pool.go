@@ -16,7 +16,8 @@ type OwnedPool[K comparable] struct {
 }
 
 // New validates the behavior's configuration, attaches its channels and
-// starts the workers. Every configuration mistake is an error wrapping
+// opens the pool; workers start as work needs them (Config.IdleTimeout).
+// Every configuration mistake is an error wrapping
 // ErrConfig whose message names the value and the rule it breaks (a negative
 // limit or cap also wraps ErrBadLimit, a channel without queues ErrNoQueues,
 // one already in a pool ErrAttached, a scheduler's refusal
