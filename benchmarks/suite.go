@@ -276,7 +276,7 @@ func (s *suite) priorityLatencyDeep() Table {
 		return priorityRun(s.as[idx[j]].New(s.Workers), s.spin, backlog, urgent), nil
 	})
 	t := Table{Title: "6b. priority-latency, deep backlog",
-		About: fmt.Sprintf("Workload 6 with %d backlog tasks, for the pools with a high priority lane (two-chan's blocks once its chan holds 1,024).", backlog),
+		About:  fmt.Sprintf("Workload 6 with %d backlog tasks, for the pools with a high priority lane (two-chan's blocks once its chan holds 1,024).", backlog),
 		Header: []string{"pool", "p50", "p99", "max", "backlog submitted at start"}}
 	for j, i := range idx {
 		t.Rows = append(t.Rows, []string{s.as[i].Name, res[j][0].Ns(), res[j][1].Ns(), res[j][2].Ns(), median(res[j][3], percent)})
