@@ -3,6 +3,7 @@ package smartpool_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 
@@ -20,6 +21,8 @@ import (
 // run ends.
 func benchPool(b *testing.B, bh *behavior) *smartpool.OwnedPool[string] {
 	b.Helper()
+	bh.logger = slog.New(slog.DiscardHandler) // no log line inside a benchmark's result line
+	bh.idle = -1                              // the tests' short IdleTimeout is for tests
 	o, err := smartpool.New[string](bh)
 	if err != nil {
 		b.Fatalf("New: %v", err)
@@ -58,6 +61,7 @@ func benchSubmitRun(b *testing.B, bh *behavior, keys []string, producers int) {
 	produce(b, producers, b.N, func(i int) error { return p.Submit(keys[i%len(keys)], task) })
 	ran.Wait()
 	b.StopTimer()
+	b.ReportMetric(float64(p.Stats().Wakeups)/float64(b.N), "wakeups/task")
 }
 
 // BenchmarkSubmitRun: empty tasks through one FIFO channel of a pool of
@@ -198,4 +202,32 @@ func BenchmarkGroup(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasks), "ns/task")
+}
+
+// BenchmarkDrain: the workers' side alone. b.N empty tasks are queued while
+// every worker is held by a blocked task; the timer runs from their release
+// until the backlog has run (1 worker: no contention; 2: two workers
+// draining one FIFO).
+func BenchmarkDrain(b *testing.B) {
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			o := benchPool(b, &behavior{workers: workers, levels: [][]ch{{fifo("a")}}})
+			g := newGate()
+			for range workers {
+				submit(b, o, "a", g.task("hold"))
+			}
+			g.waitStarted(b, workers)
+			var ran sync.WaitGroup
+			task := func(context.Context) { ran.Done() }
+			ran.Add(b.N)
+			for range b.N {
+				submit(b, o, "a", task)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			close(g.release)
+			ran.Wait()
+			b.StopTimer()
+		})
+	}
 }

@@ -3,6 +3,7 @@ package smartpool_test
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -63,6 +64,7 @@ type behavior struct {
 	levels  [][]ch
 	onPanic func(string, *smartpool.PanicError)
 	idle    time.Duration // Config.IdleTimeout; 0: testIdleTimeout
+	logger  *slog.Logger  // Config.Logger
 }
 
 // testIdleTimeout is the tests' Config.IdleTimeout: so short that idle
@@ -72,7 +74,7 @@ type behavior struct {
 const testIdleTimeout = 20 * time.Microsecond
 
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger}
 	if b.idle == 0 {
 		cfg.IdleTimeout = testIdleTimeout
 	}

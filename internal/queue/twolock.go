@@ -11,9 +11,9 @@ import "sync/atomic"
 // Publication: a push writes its slot (and, at a segment boundary, links the
 // new segment first), then stores pushed; a pop loads pushed and reads only
 // slots below it. The atomic store and load order the plain writes before
-// the reads, so segments need no atomics of their own. One drained segment
-// is kept for reuse (spare), handed from the popping side to the pushing side
-// through an atomic pointer.
+// the reads, so segments need no atomics of their own. Up to twoLockSpares
+// drained segments are kept for reuse (spare), handed from the popping side
+// to the pushing side through atomic pointers.
 //
 // The zero TwoLock is empty and ready to use.
 type TwoLock[T any] struct {
@@ -32,7 +32,7 @@ type TwoLock[T any] struct {
 	seen   int64        // pushed as of the popping side's last look: values below it pop without a look
 	_      [64]byte
 
-	spare atomic.Pointer[segment[T]] // a drained segment, or nil
+	spare [twoLockSpares]atomic.Pointer[segment[T]] // drained segments, or nil
 }
 
 // Len returns the number of queued values. Any goroutine may call it; the
@@ -92,7 +92,11 @@ func (q *TwoLock[T]) Pop() (v T, ok bool, left int) {
 		old := q.head
 		q.head, q.first = old.next, 0
 		old.next = nil
-		q.spare.CompareAndSwap(nil, old) // slots were zeroed as they were popped
+		for i := range q.spare { // slots were zeroed as they were popped
+			if q.spare[i].CompareAndSwap(nil, old) {
+				break
+			}
+		}
 	}
 	var zero T
 	v, q.head.vals[q.first] = q.head.vals[q.first], zero
@@ -103,6 +107,11 @@ func (q *TwoLock[T]) Pop() (v T, ok bool, left int) {
 	}
 	return v, true, int(q.seen - n - 1)
 }
+
+// twoLockSpares is how many drained segments a TwoLock keeps for reuse: a
+// few, so that a pushing side that runs a segment or two ahead of the
+// popping side, back and forth, still finds one instead of allocating.
+const twoLockSpares = 8
 
 // Drain removes every value, oldest first, and returns them. The caller holds
 // both locks.
@@ -118,8 +127,10 @@ func (q *TwoLock[T]) Drain() []T {
 }
 
 func (q *TwoLock[T]) newSegment() *segment[T] {
-	if s := q.spare.Swap(nil); s != nil {
-		return s
+	for i := range q.spare {
+		if s := q.spare[i].Swap(nil); s != nil {
+			return s
+		}
 	}
 	return new(segment[T])
 }
