@@ -231,3 +231,19 @@ func BenchmarkDrain(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNew: New and Close of an unused pool of one FIFO, by Workers.
+func BenchmarkNew(b *testing.B) {
+	for _, workers := range []int{2, smartpool.MaxWorkers} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				o, err := smartpool.New[string](&behavior{workers: workers, idle: -1, logger: slog.New(slog.DiscardHandler), levels: [][]ch{{fifo("a")}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				closeWithin(b, o, long)
+			}
+		})
+	}
+}

@@ -96,7 +96,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	if err != nil {
 		return nil, configErr(errTooManyQueues, "%v", err)
 	}
-	e := &engine{field: field, idle: idle.New(workers), sched: sched, done: make(chan struct{})}
+	e := &engine{field: field, idle: new(idle.Stack), sched: sched, done: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))

@@ -78,8 +78,6 @@ func (p *Pool[K]) SetWorkers(n int) error {
 // the closer's share (so it cannot reach zero meanwhile).
 func (e *engine) startWorkers() {
 	n := int(e.target.Load())
-	e.idle.Grow(n)
-	e.workers.grow(n)
 	for i := range min(n, int(e.born.Load())) {
 		if w := e.worker(i); w != nil && w.active.CompareAndSwap(false, true) {
 			e.live.Add(1)
@@ -111,6 +109,8 @@ func (e *engine) bear(token bool) bool {
 			return false
 		}
 		if e.born.CompareAndSwap(n, n+1) {
+			e.idle.Grow(int(n) + 1)
+			e.workers.grow(int(n) + 1)
 			w := &worker{e: e, id: int(n), wake: make(chan bool, 1),
 				cursor: ownLines[int](e.field.Levels()), stats: ownLines[taskStats](len(e.chans))}
 			w.active.Store(true)
@@ -135,9 +135,9 @@ func ownLines[T any](n int) []T {
 }
 
 // workerTable holds the workers by number, in chunks that grow allocates
-// (under resize, before any number in them is handed out) and never
-// replaces; a slot is written once, by the goroutine that created its
-// worker (bear), and read by anyone.
+// (by whoever creates a worker in a chunk that has none yet, before it
+// publishes the worker) and never replaces; a slot is written once, by the
+// goroutine that created its worker (bear), and read by anyone.
 type workerTable struct {
 	chunks [MaxWorkers / workerChunk]atomic.Pointer[[workerChunk]atomic.Pointer[worker]]
 }
@@ -147,12 +147,18 @@ const workerChunk = 1024
 func (t *workerTable) grow(n int) {
 	for c := 0; c*workerChunk < n; c++ {
 		if t.chunks[c].Load() == nil {
-			t.chunks[c].Store(new([workerChunk]atomic.Pointer[worker]))
+			t.chunks[c].CompareAndSwap(nil, new([workerChunk]atomic.Pointer[worker])) // a concurrent grow may have won
 		}
 	}
 }
 
-func (t *workerTable) get(i int) *worker { return t.chunks[i/workerChunk].Load()[i%workerChunk].Load() }
+func (t *workerTable) get(i int) *worker {
+	c := t.chunks[i/workerChunk].Load()
+	if c == nil { // its creator has not grown the table yet (bear)
+		return nil
+	}
+	return c[i%workerChunk].Load()
+}
 
 func (t *workerTable) set(i int, w *worker) { t.chunks[i/workerChunk].Load()[i%workerChunk].Store(w) }
 

@@ -11,11 +11,13 @@ package idle
 import "sync/atomic"
 
 // Stack is a Treiber stack of worker numbers. Its methods are safe for
-// concurrent use, except Grow.
+// concurrent use.
 type Stack struct {
 	head atomic.Uint64
 	// next[i]: number+1 of the worker below i (0: none), in chunks that Grow
 	// allocates before worker i first pushes; a chunk is never replaced.
+	// Chunks are allocated on demand, so a stack for many workers costs
+	// only what the workers that exist need.
 	next [MaxWorkers / chunk]atomic.Pointer[[chunk]atomic.Int32]
 }
 
@@ -31,12 +33,11 @@ func New(n int) *Stack {
 	return s
 }
 
-// Grow makes room for workers 0..n-1 (n <= MaxWorkers). Calls of Grow must
-// not overlap; the other methods may run meanwhile.
+// Grow makes room for workers 0..n-1 (n <= MaxWorkers).
 func (s *Stack) Grow(n int) {
 	for c := 0; c*chunk < n; c++ {
 		if s.next[c].Load() == nil {
-			s.next[c].Store(new([chunk]atomic.Int32))
+			s.next[c].CompareAndSwap(nil, new([chunk]atomic.Int32)) // a concurrent Grow may have won
 		}
 	}
 }
