@@ -56,10 +56,10 @@ ci=(
 	"model  park/2w-1fifo-3tasks park.pml  -DW=2 -DPER0=3 -DPER1=0"
 	"model  park/1w-4tasks       park.pml  -DW=1 -DPER0=3 -DPER1=1"
 	"model  park/np-2w-1fifo     park.pml  -DW=2 -DPER0=2 -DPER1=0 -DNP"
-	"model  park/lazy-idle-2w-3tasks park.pml -DW=2 -DPER0=3 -DPER1=0 -DLAZY=1 -DIDLE=1"
+	"model  park/lazy-idle-2w-4tasks park.pml -DW=2 -DPER0=4 -DPER1=0 -DLAZY=1 -DIDLE=1"
 	"model  park/lazy-idle-2w-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1"
 	"model  park/idle-2w-1fifo   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DIDLE=1"
-	"model  park/np-lazy-idle-2w park.pml  -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DIDLE=1 -DNP"
+	"model  park/np-lazy-idle-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DNP"
 	"mutant close/m1-count-late  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=1"
 	"mutant close/m2-dec-early   close.pml -DW=2 -DNT=1 -DFIRSTCH=1 -DMUTANT=2"
 	"mutant close/m3-smartpool   close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=3"
@@ -96,6 +96,8 @@ soak=(
 	"model  park/2w-1fifo-4tasks park.pml  -DW=2 -DPER0=4 -DPER1=0"
 	"model  park/np-2w-2fifos    park.pml  -DW=2 -DPER=1 -DNP"
 	"model  park/alt-nobitset    park.pml  -DW=2 -DPER=1 -DNOBITSET=1"
+	"model  park/np-lazy-idle-1fifo park.pml -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DIDLE=1 -DNP"
+	"model  park/lazy1-idle-2w   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DSTART=1 -DIDLE=1"
 	"mutant park/asis-tidywake   park.pml  -DW=2 -DPER0=1 -DPER1=2 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
 )
 asis=(
