@@ -51,6 +51,11 @@
  *   7  a worker going idle without its parked process (an orphan, or one a
  *      task borrowed) skips park's re-check
  *   8  takeIdle adopts a worker whose process is parked, as if an orphan
+ *   9  (IDLE) a timed-out goroutine stores orphaned (no CAS) and ends, even
+ *      if its worker was popped (a wake-up on its way) or borrowed
+ *  10  (IDLE) takeIdle loads the popped worker's state and then stores
+ *      claimed (no swap): a time-out in between ends the goroutine of a
+ *      worker the task thinks it borrowed
  *
  * Orphans (park.go): a worker whose goroutine left with a yielded task while
  * the summary read empty is pushed on the idle stack without a process;
@@ -60,6 +65,15 @@
  * the task ends it runs a Worker for it (the goroutine goes on with the
  * loop). A worker whose process is parked it borrows, and pushes back (with
  * park's re-check) when it yields again or ends.
+ *
+ * IDLE=1 (Config.IdleTimeout): a parked process may time out at any moment:
+ * idle.CompareAndSwap(parked, orphaned); if it wins, the process ends and
+ * the worker lies on the stack as an orphan; it loses while the worker is
+ * popped or borrowed (claimed) and keeps waiting; at most MAXTO time-outs
+ * per run (each ends a process and a later pop runs a new one: see README).
+ * worker.idle is ist[w]
+ * (claimed, parked, orphaned; with IDLE=0 the two-valued orphan[w]); every
+ * pop swaps in claimed (rouse, takeIdle).
  */
 
 #ifndef W
@@ -89,6 +103,12 @@
 #ifndef PARKWAKE
 #define PARKWAKE 1
 #endif
+#ifndef IDLE
+#define IDLE 0         /* 1: a parked goroutine may time out (Config.IdleTimeout) */
+#endif
+#ifndef MAXTO
+#define MAXTO 2        /* with IDLE: time-outs per run (each ends a process; see README) */
+#endif
 
 #define RES   16       /* queue item t+RES: the resumption of task t */
 #define NONE  255
@@ -110,7 +130,21 @@
 
 chan Q[2] = [8] of { byte };       /* the channels' queues (FIFO) */
 chan tok[W] = [1] of { byte };     /* worker.wake: PLAIN (false) or TOKEN (true) */
-bool orphan[W];                    /* worker.orphan */
+#if IDLE == 1
+byte ist[W];                       /* worker.idle: on the stack parked or orphaned, else claimed */
+#define CLAIMED  0
+#define PARKED   1
+#define ORPHANED 2
+#define ISORPHAN(w)  (ist[w] == ORPHANED)
+#define SETIDLE(w, o) ist[w] = ((o) -> ORPHANED : PARKED)
+#define CLAIM(w)     ist[w] = CLAIMED
+byte touts;                        /* time-outs so far, at most MAXTO */
+#else
+bool orphan[W];                    /* the same, two-valued: orphaned or not */
+#define ISORPHAN(w)  orphan[w]
+#define SETIDLE(w, o) orphan[w] = (o)
+#define CLAIM(w)     orphan[w] = false
+#endif
 chan grant[NT] = [1] of { byte };  /* taskContext.grant: 1 = a host, 0 = dropped */
 chan rel[NT] = [1] of { byte };    /* taskContext.release */
 
@@ -146,8 +180,8 @@ inline popSend(i, v) {
 	atomic {
 		pop(i);
 		if
-		:: i != NONE && orphan[i] -> orphan[i] = false; run Worker(i, v)   /* worker.rouse */
-		:: i != NONE && !orphan[i] -> assert(len(tok[i]) == 0); tok[i]!v
+		:: i != NONE && ISORPHAN(i) -> CLAIM(i); run Worker(i, v)   /* worker.rouse: the swap */
+		:: i != NONE && !ISORPHAN(i) -> CLAIM(i); assert(len(tok[i]) == 0); tok[i]!v
 		:: else -> skip
 		fi
 	}
@@ -248,7 +282,7 @@ inline leaveInflight(i, z) {
  * (worker.carryOn's idle branch) or one a task borrowed and gives back. It
  * goes on the idle stack, then park's re-check. */
 inline goIdle(me, orph, i, ok, c) {
-	atomic { orphan[me] = orph; stk[sp] = me; sp++ }
+	atomic { SETIDLE(me, orph); stk[sp] = me; sp++ }
 #if MUTANT != 7
 	if
 	:: SUMMARY -> parkWake(i, ok)
@@ -291,19 +325,34 @@ reenter:
 	 * Its guard (Close not started, summary empty) is a hint, so the model
 	 * lets a task try at any moment: a stronger check than the guard. */
 	if
+#if MUTANT == 10
+	:: atomic {                             /* Pop; w.idle.Load() */
+		pop(w);
+		if
+		:: w != NONE -> bor = !ISORPHAN(w)
+		:: else -> skip
+		fi
+	   }
+		if
+		:: w != NONE ->
+			atomic { CLAIM(w); cur[t] = fol[cur[t]]; goto carried }   /* w.idle.Store(claimed) */
+		:: else -> skip
+		fi
+#else
 	:: atomic {
 		pop(w);
 		if
 		:: w != NONE ->
 #if MUTANT != 8
-			bor = !orphan[w];
+			bor = !ISORPHAN(w);             /* w.idle.Swap(claimed) != orphaned */
 #endif
-			orphan[w] = false;
+			CLAIM(w);
 			cur[t] = fol[cur[t]];           /* as if taken from its followup */
 			goto carried
 		:: else -> skip
 		fi
 	   }
+#endif
 	:: skip
 	fi;
 	/* or the push: */
@@ -459,7 +508,11 @@ loaded:
 		fi;
 		cl = false; susp = false; ww = false;
 		/* worker.park */
+#if IDLE == 1
+		atomic { ist[me] = PARKED; stk[sp] = me; sp++ }   /* goIdle(parked): idle.Store, Push */
+#else
 		atomic { stk[sp] = me; sp++ }       /* idle.Push */
+#endif
 		if
 		:: SUMMARY -> parkWake(i, ok)
 		:: else ->
@@ -474,7 +527,20 @@ loaded:
 			skip
 #endif
 		fi;
+#if IDLE == 1
+		if
+		:: THEN_LOOP(tok[me]?msg; wk = (msg == TOKEN); msg = 0)   /* <-w.wake */
+#if MUTANT == 9
+		:: atomic { touts < MAXTO -> touts++; ist[me] = ORPHANED }   /* timed out: a plain store */
+			goto quit                       /* and ends */
+#else
+		:: atomic { touts < MAXTO && ist[me] == PARKED -> touts++; ist[me] = ORPHANED }
+			goto quit                       /* timed out, the CAS won: the goroutine ends */
+#endif
+		fi
+#else
 		THEN_LOOP(tok[me]?msg; wk = (msg == TOKEN); msg = 0)   /* <-w.wake */
+#endif
 	:: else -> skip
 	fi;
 	cl = false; susp = false;

@@ -5,7 +5,10 @@
  * checked with spin. No Close here: close.pml covers it.
  *
  *   Worker(me)    worker.loop (with the one Gosched-and-search-again before
- *                 parking), worker.find/pollLevel, FIFO.Poll, worker.park
+ *                 parking), worker.find/pollLevel, FIFO.Poll, worker.park;
+ *                 with LAZY or IDLE also the worker's time without a
+ *                 goroutine (gone: unborn, or an orphan after a time-out),
+ *                 until bear or a pop starts one (start[me])
  *   Submitter(k)  FIFO.push on channel k: tail lock, q.Push (publish),
  *                 setBitLocked (bitSet, Bits.Set), unlock, Bits.Wake ->
  *                 engine.wake
@@ -25,6 +28,18 @@
  * Submitter k pushes PERk tasks (PER0, PER1; both PER by default; PER1=0
  * leaves FIFO 1 idle).
  *
+ * Workers (workers.go, park.go): with LAZY=1 only workers 0 .. START-1 run at
+ * start (START 0 by default: New creates none); a wake-up whose Pop found
+ * the idle stack empty creates the next one (engine.bear: born++), which
+ * starts its loop with the waking token, and wake's loop runs while
+ * `!idle.Empty() || born < W`. With IDLE=1 a parked goroutine may time out
+ * at any moment (Config.IdleTimeout): idle.CompareAndSwap(parked, orphaned);
+ * if it wins, the goroutine ends and the worker stays on the stack as an
+ * orphan; if it loses (popped: a wake-up is on its way), it keeps waiting.
+ * worker.idle is ist[i]: goIdle stores PARKED just before the Push; whoever
+ * pops i swaps in CLAIMED and, from what it took, sends the token (PARKED)
+ * or starts a goroutine with it (ORPHANED; worker.rouse).
+ *
  * Blocking tasks: with W workers, tasks 0 .. W-2 (submitter 0's first ones)
  * do not return until the last task has run, as a task waiting for another
  * task's result would. W-1 workers may be held by them, so the remaining
@@ -42,7 +57,12 @@
  *     bit no Poll clears makes workers spin instead of parking); (c) bitSet
  *     true implies the bit is set (a pusher that reads it true skips Set).
  *     -DRULES=n, a mask (1 a, 2 b, 4 c; default 7), turns some off;
- *   - assertions: a worker never gets a second wake-up token;
+ *   - assertions: a worker never gets a second wake-up token; with LAZY or
+ *     IDLE, a wake-up is sent only to a worker whose goroutine exists (else
+ *     it is lost), a goroutine is started only for a worker without one (no
+ *     two goroutines), and at quiescence every worker created is on the
+ *     stack, parked or orphaned, every other one unborn, and no wake-up or
+ *     start is left unread;
  *   - with -DNP (pan -l): no non-progress cycle, i.e. workers do not loop
  *     forever without a task being submitted or run (progress_ labels).
  *
@@ -61,6 +81,14 @@
  *      nothing (Clear, second look, then Set or bitSet.Store(false)); a
  *      livelock: check with -DNP
  *   9  push reads bitSet (and sets the bit) before it publishes the task
+ *  10  (IDLE) rouse loads worker.idle and then stores claimed and sends or
+ *      starts: a time-out between the two ends the goroutine the token is
+ *      sent to (a lost worker)
+ *  11  (LAZY) wake's loop runs only while the idle stack is non-empty
+ *      (ignores unborn workers): with every created worker busy, a submit
+ *      wakes nobody although a worker could be created
+ *  12  (IDLE) a timed-out goroutine stores orphaned (no CAS) and ends even
+ *      if a pop claimed its worker and sent it a token: token and worker lost
  *
  * Protocol switches (1 = the fix, the default and the Go code now; 0 = the Go
  * code before the fix; each 0 breaks a property, see README "Bugs
@@ -80,6 +108,10 @@
  * Model switches (1 = the Go code now): SETSUM (avail.Set's second summary
  * clause, since e6f01af), GOSCHED (worker.loop's search-again, since
  * acafbe9); the asis-parkwake/asis-tidywake regressions use 0 for both.
+ * LAZY (workers created on first need; START of them at start) and IDLE
+ * (parked goroutines time out) are the Go code now too; 0 checks the special
+ * cases of a pool whose workers all exist and of IdleTimeout <= 0, and is
+ * the default so that the older checks keep their sizes. LAZY needs WAKE=1.
  */
 
 #ifndef W
@@ -125,6 +157,20 @@
 #ifndef NOBITSET
 #define NOBITSET 0     /* 1: the alternative without bitSet (STALEBIT, LOSTBIT unused) */
 #endif
+#ifndef LAZY
+#define LAZY 0         /* 1: workers START.. W-1 are not created yet; a wake-up whose Pop found
+                        * the stack empty creates the next one (engine.bear) */
+#endif
+#ifndef START
+#define START 0        /* with LAZY: workers created at start (New creates none) */
+#endif
+#ifndef IDLE
+#define IDLE 0         /* 1: a parked goroutine may time out (Config.IdleTimeout) */
+#endif
+#define GOING (LAZY == 1 || IDLE == 1)   /* workers can be without a goroutine */
+#if LAZY == 1 && WAKE == 0
+#error "LAZY needs WAKE=1: engine.bear is in the fixed wake loop"
+#endif
 
 #define NQ 2           /* channels = queues = submitters, one level */
 #define NT (PER0 + PER1)
@@ -138,6 +184,21 @@
 #define BLOCKER(t) ((t) < (W - 1) && (t) != LAST)
 
 chan tok[W] = [1] of { bool };   /* worker.wake */
+#if GOING
+chan start[W] = [1] of { bool }; /* go e.loop(..., token) for worker i: only a worker
+                                  * without a goroutine (at gone) receives it */
+byte ist[W];                     /* worker.idle: CLAIMED, PARKED, ORPHANED */
+bool alive[W];                   /* a goroutine carries worker i (for the assertions) */
+#define CLAIMED 0
+#define PARKED 1
+#define ORPHANED 2
+#endif
+#if LAZY == 1
+byte born = START;               /* e.born: workers created; target is W */
+#define BORN born
+#else
+#define BORN W
+#endif
 
 /* FIFO k */
 byte pushed[NQ];                 /* q.pushed: tasks published (atomic) */
@@ -189,6 +250,23 @@ inline pop(i) {
 	}
 }
 
+#if GOING
+/* go e.loop(newTaskContext(e, w), v) for worker i, which has no goroutine:
+ * a second goroutine for a worker is an error */
+inline startW(i, v) {
+	assert(!alive[i] && len(start[i]) == 0);
+	alive[i] = true;
+	start[i]!v
+}
+
+/* the wake-up itself: a token sent to a worker without a goroutine is lost */
+inline sendW(i, v) {
+	assert(alive[i] && len(tok[i]) == 0);
+	tok[i]!v
+}
+#endif
+
+#if !GOING
 /* pop a worker and send it a wake-up: one step (see close.pml) */
 inline popSend(i, v) {
 	atomic {
@@ -199,6 +277,64 @@ inline popSend(i, v) {
 		fi
 	}
 }
+#elif MUTANT != 10
+/* pop a worker and rouse it: w.idle.Swap(claimed) == orphaned ? start a
+ * goroutine : send the token. One step: between the pop and the swap only
+ * the worker's own time-out touches w.idle, and it commutes with the pop
+ * (see README) */
+inline popSend(i, v) {
+	atomic {
+		pop(i);
+		if
+		:: i != NONE ->
+			if
+			:: ist[i] == ORPHANED -> ist[i] = CLAIMED; startW(i, v)
+			:: else -> assert(ist[i] == PARKED); ist[i] = CLAIMED; sendW(i, v)
+			fi
+		:: else -> skip
+		fi
+	}
+}
+#else
+/* mutant 10: rouse loads w.idle, then stores claimed and sends or starts:
+ * a time-out between the two ends the goroutine the token is sent to (rs is
+ * a local of every caller) */
+inline popSend(i, v) {
+	atomic {
+		pop(i);
+		if
+		:: i != NONE -> rs = ist[i]                  /* w.idle.Load() */
+		:: else -> skip
+		fi
+	}
+	if
+	:: i != NONE ->
+		atomic {
+			ist[i] = CLAIMED;                        /* w.idle.Store(claimed) */
+			if
+			:: rs == ORPHANED -> startW(i, v)
+			:: else -> sendW(i, v)
+			fi;
+			rs = 0
+		}
+	:: else -> skip
+	fi
+}
+#endif
+
+#if LAZY == 1
+/* engine.bear(v): create the next worker below target, if any (a CAS on
+ * born), and start its goroutine with the token v; i = NONE if every worker
+ * exists */
+inline bear(i, v) {
+	atomic {
+		if
+		:: born < W -> i = born; born++; startW(i, v)
+		:: else -> i = NONE
+		fi
+	}
+}
+#endif
 
 #if WAKE == 0
 inline wake(i, ok) {
@@ -221,8 +357,18 @@ inline wake(i, ok) {
 #else
 inline wake(i, ok) {
 	do
-	:: sp == 0 -> break
-	:: else ->
+	:: if
+		:: sp != 0                           /* !e.idle.Empty() */
+		:: else ->
+#if LAZY == 1 && MUTANT != 11
+			if
+			:: born < W                      /* || e.unborn(): a second load */
+			:: else -> break
+			fi
+#else
+			break
+#endif
+		fi;
 		atomic { ok = !waking; waking = true }
 		if
 		:: !ok -> break
@@ -233,6 +379,13 @@ inline wake(i, ok) {
 		:: i != NONE -> break
 		:: else -> skip
 		fi;
+#if LAZY == 1
+		bear(i, true);                       /* a worker not created yet is idle in effect */
+		if
+		:: i != NONE -> break
+		:: else -> skip
+		fi;
+#endif
 		waking = false;
 		if
 		:: summary -> skip
@@ -483,6 +636,9 @@ inline poll(q, t, left, bs, old, rep, i, ok) {
 proctype Submitter(byte k) {
 	byte n, old, i;
 	bool ok, bs;
+#if MUTANT == 10
+	byte rs;
+#endif
 	do
 	:: n < PERK(k) ->
 #if MUTANT == 9
@@ -537,6 +693,15 @@ progress_push:
 proctype Worker(byte me) {
 	bool wk, yd, s, rep, ok, bs;
 	byte w, q, t, n, i, left, old;
+#if MUTANT == 10
+	byte rs;
+#endif
+#if LAZY == 1
+	if
+	:: me >= START -> goto gone              /* not created yet */
+	:: else -> skip
+	fi;
+#endif
 loop:
 	/* find */
 	s = summary;
@@ -594,7 +759,11 @@ found:
 		fi;
 #endif
 		/* park */
+#if GOING
+		atomic { ist[me] = PARKED; stk[sp] = me; sp++ }  /* goIdle(parked): idle.Store, Push */
+#else
 		atomic { stk[sp] = me; sp++ }        /* idle.Push */
+#endif
 #if MUTANT != 1
 		if
 		:: summary -> parkWake(i, ok)
@@ -608,7 +777,22 @@ found:
 		fi;
 #endif
 end_park:
+#if IDLE == 1
+		if
+		:: tok[me]?wk
+#if MUTANT == 12
+		:: atomic { ist[me] = ORPHANED; alive[me] = false }  /* timed out: a plain store */
+			goto gone
+#else
+		:: atomic {                          /* timed out: idle.CompareAndSwap(parked, orphaned) */
+				ist[me] == PARKED -> ist[me] = ORPHANED; alive[me] = false
+			}
+			goto gone                        /* won: the goroutine ends; lost: keep waiting */
+#endif
+		fi;
+#else
 		tok[me]?wk;
+#endif
 		goto loop
 	:: else -> yd = false
 	fi;
@@ -645,7 +829,16 @@ progress_run:
 		fi
 	}
 	t = 0;
+	goto loop;
+#if GOING
+gone:
+	/* no goroutine: unborn, or an orphan on the idle stack; whoever pops it
+	 * (or bear) starts a new one, which starts its loop afresh */
+	yd = false; t = 0;
+end_gone:
+	start[me]?wk;
 	goto loop
+#endif
 }
 
 proctype Observer() {
@@ -655,11 +848,23 @@ proctype Observer() {
 	assert(ran == NT);                       /* every submitted task ran */
 	assert(word == 0 && !summary);           /* no bit left, not even a spurious summary */
 	assert(!waking);                         /* the throttle is not stuck */
-	assert(sp == W);                         /* every worker parked */
+	assert(sp == BORN);                      /* every worker created is idle */
 	do
 	:: k < NQ ->
 		assert(!lk[TAIL + k] && !lk[HEAD + k] && EMPTY(k));
 		assert(!(RULES & 4) || !bitSet[k]);  /* (c): the bit is clear */
+		k++
+	:: else -> break
+	od;
+	k = 0;
+	do
+	:: k < W ->
+		assert(len(tok[k]) == 0);            /* no wake-up left unread */
+#if GOING
+		assert(len(start[k]) == 0);
+		assert(k >= BORN || ist[k] != CLAIMED);  /* on the stack: parked or orphaned */
+		assert(k < BORN || !alive[k]);       /* unborn */
+#endif
 		k++
 	:: else -> break
 	od
@@ -670,7 +875,11 @@ init {
 	atomic {
 		k = 0;
 		do
-		:: k < W -> run Worker(k); k++
+		:: k < W ->
+#if GOING
+			alive[k] = (k < BORN);
+#endif
+			run Worker(k); k++
 		:: else -> break
 		od;
 		k = 0;
