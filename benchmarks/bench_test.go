@@ -38,6 +38,26 @@ func BenchmarkCPULight(b *testing.B) {
 	}
 }
 
+// BenchmarkPriorityLatency: workload 6 (200,000 backlog tasks, 1,000
+// urgent ones) for the pools with a priority lane, once per iteration; the
+// urgent tasks' p99 and max submit-to-start latency as metrics.
+func BenchmarkPriorityLatency(b *testing.B) {
+	for _, a := range benchmarks.Adapters() {
+		if a.Name != "two-chan" && a.Name != "smartpool" {
+			continue
+		}
+		b.Run(a.Name, func(b *testing.B) {
+			var p99, max float64
+			for b.Loop() {
+				r := benchmarks.PriorityRun(a.New(runtime.GOMAXPROCS(0)), 200_000, 1000)
+				p99, max = p99+r[1], max+r[2]
+			}
+			b.ReportMetric(p99/float64(b.N), "p99-ns")
+			b.ReportMetric(max/float64(b.N), "max-ns")
+		})
+	}
+}
+
 // TestAdapters checks that every adapter runs each task exactly once and
 // that Wait waits for them. (Nested submits are fork-join's business: pools
 // without a queue deadlock on them.)

@@ -16,3 +16,11 @@ var (
 	spinOnce sync.Once
 	spinCal  spinner
 )
+
+// PriorityRun exposes workload 6 to the package's benchmarks: p50, p99 and
+// max submit-to-start latency of the urgent tasks, in ns, and the share of
+// the backlog queued at the start.
+func PriorityRun(p Pool, backlog, urgent int) []float64 {
+	spinOnce.Do(func() { spinCal = calibrate() })
+	return priorityRun(p, spinCal, backlog, urgent)
+}
