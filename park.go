@@ -42,14 +42,15 @@ package smartpool
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
 // and is marked orphan; whoever pops it starts a goroutine for it instead of
-// sending a wake-up (worker.rouse). So does a parked goroutine that waited
-// Config.IdleTimeout in vain: it turns its worker into an orphan where it
-// lies on the stack, by a compare-and-swap that a pop's swap makes fail, and
-// ends; and a worker never created counts as one more orphan (workers.go). A task re-entering an idle pool pops a
-// worker for itself (taskContext.takeIdle): an orphan it adopts, carrying it
-// on for good; a worker whose goroutine is parked it borrows, and gives back
-// through steps 1-3 when it yields or ends, the goroutine still parked
-// meanwhile. So every worker has at most one goroutine, and every pop is
+// sending a wake-up (worker.rouse). A parked goroutine that waited
+// Config.IdleTimeout in vain turns its worker into an orphan where it lies on
+// the stack, by a compare-and-swap that a pop's swap makes fail, and ends
+// (park.pml and close.pml, mutants m12 and m9); a worker never created counts
+// as one more orphan (workers.go; park.pml, mutant m11). A task re-entering an
+// idle pool pops a worker for itself (taskContext.takeIdle): an orphan it
+// adopts, carrying it on for good; a worker whose goroutine is parked it
+// borrows, and gives back through steps 1-3 when it yields or ends, the
+// goroutine still parked meanwhile. So every worker has at most one goroutine, and every pop is
 // matched by one push or one wake-up. The state (parked, orphaned) is
 // written by whoever pushes the worker and swapped by whoever pops it: the
 // stack orders the two.

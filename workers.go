@@ -162,7 +162,7 @@ func (t *workerTable) get(i int) *worker {
 
 func (t *workerTable) set(i int, w *worker) { t.chunks[i/workerChunk].Load()[i%workerChunk].Store(w) }
 
-// each calls f for every worker created so far.
+// eachWorker calls f for every worker created so far.
 func (e *engine) eachWorker(f func(w *worker)) {
 	for i := range int(e.born.Load()) {
 		if w := e.worker(i); w != nil { // nil for a moment while bear creates it
