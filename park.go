@@ -79,7 +79,7 @@ func (e *engine) wake() {
 			return
 		}
 		e.waking.Store(false)
-		if e.field.Summary() == 0 {
+		if e.field.Summary() == 0 || e.live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
 			return
 		}
 	}
