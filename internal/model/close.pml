@@ -109,6 +109,18 @@
 #ifndef MAXTO
 #define MAXTO 2        /* with IDLE: time-outs per run (each ends a process; see README) */
 #endif
+#ifndef LAZY
+#define LAZY 0         /* 1: workers START.. W-1 start unborn; wake creates them (bear) */
+#endif
+#ifndef START
+#define START 0        /* with LAZY: workers created at start (New creates none) */
+#endif
+#ifndef CLOSEBEAR
+#define CLOSEBEAR 1    /* with LAZY: Close creates a worker if none exists and tasks are queued */
+#endif
+#ifndef LIVEEXIT
+#define LIVEEXIT 1     /* with LAZY: wake returns once live is 0 after a failed bear */
+#endif
 
 #define RES   16       /* queue item t+RES: the resumption of task t */
 #define NONE  255
@@ -155,6 +167,12 @@ short inflight;                    /* engine.inflight */
 
 byte stk[W];                       /* idle.Stack (linearizable push and pop) */
 byte sp;
+
+#if LAZY == 1
+byte born;                         /* engine.born: workers below it exist */
+byte live;                         /* engine.live: worker goroutines and orphans, + 1 for the closer */
+bool finished;                     /* engine.finish ran (the report) */
+#endif
 
 byte cur[NT];                      /* taskContext.cur (its channel index) */
 bool accepted[NT];
@@ -204,6 +222,103 @@ inline wake(i, ok) {                        /* as in park.go */
 		:: else -> skip
 		fi
 	fi;
+	i = 0; ok = false
+}
+#elif LAZY == 1
+/* engine.exit: the caller's share of live; whoever takes it to 0 builds the
+ * report, which must find every accepted COC task run. */
+inline exitLive(ek) {
+	atomic {
+		live--;
+		if
+		:: live == 0 ->
+			assert(!finished);              /* the pool finishes once */
+			finished = true;
+#ifndef NP
+			ek = 0;
+			do
+			:: ek < NT ->
+				assert(!(accepted[ek] && COC(CHAN(ek))) || outcome[ek] == O_RAN);
+				ek++
+			:: else -> break
+			od;
+			ek = 0
+#else
+			skip
+#endif
+		:: else -> skip
+		fi
+	}
+}
+
+/* engine.bear(token): a share of live by CAS from a non-zero value (a failed
+ * CAS retries: not modelled), then born's CAS below target and the goroutine;
+ * over target the share is given back. */
+inline bear(bv, bok, bk) {
+	atomic {
+#if MUTANT == 11
+		live++; bok = true                   /* no CAS: counts from 0 too */
+#else
+		if
+		:: live != 0 -> live++; bok = true
+		:: else -> bok = false
+		fi
+#endif
+	}
+	if
+	:: bok ->
+		atomic {
+			if
+			:: born < W -> run Worker(born, bv); born++
+			:: else -> bok = false
+			fi
+		}
+		if
+		:: !bok -> exitLive(bk)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+inline wake(i, ok) {                        /* park.go: for (!idle.Empty() || unborn()) && CAS */
+	do
+	:: true ->
+		if
+		:: sp != 0 -> skip                  /* !idle.Empty() */
+		:: else ->
+			if
+			:: born < W -> skip             /* || unborn() */
+			:: else -> break
+			fi
+		fi;
+		atomic { ok = !waking; waking = true }
+		if
+		:: !ok -> break
+		:: else -> skip
+		fi;
+		popSend(i, true);
+		if
+		:: i != NONE -> break
+		:: else -> skip
+		fi;
+		bear(true, ok, i);                  /* an unborn worker is idle in effect */
+		if
+		:: ok -> break
+		:: else -> skip
+		fi;
+		waking = false;
+		if
+		:: SUMMARY -> skip
+		:: else -> break
+		fi;
+#if LIVEEXIT == 1
+		if
+		:: live == 0 -> break               /* the pool has finished: nothing may start */
+		:: else -> skip
+		fi
+#endif
+	od;
 	i = 0; ok = false
 }
 #else
@@ -503,6 +618,10 @@ loaded:
 			:: else -> skip
 			fi;
 #endif
+#if LAZY == 1
+			cl = false; susp = false; ww = false;
+			exitLive(i);                    /* the loop's deferred exit */
+#endif
 			goto quit                       /* return */
 		:: else -> skip
 		fi;
@@ -644,6 +763,17 @@ proctype Closer() {
 	}
 	closing = true;
 	wakeAll(i);
+#if LAZY == 1 && CLOSEBEAR == 1
+	if
+	:: born == 0 ->                         /* e.born.Load() == 0 && */
+		if
+		:: SUMMARY -> bear(false, k, i)     /* e.field.Summary() != 0: bear(false) */
+		:: else -> skip
+		fi;
+		k = 0; i = 0
+	:: else -> skip
+	fi;
+#endif
 	atomic {                                /* dropTasks: outcomes and sends to blocked tasks only */
 		k = 0;
 		do
@@ -661,6 +791,9 @@ proctype Closer() {
 		od;
 		k = 0; freshMask = 0; resMask = 0
 	}
+#if LAZY == 1
+	exitLive(k)                             /* the closer's share of live */
+#endif
 }
 
 init {
@@ -675,15 +808,25 @@ init {
 #endif
 	atomic {
 		k = 0;
+#if LAZY == 1
+		born = START;
+		live = 1 + START;                   /* the closer's share and the started workers' */
+		do
+		:: k < START -> run Worker(k, false); k++
+		:: else -> break
+		od;
+#else
 		do
 		:: k < W -> run Worker(k, false); k++
 		:: else -> break
 		od;
+#endif
 		run Submitter();
 		run Closer();
 		k = 0
 	}
 	(_nr_pr == 1);                          /* every other process has ended */
+#ifndef NP                                 /* a -DNP check looks for livelocks only */
 	do
 	:: k < NT ->
 		if
@@ -698,5 +841,9 @@ init {
 	:: else -> break
 	od;
 	assert(len(Q[0]) == 0 && len(Q[1]) == 0);
-	assert(sp == 0 && !waking && inflight == 0)
+	assert(sp == 0 && !waking && inflight == 0);
+#if LAZY == 1
+	assert(finished && live == 0)
+#endif
+#endif
 }

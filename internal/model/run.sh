@@ -42,7 +42,8 @@ trap 'rm -rf "$tmp"' EXIT
 #   model:  must verify
 #   mutant: must fail (a deliberately broken protocol: the model's teeth)
 #   asis:   the Go code before commit ada9c37, and channels/fifo.go as it is
-#           (park/asis-fifo); must fail while the bugs are there
+#           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy);
+#           must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
 # safety violations; one with -DCOLLAPSE compresses its states (pan's
@@ -54,6 +55,11 @@ ci=(
 	"model  close/two-fresh-2w   close.pml -DW=2 -DNT=2 -DMAXY=0"
 	"model  close/coc-yield-1w-idle close.pml -DW=1 -DNT=1 -DFOL1=0 -DIDLE=1"
 	"model  close/drop-yield-1w-idle close.pml -DW=1 -DNT=1 -DFIRSTCH=1 -DIDLE=1"
+	"model  close/lazy-coc-yield-2w close.pml -DW=2 -DNT=1 -DFOL1=0 -DLAZY=1"
+	"model  close/lazy-drop-yield-1w close.pml -DW=1 -DNT=1 -DFIRSTCH=1 -DLAZY=1"
+	"model  close/lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1"
+	"model  close/lazy-idle-coc-yield-1w close.pml -DW=1 -DNT=1 -DFOL1=0 -DLAZY=1 -DIDLE=1"
+	"model  close/np-lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DNP"
 	"model  park/2w-2fifos       park.pml  -DW=2 -DPER=1"
 	"model  park/2w-1fifo-3tasks park.pml  -DW=2 -DPER0=3 -DPER1=0"
 	"model  park/1w-4tasks       park.pml  -DW=1 -DPER0=3 -DPER1=1"
@@ -72,8 +78,11 @@ ci=(
 	"mutant close/m8-adopt-parked close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=8"
 	"mutant close/m9-timeout-store close.pml -DW=1 -DNT=1 -DFOL1=0 -DIDLE=1 -DMUTANT=9"
 	"mutant close/m10-takeidle-load close.pml -DW=1 -DNT=1 -DFOL1=0 -DIDLE=1 -DMUTANT=10"
+	"mutant close/m11-bear-nocas close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DMUTANT=11"
 	"mutant close/asis-wake      close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0"
 	"mutant close/asis-exit      close.pml -DW=2 -DNT=1 -DFOL1=0 -DEXIT=0"
+	"mutant close/asis-closebear close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0"
+	"mutant close/asis-liveexit  close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0 -DLIVEEXIT=0 -DNP"
 	"mutant park/m1-no-recheck   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=1"
 	"mutant park/m2-clear-late   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=2"
 	"mutant park/m3-chain-early  park.pml  -DW=2 -DPER0=2 -DPER1=0 -DMUTANT=3"
@@ -98,6 +107,7 @@ soak=(
 	"model  close/two-tasks-1w   close.pml -DW=1 -DNT=2"
 	"model  close/3w-one-fresh   close.pml -DW=3 -DNT=1 -DFOL1=0 -DMAXY=0"
 	"model  close/two-fresh-2w-idle close.pml -DW=2 -DNT=2 -DMAXY=0 -DIDLE=1"
+	"model  close/lazy1-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DSTART=1"
 	"model  park/2w-1fifo-4tasks park.pml  -DW=2 -DPER0=4 -DPER1=0"
 	"model  park/np-2w-2fifos    park.pml  -DW=2 -DPER=1 -DNP"
 	"model  park/alt-nobitset    park.pml  -DW=2 -DPER=1 -DNOBITSET=1"
@@ -107,6 +117,7 @@ soak=(
 )
 asis=(
 	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
+	"model  close/asis-lazy      close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0 -DLIVEEXIT=0"
 	"model  park/asis            park.pml  -DW=2 -DPER=1 -DWAKE=0 -DPARKWAKE=0 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
 	"model  park/asis-fifo       park.pml  -DW=2 -DPER0=2 -DPER1=0 -DSTALEBIT=0 -DLOSTBIT=0 -DBACKWAKE=0"
 )
