@@ -37,6 +37,10 @@
  *   WAKE      engine.wake re-checks after a failed Pop
  *   EXIT      a worker holding the waking token re-checks before it exits
  *   PARKWAKE  park's re-check wake-up carries the waking token when free
+ *   CLOSEBEAR (LAZY) Close creates a worker when none exists and tasks are
+ *             queued (engine.startClose: born == 0 && summary != 0 -> bear)
+ *   LIVEEXIT  (LAZY) wake returns when live is 0 after a failed bear
+ *   (both 0: lazy workers as before d197390, run.sh --asis)
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
  *   1  suspend counts a COC task in inflight only after it has released its
@@ -56,6 +60,8 @@
  *  10  (IDLE) takeIdle loads the popped worker's state and then stores
  *      claimed (no swap): a time-out in between ends the goroutine of a
  *      worker the task thinks it borrowed
+ *  11  (LAZY) bear takes its share of live without the CAS from non-zero:
+ *      it counts from 0 too, after the pool has finished
  *
  * Orphans (park.go): a worker whose goroutine left with a yielded task while
  * the summary read empty is pushed on the idle stack without a process;
@@ -74,6 +80,16 @@
  * worker.idle is ist[w]
  * (claimed, parked, orphaned; with IDLE=0 the two-valued orphan[w]); every
  * pop swaps in claimed (rouse, takeIdle).
+ *
+ * LAZY=1 (workers.go): workers START.. W-1 start unborn; wake loops while
+ * the stack is non-empty or born < W and, when its Pop fails, creates the
+ * next worker (bear, with the token). live counts worker goroutines and
+ * orphans, + 1 for the closer; bear takes a share by CAS from non-zero (it
+ * fails at 0: the pool has finished) and a worker's return and the closer's
+ * end give theirs back (exitLive); whoever takes live to 0 builds the
+ * report, which asserts that it runs once and that every accepted COC task
+ * has run. With -DNP the ledger assertions are off (the check looks for
+ * livelocks only: the spinning wake of LIVEEXIT=0).
  */
 
 #ifndef W
