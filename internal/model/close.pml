@@ -126,7 +126,7 @@
 #define MAXTO 2        /* with IDLE: time-outs per run (each ends a process; see README) */
 #endif
 #ifndef LAZY
-#define LAZY 0         /* 1: workers START.. W-1 start unborn; wake creates them (bear) */
+#define LAZY 0         /* 1: workers START.. W-1 start unborn; wake creates them (bear); needs WAKE=1 */
 #endif
 #ifndef START
 #define START 0        /* with LAZY: workers created at start (New creates none) */
