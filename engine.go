@@ -158,8 +158,9 @@ func (e *engine) startClose() {
 		if e.born.Load() == 0 && e.field.Summary() != 0 {
 			// Tasks queued before admission stopped, and no worker yet: their
 			// submitter's wake-up may come after this closer's share of live
-			// is gone, too late to create one (workers.go). Worker 0, once
-			// created, never retires (target >= 1), so it drains them.
+			// is gone, too late to create one (workers.go; close.pml,
+			// mutant asis-closebear). Worker 0, once created, never retires
+			// (target >= 1), so it drains them.
 			e.bear(false)
 		}
 		for i, ts := range dropped {
