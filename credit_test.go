@@ -16,6 +16,9 @@ type forgetful struct {
 	mu   sync.Mutex
 	q    []smartpool.Task
 	bits smartpool.Bits
+	// beforeWake, if set, runs after a task is queued and the lock released,
+	// before the pool is woken: a submitter descheduled between the two.
+	beforeWake func()
 }
 
 func (f *forgetful) Queues() int { return 1 }
@@ -51,6 +54,9 @@ func (f *forgetful) queueLocked(t smartpool.Task) error {
 	}
 	b := f.bits
 	f.mu.Unlock()
+	if f.beforeWake != nil {
+		f.beforeWake()
+	}
 	b.Wake(1)
 	return nil
 }
