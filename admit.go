@@ -65,13 +65,31 @@ func (a *admission) broadcast() {
 	a.mu.Unlock()
 }
 
+// awaitStart returns nil once the pool has started and admits, waiting for
+// New to finish if need be: a goroutine a channel starts in Attach waits
+// for its first unit instead of being refused. It returns ErrClosed if New
+// failed or Close started, or ctx.Err().
+func (e *engine) awaitStart(ctx context.Context) error {
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if e.stopped.Load() || e.failed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // admitWait takes a unit, waiting until one frees, ctx ends (ctx.Err()) or
 // the pool stops admission (ErrClosed).
 func (e *engine) admitWait(ctx context.Context) error {
 	a := &e.admit
 	for {
 		if e.stopped.Load() {
-			return ErrClosed
+			if err := e.awaitStart(ctx); err != nil {
+				return err
+			}
 		}
 		if a.tryAdmit(1) {
 			return nil
@@ -163,6 +181,9 @@ func (b Bits) Admit(n int) error {
 
 // AdmitWait is Admit for blocking submit methods: it waits for a unit until
 // ctx ends (returning ctx.Err()) or the pool's Close starts (ErrClosed).
+// Called by a goroutine the channel started in Attach, before New returned,
+// it first waits for the pool to start (ErrClosed if New fails); never call
+// it from Attach itself, which New waits for.
 func (b Bits) AdmitWait(ctx context.Context) error {
 	if b.e == nil || !b.e.admit.on {
 		return nil

@@ -43,7 +43,7 @@ func (b Bits) AdmitsOwnSubmits() {
 // setAccounting decides, once every channel attached and the limit is set,
 // which channels the pool accounts: those with a queue not declared by
 // AdmitsOwnSubmits. New calls it before any worker starts.
-func (e *engine) setAccounting() {
+func (e *engine) setAccounting(preQueued []int) {
 	for i := range e.chans {
 		c := &e.chans[i]
 		declared := true
@@ -52,7 +52,7 @@ func (e *engine) setAccounting() {
 		}
 		c.accounted.Store(e.admit.on && !declared)
 		if c.accounted.Load() {
-			c.credit.Store(int64(c.c.Len())) // queued before New: New admitted them
+			c.credit.Store(int64(preQueued[i])) // queued before Attach: New admitted them
 		}
 	}
 	e.admitDeclared = nil // Attach is over: later declarations change nothing

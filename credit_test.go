@@ -19,14 +19,20 @@ type forgetful struct {
 	// beforeWake, if set, runs after a task is queued and the lock released,
 	// before the pool is woken: a submitter descheduled between the two.
 	beforeWake func()
+	// onAttach, if set, runs at the end of Attach: a channel that starts
+	// queueing (or a goroutine that does) while New has not finished.
+	onAttach func(f *forgetful)
 }
 
 func (f *forgetful) Queues() int { return 1 }
 
 func (f *forgetful) Attach(b smartpool.Bits) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.bits = b
+	f.mu.Unlock()
+	if f.onAttach != nil {
+		f.onAttach(f)
+	}
 	return nil
 }
 

@@ -47,6 +47,7 @@ type engine struct {
 	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
 	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
 	closing   atomic.Bool   // set by startClose after every channel is closed
+	started   chan struct{} // closed by start, or by a New that failed after Attach (admitWait waits for it)
 	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished; report set before
@@ -96,7 +97,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	if err != nil {
 		return nil, configErr(errTooManyQueues, "%v", err)
 	}
-	e := &engine{field: field, idle: new(idle.Stack), sched: sched, done: make(chan struct{})}
+	e := &engine{field: field, idle: new(idle.Stack), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))
@@ -109,7 +110,14 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 func (e *engine) start() {
 	e.live.Store(1) // the closer's share
 	e.stopped.Store(false)
+	close(e.started)
 	e.startWorkers()
+	if e.field.Summary() != 0 {
+		// A channel's own goroutine queued tasks between Attach and now;
+		// its wake-up found no worker to create (live was zero; park.pml
+		// PRESTART, mutant 13).
+		e.wake()
+	}
 }
 
 // worker returns worker i, nil if it was not created yet.

@@ -92,21 +92,26 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op})
 		}
 	}
-	e.admitDeclared = make([]bool, len(e.queues))
-	if err := lo.attach(e); err != nil {
-		e.failed.Store(true) // the channels attached so far refuse (e.stopped) and may be attached again
-		return nil, err
-	}
+	// The limit is set before Attach: a channel may start goroutines there
+	// that admit tasks (Bits.AdmitWait waits for start).
+	preQueued := make([]int, len(lo.channels))
 	if cfg.Limit > 0 {
 		e.admit.on = true
 		e.admit.limit.Store(int64(cfg.Limit))
-		for _, c := range lo.channels {
+		for i, c := range lo.channels {
 			// A channel of the contract refuses tasks until attached; one
 			// that queued some anyway gets them run, each holding a unit.
-			e.admit.held.Add(int64(c.Len()))
+			preQueued[i] = c.Len()
+			e.admit.held.Add(int64(preQueued[i]))
 		}
 	}
-	e.setAccounting()
+	e.admitDeclared = make([]bool, len(e.queues))
+	if err := lo.attach(e); err != nil {
+		e.failed.Store(true) // the channels attached so far refuse (e.stopped) and may be attached again
+		close(e.started)     // their goroutines waiting for a unit get ErrClosed
+		return nil, err
+	}
+	e.setAccounting(preQueued)
 	e.finish = func() { e.report = p.buildReport(); p.logClosed() }
 	e.start()
 	p.logStart(workers)

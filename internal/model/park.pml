@@ -89,6 +89,8 @@
  *      wakes nobody although a worker could be created
  *  12  (IDLE) a timed-out goroutine stores orphaned (no CAS) and ends even
  *      if a pop claimed its worker and sent it a token: token and worker lost
+ *  13  (PRESTART) start does not look for tasks queued before it: a task a
+ *      channel queued between Attach and start is never run
  *
  * Protocol switches (1 = the fix, the default and the Go code now; 0 = the Go
  * code before the fix; each 0 breaks a property, see README "Bugs
@@ -112,6 +114,10 @@
  * (parked goroutines time out) are the Go code now too; 0 checks the special
  * cases of a pool whose workers all exist and of IdleTimeout <= 0, and is
  * the default so that the older checks keep their sizes. LAZY needs WAKE=1.
+ * PRESTART=1 (with LAZY) lets the submitters run before the pool starts, as
+ * a goroutine a channel starts in Attach does: until the Starter sets
+ * started (engine.start: live from 0 to 1), bear fails and wake returns;
+ * the Starter then wakes a worker if the summary is set.
  */
 
 #ifndef W
@@ -167,7 +173,13 @@
 #ifndef IDLE
 #define IDLE 0         /* 1: a parked goroutine may time out (Config.IdleTimeout) */
 #endif
+#ifndef PRESTART
+#define PRESTART 0     /* with LAZY: the submitters may queue before the pool starts */
+#endif
 #define GOING (LAZY == 1 || IDLE == 1)   /* workers can be without a goroutine */
+#if PRESTART == 1 && LAZY == 0
+#error "PRESTART needs LAZY=1"
+#endif
 #if LAZY == 1 && WAKE == 0
 #error "LAZY needs WAKE=1: engine.bear is in the fixed wake loop"
 #endif
@@ -192,6 +204,12 @@ bool alive[W];                   /* a goroutine carries worker i (for the assert
 #define CLAIMED 0
 #define PARKED 1
 #define ORPHANED 2
+#endif
+#if PRESTART == 1
+bool started;                    /* engine.start ran: live is non-zero */
+#define STARTED started
+#else
+#define STARTED 1
 #endif
 #if LAZY == 1
 byte born = START;               /* e.born: workers created; target is W */
@@ -325,11 +343,11 @@ inline popSend(i, v) {
 #if LAZY == 1
 /* engine.bear(v): create the next worker below target, if any (a CAS on
  * born), and start its goroutine with the token v; i = NONE if every worker
- * exists */
+ * exists, or the pool has not started (live is 0) */
 inline bear(i, v) {
 	atomic {
 		if
-		:: born < W -> i = born; born++; startW(i, v)
+		:: STARTED && born < W -> i = born; born++; startW(i, v)
 		:: else -> i = NONE
 		fi
 	}
@@ -390,6 +408,10 @@ inline wake(i, ok) {
 		if
 		:: summary -> skip
 		:: else -> break
+		fi;
+		if
+		:: !STARTED -> break                 /* live.Load() == 0: start looks again */
+		:: else -> skip
 		fi
 	od;
 	i = 0; ok = false
@@ -841,6 +863,24 @@ end_gone:
 #endif
 }
 
+#if PRESTART == 1
+/* engine.start: live 0 -> 1, then the tasks queued before it */
+proctype Starter() {
+	byte i;
+	bool ok;
+#if MUTANT == 10
+	byte rs;
+#endif
+	started = true;
+#if MUTANT != 13
+	if
+	:: summary -> wake(i, ok)                /* e.field.Summary() != 0: e.wake() */
+	:: else -> skip
+	fi
+#endif
+}
+#endif
+
 proctype Observer() {
 	byte k;
 	timeout ->                               /* nothing else can move */
@@ -887,6 +927,9 @@ init {
 		:: k < NQ -> run Submitter(k); k++
 		:: else -> break
 		od;
+#if PRESTART == 1
+		run Starter();
+#endif
 		run Observer()
 	}
 }
