@@ -24,6 +24,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 type admission struct {
@@ -68,8 +70,17 @@ func (a *admission) broadcast() {
 // awaitStart returns nil once the pool has started and admits, waiting for
 // New to finish if need be: a goroutine a channel starts in Attach waits
 // for its first unit instead of being refused. It returns ErrClosed if New
-// failed or Close started, or ctx.Err().
+// failed or Close started, or ctx.Err(); and an error wrapping ErrConfig,
+// at once, if called by New's own goroutine (from Attach), which would wait
+// for itself.
 func (e *engine) awaitStart(ctx context.Context) error {
+	select {
+	case <-e.started:
+	default:
+		if gid.Current() == e.attacher {
+			return configErr(errAdmitInAttach, "Bits.AdmitWait called from Attach would wait for New, which waits for Attach: call it from the goroutines Attach starts")
+		}
+	}
 	select {
 	case <-e.started:
 	case <-ctx.Done():
@@ -182,8 +193,9 @@ func (b Bits) Admit(n int) error {
 // AdmitWait is Admit for blocking submit methods: it waits for a unit until
 // ctx ends (returning ctx.Err()) or the pool's Close starts (ErrClosed).
 // Called by a goroutine the channel started in Attach, before New returned,
-// it first waits for the pool to start (ErrClosed if New fails); never call
-// it from Attach itself, which New waits for.
+// it first waits for the pool to start (ErrClosed if New fails); called
+// from Attach itself, which New waits for, it returns an error wrapping
+// ErrConfig at once.
 func (b Bits) AdmitWait(ctx context.Context) error {
 	if b.e == nil || !b.e.admit.on {
 		return nil

@@ -65,3 +65,22 @@ func TestAttach_AdmitWaitBeforeStartWaits(t *testing.T) {
 		require.Zero(t, o.Pool().Stats().Admitted, "units held after every task ended")
 	})
 }
+
+// AdmitWait called from Attach itself, which New waits for, fails at once
+// with a configuration error instead of waiting for a start that cannot come.
+func TestAttach_AdmitWaitInAttachFails(t *testing.T) {
+	var err error
+	f := &forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
+	}()
+	select {
+	case <-done:
+	case <-time.After(long):
+		t.Fatalf("New did not return within %v", long)
+	}
+	require.ErrorIs(t, err, smartpool.ErrConfig)
+	require.ErrorContains(t, err, "AdmitWait called from Attach")
+}

@@ -38,7 +38,10 @@ type Unwrapper interface {
 //
 // New calls Queues, then Attach, once each, before any worker starts. A
 // channel has Queues() independent queues, numbered from 0; each has one
-// availability bit, reached through the Bits given to Attach.
+// availability bit, reached through the Bits given to Attach. Attach may
+// start goroutines that fill the channel (a fetcher from a remote queue):
+// what they queue before New returns runs once the pool starts, and their
+// Bits.AdmitWait waits for the start.
 //
 // Serving: a channel accepts tasks only while a running pool serves it.
 // Until New attached it, after a New that failed, and once the pool's Close

@@ -48,6 +48,7 @@ type engine struct {
 	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
 	closing   atomic.Bool   // set by startClose after every channel is closed
 	started   chan struct{} // closed by start, or by a New that failed after Attach (admitWait waits for it)
+	attacher  uintptr       // the goroutine running New (gid), whose Attach calls must not wait for start; written before Attach
 	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished; report set before

@@ -57,6 +57,7 @@ var (
 	errCapBoth        = errors.New("both MaxRunning and MaxInFlight are set")
 	errNotConfigured  = errors.New("setting not configured at New")
 	errSchedulerPanic = errors.New("the scheduler panicked")
+	errAdmitInAttach  = errors.New("Bits.AdmitWait called from Attach")
 )
 
 // configError is a configuration error: it wraps ErrConfig and the rule (one

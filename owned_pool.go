@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 
+	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -106,6 +107,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		}
 	}
 	e.admitDeclared = make([]bool, len(e.queues))
+	e.attacher = gid.Current()
 	if err := lo.attach(e); err != nil {
 		e.failed.Store(true) // the channels attached so far refuse (e.stopped) and may be attached again
 		close(e.started)     // their goroutines waiting for a unit get ErrClosed
