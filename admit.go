@@ -86,7 +86,7 @@ func (e *engine) awaitStart(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if e.stopped.Load() || e.failed.Load() {
+	if e.stopped.Load() { // New failed (the pool never started), or Close began
 		return ErrClosed
 	}
 	return nil

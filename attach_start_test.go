@@ -42,13 +42,12 @@ func TestAttach_AdmitWaitBeforeStartWaits(t *testing.T) {
 					_ = f.Requeue(smartpool.Func(func(context.Context) { <-release }))
 				}
 			}()
-			// Give the goroutine every chance to run ahead of New: the
-			// bubble's clock moves only once it blocks.
+			synctest.Wait() // the goroutine has run as far as it can before New returns
 			select {
 			case err := <-admitted:
 				t.Errorf("AdmitWait returned %v before the pool started", err)
 				admitted <- err
-			case <-time.After(time.Second):
+			default:
 			}
 		}}
 		o, err := smartpool.New[string](&behavior{workers: 1, limit: 2, idle: -1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
@@ -71,13 +70,16 @@ func TestAttach_AdmitWaitBeforeStartWaits(t *testing.T) {
 func TestAttach_AdmitWaitInAttachFails(t *testing.T) {
 	var err error
 	f := &forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }}
-	done := make(chan struct{})
+	created := make(chan *smartpool.OwnedPool[string], 1)
 	go func() {
-		defer close(done)
-		start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
+		o, _ := smartpool.New[string](&behavior{workers: 1, limit: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
+		created <- o
 	}()
 	select {
-	case <-done:
+	case o := <-created:
+		if o != nil {
+			closeWithin(t, o, long)
+		}
 	case <-time.After(long):
 		t.Fatalf("New did not return within %v", long)
 	}
