@@ -186,7 +186,7 @@ func (b Bits) Closing() bool {
 // worker is idle.
 func (b Bits) Wake(n int) {
 	if b.e != nil && n > 0 {
-		b.e.wake()
+		b.e.wakeWithTask()
 	}
 }
 

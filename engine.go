@@ -170,7 +170,7 @@ func (e *engine) startClose() {
 			// is gone, too late to create one (workers.go; close.pml,
 			// mutant asis-closebear). Worker 0, once created, never retires
 			// (target >= 1), so it drains them.
-			e.bear(false)
+			e.bear(false, false)
 		}
 		for i, ts := range dropped {
 			e.dropTasks(i, ts)

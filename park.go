@@ -67,14 +67,20 @@ import "time"
 // If the stack emptied between the check and the pop, it clears waking and
 // looks again: a submitter that skipped its wake-up because waking was set
 // meanwhile relies on the holder (internal/model/park.pml, mutant asis-wake).
-func (e *engine) wake() {
+func (e *engine) wake() { e.wakeUp(false) }
+
+// wakeWithTask is wake for a channel that has just queued work and released
+// its lock (Bits.Wake): the worker it wakes is handed a task (see "Hand-off").
+func (e *engine) wakeWithTask() { e.wakeUp(true) }
+
+func (e *engine) wakeUp(hand bool) {
 	for (!e.idle.Empty() || e.unborn()) && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
-			e.worker(i).rouse(true)
+			e.worker(i).rouse(true, hand)
 			return
 		}
-		if e.bear(true) { // a worker not created yet is idle in effect (workers.go)
+		if e.bear(true, hand) { // a worker not created yet is idle in effect (workers.go)
 			e.wakeups.Add(1)
 			return
 		}
@@ -93,7 +99,7 @@ func (e *engine) wake() {
 func (e *engine) wakeAny() {
 	token := e.waking.CompareAndSwap(false, true)
 	if i := e.idle.Pop(); i >= 0 {
-		e.worker(i).rouse(token)
+		e.worker(i).rouse(token, false)
 		return
 	}
 	if token {
@@ -107,7 +113,7 @@ func (e *engine) wakeAny() {
 // wakeAll wakes every parked worker; used by Close.
 func (e *engine) wakeAll() {
 	for i := e.idle.Pop(); i >= 0; i = e.idle.Pop() {
-		e.worker(i).rouse(false)
+		e.worker(i).rouse(false, false)
 	}
 }
 
@@ -167,12 +173,28 @@ func (w *worker) goIdle(state int32) {
 }
 
 // rouse wakes w, just popped off the idle stack by the caller, with the
-// waking token or without: it sends the wake-up to w's parked goroutine or,
-// if w has none, starts one.
-func (w *worker) rouse(token bool) {
-	if w.idle.Swap(claimed) == orphaned {
+// waking token or without, and with a task if hand (handOver): it sends the
+// wake-up to w's parked goroutine or, if w has none, starts one.
+func (w *worker) rouse(token, hand bool) {
+	orphan := w.idle.Swap(claimed) == orphaned
+	if hand {
+		w.handOver()
+	}
+	if orphan {
 		go w.e.loop(newTaskContext(w.e, w), token)
 		return
 	}
 	w.wake <- token
+}
+
+// handOver searches for a task on behalf of w, which the caller has just
+// popped off the idle stack (or created) and owns until it wakes w, and
+// leaves it in w.next for w to run first. Nothing is handed to a worker
+// about to retire, nor once Close started (a handed task counts as started).
+func (w *worker) handOver() {
+	e := w.e
+	if int32(w.id) >= e.target.Load() || e.stopped.Load() {
+		return
+	}
+	w.next, w.nextQ = w.find()
 }

@@ -52,6 +52,12 @@ type worker struct {
 	cursor []int       // per level: local queue index to try first
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
 	order  Order       // key of the task last polled from an OrderedPoller (order.go); same owner
+	// next is a task, polled from queue nextQ, handed to w by whoever woke
+	// it (handOver, park.go) to run before it searches. Written by the waker
+	// between its pop of w and the wake-up, which orders it before the
+	// woken goroutine's read; that goroutine clears it.
+	next   Task
+	nextQ  *queueRef
 	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
 	// running is 1 + the channel of the task the worker last started or
 	// hosted, 0 once it parks (timing.go); runs counts tasks toward the next
@@ -92,12 +98,18 @@ func (e *engine) loop(tc *taskContext, waking bool) {
 	streak, lastYield := 0, time.Now()
 	for {
 		w := tc.w
-		if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
+		t, q := w.next, w.nextQ // a task handed over with the wake-up (park.go): it has started
+		handed := t != nil
+		if handed {
+			w.next, w.nextQ = nil, nil
+		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
 			return // SetWorkers lowered the count (workers.go)
 		}
 		closing := e.closing.Load()
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
-		t, q := w.find()
+		if !handed {
+			t, q = w.find()
+		}
 		if t == nil && !closing && !yielded {
 			// Before parking, give the processor away once and look again
 			// (keeping the waking token, if held, and its duty to pass a
@@ -136,7 +148,7 @@ func (e *engine) loop(tc *taskContext, waking bool) {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}
-		if e.stopped.Load() && !e.chans[q.ch].coc {
+		if !handed && e.stopped.Load() && !e.chans[q.ch].coc {
 			// Close started after this task was queued: a dropping channel's
 			// task that has not started is dropped, even if it was polled
 			// before Close emptied the channel.

@@ -90,10 +90,10 @@ func (e *engine) startWorkers() {
 func (e *engine) unborn() bool { return e.born.Load() < e.target.Load() }
 
 // bear creates the next worker below target that does not exist yet and
-// starts its goroutine, with the waking token if token (park.go). It
-// reports false if every worker below target exists, or the pool has
-// finished (live is zero: nothing may start any more).
-func (e *engine) bear(token bool) bool {
+// starts its goroutine, with the waking token if token and a task if hand
+// (park.go). It reports false if every worker below target exists, or the
+// pool has finished (live is zero: nothing may start any more).
+func (e *engine) bear(token, hand bool) bool {
 	for l := e.live.Load(); ; l = e.live.Load() {
 		if l == 0 {
 			return false
@@ -115,6 +115,9 @@ func (e *engine) bear(token bool) bool {
 				cursor: ownLines[int](e.field.Levels()), stats: ownLines[taskStats](len(e.chans))}
 			w.active.Store(true)
 			e.workers.set(int(n), w)
+			if hand {
+				w.handOver() // with the highest level's task: w has no picker yet
+			}
 			go func() {
 				w.picker = e.newPicker() // on its own goroutine: a user's NewPicker may be slow
 				e.loop(newTaskContext(e, w), token)

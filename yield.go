@@ -315,7 +315,7 @@ func (tc *taskContext) takeIdle() bool {
 	i := e.idle.Pop()
 	if i < 0 || int32(i) >= e.target.Load() {
 		if i >= 0 {
-			e.worker(i).rouse(false)
+			e.worker(i).rouse(false, false)
 		}
 		if c.capped {
 			e.release(ch)
