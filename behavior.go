@@ -85,11 +85,12 @@ type ChannelParams[K comparable] struct {
 	CompleteOnClose bool
 	// OnDrop, if set, is called exactly once for every task of this channel
 	// that is dropped, whatever dropped it: Close, for tasks still queued
-	// (or polled but not started); Close, for a yielded task of a channel
-	// that does not complete on close, when its wait returns; the channel
-	// itself, through Bits.Discard (channels.DropLate's late tasks,
-	// channels.DropOldest's displaced ones, which the channel's own callback
-	// receives too). It runs outside every pool lock, after the task was
+	// (or polled by a worker but not started; a task handed to an idle
+	// worker by its submit's wake-up has started); Close, for a yielded
+	// task of a channel that does not complete on close, when its wait
+	// returns; the channel itself, through Bits.Discard (channels.DropLate's
+	// late tasks, channels.DropOldest's displaced ones, which the channel's
+	// own callback receives too). It runs outside every pool lock, after the task was
 	// counted in ChannelStats.Dropped and its Future or Group resolved with
 	// ErrDropped (a yielded task's resolves in its deferred calls, right
 	// after), so that resources the task held can be released. It receives

@@ -61,8 +61,9 @@ type Unwrapper interface {
 // with the channel's lock held; then, after unlocking, call Bits.Wake with the
 // number of tasks added.
 //
-// Poll is called by workers, concurrently, for a queue whose bit they saw set;
-// it returns nil when the queue is empty. Push is the by-key submit
+// Poll is called by workers, concurrently, for a queue whose bit they saw set,
+// and by Bits.Wake on behalf of the idle worker it wakes; it returns nil
+// when the queue is empty. Push is the by-key submit
 // (Pool.Submit): it enqueues a task with the channel's default ordering.
 // Requeue enqueues a task that already ran and yielded, re-entering through
 // this channel as its followup (see Yield), with the default ordering too; it
@@ -182,8 +183,12 @@ func (b Bits) Closing() bool {
 }
 
 // Wake tells the pool that n tasks were added, so that idle workers start.
-// Call it after releasing the channel's lock. It costs one atomic load when no
-// worker is idle.
+// It costs one atomic load when no worker is idle. When one is, Wake polls,
+// on the calling goroutine, the task the worker will run first (the
+// scheduler's choice, from this channel or another), so that an idle pool
+// has started a task by the time its submit returns: so call Wake after
+// releasing the channel's lock, never while holding it, as it may call this
+// channel's Poll.
 func (b Bits) Wake(n int) {
 	if b.e != nil && n > 0 {
 		b.e.wakeWithTask()

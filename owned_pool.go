@@ -129,8 +129,10 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // The first call stops admission: from then on every submit returns
 // ErrClosed. Queued tasks of complete-on-close channels all run; queued
 // tasks of the other channels are dropped, counted, and handed to their
-// channel's OnDrop callback. Running tasks are never interrupted. Close
-// returns the report once every worker has exited.
+// channel's OnDrop callback. Running tasks are never interrupted, and a task
+// submitted to a pool with an idle worker has started when its submit
+// returns (the wake-up hands it to that worker), so a Close right after it
+// runs it. Close returns the report once every worker has exited.
 //
 // If ctx ends first, Close returns ctx.Err() and a nil report, and cancels
 // the context of every task (a hint to stop early; nothing is interrupted);

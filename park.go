@@ -39,6 +39,23 @@ package smartpool
 // repaired the summary wakes a worker too. These rules are model-checked in
 // internal/model (park.pml, close.pml), each with the mutant that breaks it.
 //
+// Waking with a task: a wake-up from Bits.Wake, a channel's own after it
+// queued tasks and released its lock, searches for a task on behalf of the
+// worker it popped (or created) before it wakes it, with the worker's own
+// cursor and picker (handOver), and leaves it in worker.next: the waker owns
+// the popped worker until the wake-up, which orders its writes before the
+// woken goroutine's reads. The woken worker runs that task first, and
+// otherwise goes on as if its own search had found it: it passes the waking
+// token on the same way. So an idle pool has started a submitted task by
+// the time its submit returns: the task has left its queue (a Bounded has
+// room again), and Close does not drop it. Only the scheduler's choice is
+// handed over (the highest level with work, by default), not necessarily
+// the submitted task, so priorities hold; and nothing is handed to a worker
+// at or above target, nor once Close started. Every other wake-up (passing
+// the token on, repairs, Close) wakes without a task: a repair may run under
+// a channel's lock (Bits.Clear), where a search could take that lock again.
+// (internal/model/park.pml, HANDOFF.)
+//
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
 // and is marked orphan; whoever pops it starts a goroutine for it instead of

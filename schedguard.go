@@ -58,7 +58,7 @@ func (w *worker) pick(avail uint64) (l int) {
 	defer func() {
 		if r := recover(); r != nil {
 			w.e.logSchedulerPanic("Pick", r)
-			w.picker = nil // only this worker's goroutine touches it
+			w.picker = nil // only the worker's owner touches it (worker.go)
 			l = -1
 		}
 	}()
