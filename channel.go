@@ -61,9 +61,9 @@ type Unwrapper interface {
 // with the channel's lock held; then, after unlocking, call Bits.Wake with the
 // number of tasks added.
 //
-// Poll is called by workers, concurrently, for a queue whose bit they saw set,
-// and by Bits.Wake on behalf of the idle worker it wakes; it returns nil
-// when the queue is empty. Push is the by-key submit
+// Poll is called by workers, concurrently, for a queue whose bit they saw set
+// (and, in a pool with channels that declare Bits.WakesOutsideLock, by their
+// Wake on behalf of an idle worker); it returns nil when the queue is empty. Push is the by-key submit
 // (Pool.Submit): it enqueues a task with the channel's default ordering.
 // Requeue enqueues a task that already ran and yielded, re-entering through
 // this channel as its followup (see Yield), with the default ordering too; it
@@ -183,15 +183,34 @@ func (b Bits) Closing() bool {
 }
 
 // Wake tells the pool that n tasks were added, so that idle workers start.
-// It costs one atomic load when no worker is idle. When one is, Wake polls,
-// on the calling goroutine, the task the worker will run first (the
-// scheduler's choice, from this channel or another), so that an idle pool
-// has started a task by the time its submit returns: so call Wake after
-// releasing the channel's lock, never while holding it, as it may call this
-// channel's Poll.
+// Call it after releasing the channel's lock. It costs one atomic load when
+// no worker is idle.
 func (b Bits) Wake(n int) {
-	if b.e != nil && n > 0 {
+	switch {
+	case b.e == nil || n <= 0:
+	case b.base < len(b.e.queues) && b.e.queues[b.base].wakeHands: // none in a standalone engine
 		b.e.wakeWithTask()
+	default:
+		b.e.wake()
+	}
+}
+
+// WakesOutsideLock declares, from the channel's Attach, that the channel
+// calls Wake only after releasing every lock its Poll takes. Wake then hands
+// the idle worker it wakes its first task: it polls, on the calling
+// goroutine, the task the scheduler would choose (from this channel or
+// another), so that on an idle pool a submitted task has started by the time
+// its submit returns (a bounded channel has room again, and Close does not
+// drop it). Without the declaration Wake only wakes the worker, which is
+// safe for a channel that calls Wake under its lock (the search would call
+// its Poll). The channels package's channels all declare it. Calls after
+// New returned have no effect.
+func (b Bits) WakesOutsideLock() {
+	if b.e == nil || !b.e.attaching() {
+		return
+	}
+	for i := range b.n {
+		b.e.queues[b.base+i].wakeHands = true
 	}
 }
 

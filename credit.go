@@ -32,13 +32,17 @@ package smartpool
 // per task taken from them: tasks they queue without a unit are charged one
 // when a worker takes them. Calls after New returned have no effect.
 func (b Bits) AdmitsOwnSubmits() {
-	if b.e == nil || b.e.admitDeclared == nil {
+	if b.e == nil || !b.e.attaching() {
 		return
 	}
 	for i := range b.n {
 		b.e.admitDeclared[b.base+i] = true
 	}
 }
+
+// attaching reports whether New is attaching the channels: declarations
+// (AdmitsOwnSubmits, WakesOutsideLock) count only then.
+func (e *engine) attaching() bool { return e.admitDeclared != nil }
 
 // setAccounting decides, once every channel attached and the limit is set,
 // which channels the pool accounts: those with a queue not declared by

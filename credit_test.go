@@ -22,6 +22,9 @@ type forgetful struct {
 	// onAttach, if set, runs at the end of Attach: a channel that starts
 	// queueing (or a goroutine that does) while New has not finished.
 	onAttach func(f *forgetful)
+	// wakeUnderLock calls Bits.Wake before releasing the lock, the way
+	// `defer mu.Unlock()` makes easy.
+	wakeUnderLock bool
 }
 
 func (f *forgetful) Queues() int { return 1 }
@@ -59,6 +62,11 @@ func (f *forgetful) queueLocked(t smartpool.Task) error {
 		f.bits.Set(0)
 	}
 	b := f.bits
+	if f.wakeUnderLock {
+		b.Wake(1)
+		f.mu.Unlock()
+		return nil
+	}
 	f.mu.Unlock()
 	if f.beforeWake != nil {
 		f.beforeWake()

@@ -70,6 +70,10 @@ type queueRef struct {
 	local   int           // queue number inside the channel
 	ch      int           // channel index
 	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
+	// wakeHands: c calls Bits.Wake only outside its locks, so the wake-up
+	// may search for the woken worker (Bits.WakesOutsideLock). Written
+	// during Attach, read-only once New returned.
+	wakeHands bool
 }
 
 type chanInfo struct {

@@ -113,3 +113,21 @@ func TestIdleStart_WakesWithTheHighestLevelsTask(t *testing.T) {
 		return 2
 	})
 }
+
+// A channel that calls Bits.Wake with its lock held, not having declared
+// WakesOutsideLock, is only woken for: the wake-up does not search on the
+// worker's behalf, which would call the channel's Poll and take that lock
+// again. (Not in a synctest bubble: a goroutine blocked on a mutex is not
+// durably blocked, so a deadlock would only end with the test binary.)
+func TestIdleStart_ChannelWakingUnderItsLock(t *testing.T) {
+	c := &forgetful{wakeUnderLock: true}
+	o := start(t, &behavior{workers: 1, idle: -1, levels: [][]ch{{{key: "locked", c: c, coc: true}}}})
+	for round := range 3 { // no worker yet, then a parked one
+		ran := make(chan struct{})
+		added := make(chan error, 1)
+		go func() { added <- c.Add(func(context.Context) { close(ran) }) }()
+		require.NoError(t, fzRecv(t, added, "Add returning"), "round %d", round)
+		fzRecv(t, ran, "the task running")
+		eventually(t, func() bool { _, parked, _ := smartpool.WorkerCounts(o.Pool()); return parked == 1 })
+	}
+}

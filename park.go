@@ -39,8 +39,9 @@ package smartpool
 // repaired the summary wakes a worker too. These rules are model-checked in
 // internal/model (park.pml, close.pml), each with the mutant that breaks it.
 //
-// Waking with a task: a wake-up from Bits.Wake, a channel's own after it
-// queued tasks and released its lock, searches for a task on behalf of the
+// Waking with a task: a wake-up from Bits.Wake, by a channel that queued
+// tasks and declared that it calls Wake outside its locks
+// (Bits.WakesOutsideLock), searches for a task on behalf of the
 // worker it popped (or created) before it wakes it, with the worker's own
 // cursor and picker (handOver), and leaves it in worker.next: the waker owns
 // the popped worker until the wake-up, which orders its writes before the

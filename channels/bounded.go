@@ -507,6 +507,7 @@ func (b *Bounded) Attach(bits smartpool.Bits) error {
 	}
 	b.bits = bits
 	bits.AdmitsOwnSubmits() // its submit methods take their units
+	bits.WakesOutsideLock() // Wake comes after the lock is released
 	if b.lenLocked() > 0 {
 		b.bits.Set(0)
 	}

@@ -293,6 +293,7 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 	}
 	d.bits = b
 	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
+	b.WakesOutsideLock() // Wake comes after the lock is released
 	if d.tree != nil && d.tree.Len() > 0 {
 		d.bits.Set(0)
 	}

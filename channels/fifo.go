@@ -186,6 +186,7 @@ func (f *FIFO) Attach(b smartpool.Bits) error {
 	}
 	f.bits = b
 	b.AdmitsOwnSubmits() // Submit and SubmitBatch take their units (entry.go)
+	b.WakesOutsideLock() // Wake comes after the lock is released
 	if f.q.Len() > 0 {
 		f.bitSet.Store(true)
 		f.bits.Set(0)

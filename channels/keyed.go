@@ -410,6 +410,7 @@ func (k *Keyed[G]) Attach(b smartpool.Bits) error {
 	}
 	k.bits = b
 	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
+	b.WakesOutsideLock() // Wake comes after the lock is released
 	if k.bitSet {
 		k.bits.Set(0)
 	}

@@ -198,6 +198,7 @@ func (p *Priority) Attach(b smartpool.Bits) error {
 	}
 	p.bits = b
 	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
+	b.WakesOutsideLock() // Wake comes after the lock is released
 	if len(p.heap) > 0 {
 		p.bits.Set(0)
 	}

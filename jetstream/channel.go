@@ -105,6 +105,7 @@ func (ch *Channel) Attach(b smartpool.Bits) error {
 	ch.attached, ch.bits = true, b
 	ch.mu.Unlock()
 	b.AdmitsOwnSubmits() // every fetched message takes its unit with AdmitWait
+	b.WakesOutsideLock() // Wake comes after the lock is released
 	if !ch.client.goroutine(ch.fetchLoop) || !ch.client.goroutine(ch.heartbeat) {
 		return ErrClientClosed
 	}
