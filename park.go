@@ -171,7 +171,7 @@ func (w *worker) goIdle(state int32) {
 // if w has none, starts one.
 func (w *worker) rouse(token bool) {
 	if w.idle.Swap(claimed) == orphaned {
-		go w.e.loop(newTaskContext(w.e, w), token)
+		w.e.carry(w, token) // a spare carrier or a new goroutine (carriers.go)
 		return
 	}
 	w.wake <- token
