@@ -25,7 +25,6 @@ type engine struct {
 	followup []int        // channel index -> followup channel index; read-only
 	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
 	idle     *idle.Stack
-	spares   chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
 	sched    scheduler.Scheduler         // makes the workers' pickers; nil for the default, highest first
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
@@ -43,6 +42,8 @@ type engine struct {
 	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
 
 	idleTimeout time.Duration // Config.IdleTimeout resolved; <= 0: parked goroutines stay (park.go)
+
+	spares chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
