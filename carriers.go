@@ -54,13 +54,20 @@ const (
 	spareGone                 // gave up waiting; the goroutine has ended or is ending
 )
 
-// maxSpares bounds e.spares whatever the worker count.
-const maxSpares = 256
+// Bounds of e.spares. Freed goroutines come in bursts (a host resumes
+// several yielded tasks in a row, and each that ends frees one) and so do
+// carry-ons (the tasks polled next yield one after another): a bound of
+// Workers kept few of them, so the floor is sized for bursts, the ceiling for
+// memory (each spare keeps its grown stack until Config.IdleTimeout).
+const (
+	minSpares = 64
+	maxSpares = 256
+)
 
 // newSpares returns the channel of spare carriers of a pool of workers
-// workers: a carry-on needs at most one goroutine per worker at once.
+// workers.
 func newSpares(workers int) chan *taskContext {
-	return make(chan *taskContext, min(max(workers, 0), maxSpares))
+	return make(chan *taskContext, min(max(workers, minSpares), maxSpares))
 }
 
 // carry starts a goroutine carrying w's loop, with the waking token if
