@@ -8,9 +8,10 @@ package smartpool
 // carries one worker at a time, with its own taskContext. A task always
 // starts on the goroutine carrying a worker. On its first Yield:
 //
-//  1. suspend: the goroutine detaches from the worker (carryOn). A new
-//     goroutine (with a new taskContext) carries on the worker's loop at
-//     once, so the pool stays at full strength; or, if no work is eligible,
+//  1. suspend: the goroutine detaches from the worker (carryOn). Another
+//     goroutine (a spare carrier, or a new one with a new taskContext:
+//     carriers.go) carries on the worker's loop at once, so the pool stays
+//     at full strength; or, if no work is eligible,
 //     the worker goes idle without a goroutine (an orphan: whoever wakes it
 //     starts one, park.go). The old goroutine keeps the task and its
 //     context, which from now on is the task's own handle.
@@ -22,7 +23,10 @@ package smartpool
 //  4. resume: a worker that polls the resumption hands its slot over: it
 //     sends itself on grant and blocks on release until the task yields again
 //     (release: suspended, the worker carries on) or ends (release: the
-//     outcome, which the worker counts in its own stats).
+//     outcome, which the worker counts in its own stats). release is
+//     unbuffered: the task goes on only once this host has its outcome, so
+//     a later host of the same context (the task's next re-entry, or the
+//     next task of a reused carrier) can never receive it instead.
 //
 // A later Yield of the same task repeats steps 1-4, except that step 1
 // releases the host worker if there is one. A task that took its worker in
