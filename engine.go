@@ -43,6 +43,8 @@ type engine struct {
 
 	idleTimeout time.Duration // Config.IdleTimeout resolved; <= 0: parked goroutines stay (park.go)
 
+	spares chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
+
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
 	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
@@ -102,7 +104,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	if err != nil {
 		return nil, configErr(errTooManyQueues, "%v", err)
 	}
-	e := &engine{field: field, idle: new(idle.Stack), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
+	e := &engine{field: field, idle: new(idle.Stack), spares: newSpares(workers), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))

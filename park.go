@@ -199,7 +199,7 @@ func (w *worker) rouse(token, hand bool) {
 		w.handOver()
 	}
 	if orphan {
-		go w.e.loop(newTaskContext(w.e, w), token)
+		w.e.carry(w, token) // a spare carrier or a new goroutine (carriers.go)
 		return
 	}
 	w.wake <- token

@@ -87,8 +87,10 @@ func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 // goes on without this goroutine, which returns. A goroutine whose task took
 // an idle worker when it re-entered (yield.go) carries on with that worker's
 // loop once the task ends: so tc.w is read again on every turn. Whoever ends
-// while carrying a worker counts as that worker's exit (tc.w != nil).
-func (e *engine) loop(tc *taskContext, waking bool) {
+// while carrying a worker counts as that worker's exit (tc.w != nil). It
+// reports free when the goroutine is left without a worker by a yielded task
+// that ended, and may wait as a spare carrier (carriers.go).
+func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	tc.owner.Store(gid.Current()) // tc is this goroutine's: see taskOf
 	defer func() {
 		tc.owner.Store(0)
@@ -165,7 +167,7 @@ func (e *engine) loop(tc *taskContext, waking bool) {
 			continue
 		}
 		if !w.run(tc, t, q) {
-			return // the task yielded, or called runtime.Goexit, and took the worker's goroutine
+			return true // the task yielded and took the worker's goroutine, and has ended (runtime.Goexit does not return here)
 		}
 		if streak++; streak%checkEvery == 0 {
 			if now := time.Now(); now.Sub(lastYield) >= shareEvery {
@@ -271,7 +273,7 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 			// worker to a new one.
 			inc(&w.stats[q.ch].goexited)
 			tc.w = nil
-			go e.loop(newTaskContext(e, w), false) // a fresh context: this goroutine still reads tc while it unwinds
+			e.carry(w, false) // a spare or a fresh goroutine: this one still reads tc while it unwinds
 		}
 	}()
 	t.Run(tc)

@@ -120,7 +120,7 @@ func (e *engine) bear(token, hand bool) bool {
 			}
 			go func() {
 				w.picker = e.newPicker() // on its own goroutine: a user's NewPicker may be slow
-				e.loop(newTaskContext(e, w), token)
+				e.carrier(newTaskContext(e, w), token)
 			}()
 			return true
 		}

@@ -8,9 +8,10 @@ package smartpool
 // carries one worker at a time, with its own taskContext. A task always
 // starts on the goroutine carrying a worker. On its first Yield:
 //
-//  1. suspend: the goroutine detaches from the worker (carryOn). A new
-//     goroutine (with a new taskContext) carries on the worker's loop at
-//     once, so the pool stays at full strength; or, if no work is eligible,
+//  1. suspend: the goroutine detaches from the worker (carryOn). Another
+//     goroutine (a spare carrier, or a new one with a new taskContext:
+//     carriers.go) carries on the worker's loop at once, so the pool stays
+//     at full strength; or, if no work is eligible,
 //     the worker goes idle without a goroutine (an orphan: whoever wakes it
 //     starts one, park.go). The old goroutine keeps the task and its
 //     context, which from now on is the task's own handle.
@@ -22,7 +23,10 @@ package smartpool
 //  4. resume: a worker that polls the resumption hands its slot over: it
 //     sends itself on grant and blocks on release until the task yields again
 //     (release: suspended, the worker carries on) or ends (release: the
-//     outcome, which the worker counts in its own stats).
+//     outcome, which the worker counts in its own stats). release is
+//     unbuffered: the task goes on only once this host has its outcome, so
+//     a later host of the same context (the task's next re-entry, or the
+//     next task of a reused carrier) can never receive it instead.
 //
 // A later Yield of the same task repeats steps 1-4, except that step 1
 // releases the host worker if there is one. A task that took its worker in
@@ -69,6 +73,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/smartpool-go/smartpool/internal/gid"
 )
@@ -113,11 +118,16 @@ type taskContext struct {
 	dropped  bool         // re-entry refused after Close: the task ends by Goexit
 	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
 	borrowed bool         // w was taken idle with its goroutine parked: give it back (takeIdle)
-	grant    chan *worker // capacity 1; a host worker, or nil if the resumption was dropped
-	release  chan outcome // capacity 1; to the host: suspended again, or the final outcome
+	grant    chan *worker // capacity 1; a host worker, or nil if the resumption was dropped; or a spare's new worker (carriers.go)
+	release  chan outcome // unbuffered, so a host has its outcome before the goroutine goes on: to the host, suspended again or the final outcome
 
 	runStart    int64 // clock reading at the current task's start, 0 if not timed (timing.go)
 	reenteredAt int64 // clock reading at the last re-entry, 0 if not timed (timing.go)
+
+	// A free goroutine waiting as a spare carrier (carriers.go).
+	spare  atomic.Int32 // spareOff, spareWaiting, spareHired, spareGone: swapped by the spare and one hirer
+	waking bool         // the waking token came with the hire (written by the hirer before grant)
+	timer  *time.Timer  // the spare's idle timeout; the goroutine's own
 }
 
 type taskKey struct{}
@@ -216,7 +226,7 @@ func (tc *taskContext) suspend() {
 		}
 		if tc.grant == nil { // a goroutine keeps its channels across the tasks it carries
 			tc.grant = make(chan *worker, 1)
-			tc.release = make(chan outcome, 1)
+			tc.release = make(chan outcome) // unbuffered: see "Spare carriers" (carriers.go)
 		}
 	}
 	tc.w = nil
@@ -243,7 +253,7 @@ func (w *worker) carryOn() {
 		w.goIdle(orphaned)
 		return
 	}
-	go e.loop(newTaskContext(e, w), false)
+	e.carry(w, false)
 }
 
 // reenter takes an idle worker if no other work waits, or else queues the
@@ -393,7 +403,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		return false
 	case how == goexited:
 		tc.w = nil
-		go e.loop(newTaskContext(e, w), false)
+		e.carry(w, false) // a spare or a new goroutine: this one is unwinding
 		return false
 	}
 	tc.detached, tc.counted, tc.dropped, tc.task = false, false, false, nil
