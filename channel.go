@@ -59,7 +59,9 @@ type Unwrapper interface {
 // the pool may run. The simple way to keep it: call Bits.Set when the queue
 // goes from empty to non-empty and Bits.Clear when it goes back to empty, both
 // with the channel's lock held; then, after unlocking, call Bits.Wake with the
-// number of tasks added.
+// number of tasks added. A channel that never calls Wake with a lock held
+// that its Poll takes says so in Attach with Bits.WakesOutsideLock: its
+// wake-ups then give an idle worker its first task at once.
 //
 // Poll is called by workers, concurrently, for a queue whose bit they saw set
 // (and, in a pool with channels that declare Bits.WakesOutsideLock, by their

@@ -25,6 +25,12 @@ import (
 // Bounded behaves like TrySubmitTask: it never blocks a caller who did not
 // pass a context.
 //
+// The capacity counts queued tasks, not running ones: when the pool has an
+// idle worker, a submit's wake-up hands it a task at once (see
+// smartpool.Bits.WakesOutsideLock), so on an idle one-worker pool a
+// NewBounded(1) takes one task that runs and one that waits, as pond's
+// queue size does.
+//
 // In a pool with an in-flight limit (smartpool.Config.Limit), Submit first
 // waits for a unit of the limit and then for room; TrySubmit takes a unit
 // without waiting (smartpool.ErrFull if none is free). A task CallerRuns runs
