@@ -49,7 +49,8 @@ package smartpool
 // otherwise goes on as if its own search had found it: it passes the waking
 // token on the same way. So an idle pool has started a submitted task by
 // the time its submit returns: the task has left its queue (a Bounded has
-// room again), and Close does not drop it. Only the scheduler's choice is
+// room again), and a Close that starts later does not drop it (one handed
+// while Close begins is dropped, as if the worker had polled it: handOver). Only the scheduler's choice is
 // handed over (the highest level with work, by default), not necessarily
 // the submitted task, so priorities hold; and nothing is handed to a worker
 // at or above target, nor once Close started. Every other wake-up (passing
@@ -208,11 +209,15 @@ func (w *worker) rouse(token, hand bool) {
 // handOver searches for a task on behalf of w, which the caller has just
 // popped off the idle stack (or created) and owns until it wakes w, and
 // leaves it in w.next for w to run first. Nothing is handed to a worker
-// about to retire, nor once Close started (a handed task counts as started).
+// about to retire, nor once Close started. A task taken before Close
+// started has started (the drop rule spares it): stopped is read again after
+// the poll, and if it reads true, the task may have been queued when Close
+// began, so it stays subject to the drop rule (close.pml, HANDDROP).
 func (w *worker) handOver() {
 	e := w.e
 	if int32(w.id) >= e.target.Load() || e.stopped.Load() {
 		return
 	}
 	w.next, w.nextQ = w.find()
+	w.nextStarted = w.next != nil && !e.stopped.Load()
 }

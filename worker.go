@@ -59,9 +59,10 @@ type worker struct {
 	// it (handOver, park.go) to run before it searches. Written by the waker
 	// between its pop of w and the wake-up, which orders it before the
 	// woken goroutine's read; that goroutine clears it.
-	next   Task
-	nextQ  *queueRef
-	active atomic.Bool // a goroutine owns this worker's loop (workers.go)
+	next        Task
+	nextQ       *queueRef
+	nextStarted bool        // next was polled before Close started: it has started
+	active      atomic.Bool // a goroutine owns this worker's loop (workers.go)
 	// running is 1 + the channel of the task the worker last started or
 	// hosted, 0 once it parks (timing.go); runs counts tasks toward the next
 	// timed one. Written by the goroutine carrying it (and running by
@@ -103,10 +104,10 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	streak, lastYield := 0, time.Now()
 	for {
 		w := tc.w
-		t, q := w.next, w.nextQ // a task handed over with the wake-up (park.go): it has started
+		t, q, started := w.next, w.nextQ, w.nextStarted // a task handed over with the wake-up (park.go)
 		handed := t != nil
 		if handed {
-			w.next, w.nextQ = nil, nil
+			w.next, w.nextQ, w.nextStarted = nil, nil, false
 		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
 			return // SetWorkers lowered the count (workers.go)
 		}
@@ -153,7 +154,7 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}
-		if !handed && e.stopped.Load() && !e.chans[q.ch].coc {
+		if !started && e.stopped.Load() && !e.chans[q.ch].coc {
 			// Close started after this task was queued: a dropping channel's
 			// task that has not started is dropped, even if it was polled
 			// before Close emptied the channel.
