@@ -62,6 +62,25 @@
  *      worker the task thinks it borrowed
  *  11  (LAZY) bear takes its share of live without the CAS from non-zero:
  *      it counts from 0 too, after the pool has finished
+ *  12  (HANDOFF, LAZY) the waker that bears a worker for the hand-off takes
+ *      born before its poll but the worker's share of live only when it
+ *      starts the goroutine: Close's exit can take live to 0 and build the
+ *      report while the waker holds a COC task
+ *
+ * HANDOFF=1 (default 0): the hand-off on wake. The Submitter's wake-up, once
+ * it holds the token and has popped a worker (or, LAZY, reserved a new one),
+ * polls for it if it reads stopped false (worker.find as one step), stores
+ * the item in nxt[w], and only then rouses the worker with the token (the
+ * claim, send or start, at that point). The worker, where it would search,
+ * takes nxt[w] instead; with HANDDROP=0 (the protocol as proposed) it does
+ * not apply the drop rule to a handed item, with HANDDROP=1 (the default) it
+ * does, like any item it polled itself. Ghost: late says an item left a DROP
+ * queue after stopped was set; such an item must never run (fresh) nor be
+ * granted a host (a resumption): "dropped by Close while queued".
+ * HANDDROP=0 fails (close/handdrop0): the waker reads stopped false, Close
+ * stores it, the waker polls the DROP task and hands it over, Close's
+ * Close(drop) finds the channel empty and wakeAll pops nothing (the worker
+ * is the waker's), and the woken worker runs the task.
  *
  * Orphans (park.go): a worker whose goroutine left with a yielded task while
  * the summary read empty is pushed on the idle stack without a process;
@@ -137,6 +156,18 @@
 #ifndef LIVEEXIT
 #define LIVEEXIT 1     /* with LAZY: wake returns once live is 0 after a failed bear */
 #endif
+#ifndef HANDOFF
+#define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops */
+#endif
+#ifndef HANDDROP
+#define HANDDROP 1     /* with HANDOFF: the woken worker applies the drop rule to a handed item */
+#endif
+#if HANDOFF == 1 && WAKE == 0
+#error "HANDOFF needs WAKE=1"
+#endif
+#if MUTANT == 12 && (HANDOFF == 0 || LAZY == 0)
+#error "mutant 12 needs HANDOFF=1 and LAZY=1"
+#endif
 
 #define RES   16       /* queue item t+RES: the resumption of task t */
 #define NONE  255
@@ -194,6 +225,15 @@ byte cur[NT];                      /* taskContext.cur (its channel index) */
 bool accepted[NT];
 byte outcome[NT];
 byte runs[NT];                     /* times task t's code ran to its end */
+#if HANDOFF == 1
+byte nxt[W];                       /* w.next: the item a waker polled for w, or NONE */
+byte nxch[W];                      /* its channel */
+bool nxlate[W];                    /* ghost: it left a DROP queue after stopped was set */
+#endif
+
+/* a DROP item taken from its queue while stopped is set was queued when
+ * Close started: it must be dropped, never run (ghost, see late) */
+#define LATE(ch) (!COC(ch) && stopped)
 
 #define SUMMARY ((len(Q[0]) + len(Q[1])) > 0)
 
@@ -597,6 +637,9 @@ done:
 
 proctype Worker(byte me; bool wk0) {
 	bool cl, susp, wk, ww, c, z, ok;
+#if HANDOFF == 1
+	bool hd, late;                          /* item was handed; ghost: it left a DROP queue after stopped */
+#endif
 	byte item, ch, t, i, how, msg;
 	wk = wk0;
 loop:
@@ -613,13 +656,30 @@ loaded:
 	:: else -> skip
 	fi;
 #endif
+#if HANDOFF == 1
+	if
+	:: nxt[me] != NONE ->                   /* w.next: handed by our waker */
+		atomic {
+			item = nxt[me]; ch = nxch[me]; late = nxlate[me]; hd = true;
+			nxt[me] = NONE; nxch[me] = 0; nxlate[me] = false
+		}
+	:: else ->
+#endif
 	atomic {                                /* worker.find */
 		if
 		:: len(Q[0]) > 0 -> Q[0]?item; ch = 0
 		:: len(Q[1]) > 0 -> Q[1]?item; ch = 1
 		:: else -> item = NONE; ch = 0
-		fi
+		fi;
+#if HANDOFF == 1
+		late = (item != NONE && LATE(ch))
+#else
+		skip
+#endif
 	}
+#if HANDOFF == 1
+	fi;
+#endif
 	if
 	:: item == NONE ->
 		if
@@ -690,15 +750,26 @@ loaded:
 	:: else -> skip
 	fi;
 	if
+#if HANDOFF == 1 && HANDDROP == 0
+	:: !hd && !COC(ch) && stopped ->        /* dropped at pick, unless handed */
+#else
 	:: !COC(ch) && stopped ->               /* dropped at pick */
+#endif
 		if
 		:: item >= RES -> grant[item - RES]!0   /* resumption.drop */
 		:: else -> setOutcome(item, O_DROPPED)
 		fi;
 		item = 0; ch = 0;
+#if HANDOFF == 1
+		hd = false; late = false;
+#endif
 		goto loop
 	:: else -> skip
 	fi;
+#if HANDOFF == 1
+	assert(!late);                          /* queued when Close started: never run */
+	hd = false;
+#endif
 	if
 	:: item >= RES ->                       /* worker.resume */
 		t = item - RES;
@@ -739,9 +810,137 @@ quit:
 	skip
 }
 
+#if HANDOFF == 1
+#if LAZY == 1
+/* bear's first half for the hand-off: the share of live and born's CAS;
+ * the goroutine starts in handRouse, after the poll (i = the new worker) */
+inline breserve(i, bok, bk) {
+#if MUTANT == 12
+	bok = true;                             /* live's share taken at the start, below */
+#else
+	atomic {
+		if
+		:: live != 0 -> live++; bok = true
+		:: else -> bok = false
+		fi
+	}
+#endif
+	if
+	:: bok ->
+		atomic {
+			if
+			:: born < W -> i = born; born++
+			:: else -> bok = false
+			fi
+		}
+#if MUTANT == 12
+		skip                                /* no share to give back */
+#else
+		if
+		:: !bok -> exitLive(bk)
+		:: else -> skip
+		fi
+#endif
+	:: else -> skip
+	fi
+}
+#endif
+
+/* worker.find for the popped worker, if the pool has not stopped (a load
+ * of stopped, then the search as one step); lt: the ghost late */
+inline hfind(it, hc, lt) {
+	if
+	:: stopped -> it = NONE
+	:: else ->
+		atomic {
+			if
+			:: len(Q[0]) > 0 -> Q[0]?it; hc = 0
+			:: len(Q[1]) > 0 -> Q[1]?it; hc = 1
+			:: else -> it = NONE; hc = 0
+			fi;
+			lt = (it != NONE && LATE(hc))
+		}
+	fi
+}
+
+/* w.next = it, then rouse w with the token: the claim (swap) here, after
+ * the poll, so a parked process that timed out since the pop gets a new
+ * one; nb: w was just born (bear's goroutine) */
+inline handRouse(i, nb, it, hc, lt) {
+	atomic {
+		nxt[i] = it; nxch[i] = hc; nxlate[i] = lt;
+		if
+#if MUTANT == 12
+		:: nb -> live++; run Worker(i, true)   /* the share only now */
+#else
+		:: nb -> run Worker(i, true)
+#endif
+		:: !nb && ISORPHAN(i) -> CLAIM(i); run Worker(i, true)
+		:: !nb && !ISORPHAN(i) -> CLAIM(i); assert(len(tok[i]) == 0); tok[i]!TOKEN
+		fi;
+		it = 0; hc = 0; lt = false
+	}
+}
+
+/* Bits.Wake with the hand-off: engine.wake's loop up to the pop (or bear),
+ * then hfind for that worker and handRouse */
+inline hwake(i, ok, it, hc, lt, nb) {
+	do
+	:: true ->
+		if
+		:: sp != 0 -> skip
+		:: else ->
+#if LAZY == 1
+			if
+			:: born < W -> skip
+			:: else -> break
+			fi
+#else
+			break
+#endif
+		fi;
+		atomic { ok = !waking; waking = true }
+		if
+		:: !ok -> break
+		:: else -> skip
+		fi;
+		pop(i);
+#if LAZY == 1
+		if
+		:: i == NONE -> breserve(i, nb, it)
+		:: else -> skip
+		fi;
+#endif
+		if
+		:: i != NONE ->
+			hfind(it, hc, lt);
+			handRouse(i, nb, it, hc, lt);
+			break
+		:: else -> skip
+		fi;
+		waking = false;
+		if
+		:: SUMMARY -> skip
+		:: else -> break
+		fi;
+#if LAZY == 1 && LIVEEXIT == 1
+		if
+		:: live == 0 -> break
+		:: else -> skip
+		fi
+#endif
+	od;
+	i = 0; ok = false; nb = false
+}
+#endif
+
 proctype Submitter() {
 	byte t, i;
 	bool ok, z;
+#if HANDOFF == 1
+	byte it, hc;
+	bool lt, nb;
+#endif
 	do
 	:: t < NT ->
 		atomic {                            /* submit: stopped, then Push under the lock */
@@ -751,7 +950,11 @@ proctype Submitter() {
 			fi
 		}
 		if
+#if HANDOFF == 1
+		:: ok -> hwake(i, z, it, hc, lt, nb)   /* Bits.Wake: hand-off */
+#else
 		:: ok -> wake(i, z)                 /* Bits.Wake */
+#endif
 		:: else -> skip
 		fi;
 		ok = false;
@@ -824,6 +1027,13 @@ init {
 #endif
 	atomic {
 		k = 0;
+#if HANDOFF == 1
+		do
+		:: k < W -> nxt[k] = NONE; k++
+		:: else -> break
+		od;
+		k = 0;
+#endif
 #if LAZY == 1
 		born = START;
 		live = 1 + START;                   /* the closer's share and the started workers' */
@@ -858,6 +1068,13 @@ init {
 	od;
 	assert(len(Q[0]) == 0 && len(Q[1]) == 0);
 	assert(sp == 0 && !waking && inflight == 0);
+#if HANDOFF == 1
+	k = 0;
+	do
+	:: k < W -> assert(nxt[k] == NONE); k++   /* no handed item left */
+	:: else -> break
+	od;
+#endif
 #if LAZY == 1
 	assert(finished && live == 0)
 #endif

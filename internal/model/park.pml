@@ -91,6 +91,17 @@
  *      if a pop claimed its worker and sent it a token: token and worker lost
  *  13  (PRESTART) start does not look for tasks queued before it: a task a
  *      channel queued between Attach and start is never run
+ *  14  (HANDOFF) a worker woken with a handed task clears waking without
+ *      re-reading the summary (as if it had not searched): a submitter that
+ *      skipped its wake-up while the waker held the token is lost
+ *  15  (HANDOFF) the waker polls before it pops a worker: if the pop (and
+ *      bear) then finds none, it holds a task with nobody to give it to
+ *  16  (HANDOFF) the waker stores next[w] after the wake-up (send or start):
+ *      the woken worker may look at next[w] before it is written
+ *  17  (HANDOFF, IDLE) the waker decides between sending the token and
+ *      starting a goroutine from worker.idle as it read it at the pop, and
+ *      stores claimed only at the wake-up after its poll: a goroutine that
+ *      timed out meanwhile is sent a token it never reads
  *
  * Protocol switches (1 = the fix, the default and the Go code now; 0 = the Go
  * code before the fix; each 0 breaks a property, see README "Bugs
@@ -118,6 +129,19 @@
  * a goroutine a channel starts in Attach does: until the Starter sets
  * started (engine.start: live from 0 to 1), bear fails and wake returns;
  * the Starter then wakes a worker if the summary is set.
+ * HANDOFF=1 (default 0) is the hand-off on wake: the submitter's wake
+ * (Bits.Wake after a push), once it holds the waking token and has popped a
+ * worker (or, LAZY, reserved a new one: born++), runs worker.find for that
+ * worker (summary, pollLevel with the same Poll, Tidy and its repair
+ * wake-up), stores the task it got, or none, in next[w], and only then
+ * rouses the worker with the token (w.idle.Swap(claimed): send, or start a
+ * goroutine for an orphan or the new worker). A worker at the top of its
+ * loop that finds next[w] set clears it and goes on as if find had returned
+ * that task (with the token: clear waking, re-read the summary, pass a plain
+ * wake-up on). Every other wake-up stays plain: Poll's back-wake and Clear's
+ * repair (inside the waker's own poll they find the token held and return
+ * at once, as any wake-up does), find's Tidy, passing on, park's wakeAny,
+ * start.
  */
 
 #ifndef W
@@ -176,7 +200,19 @@
 #ifndef PRESTART
 #define PRESTART 0     /* with LAZY: the submitters may queue before the pool starts */
 #endif
+#ifndef HANDOFF
+#define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops (next[w]) */
+#endif
 #define GOING (LAZY == 1 || IDLE == 1)   /* workers can be without a goroutine */
+#if HANDOFF == 1 && WAKE == 0
+#error "HANDOFF needs WAKE=1"
+#endif
+#if (MUTANT >= 14 && MUTANT <= 17) && HANDOFF == 0
+#error "mutants 14 to 17 need HANDOFF=1"
+#endif
+#if MUTANT == 17 && IDLE == 0
+#error "mutant 17 needs IDLE=1"
+#endif
 #if PRESTART == 1 && LAZY == 0
 #error "PRESTART needs LAZY=1"
 #endif
@@ -235,6 +271,11 @@ byte sp;
 byte ran;                        /* tasks run */
 bool lastRan;                    /* task LAST has run: blockers may return */
 byte subs = NQ;                  /* submitters still running */
+#if HANDOFF == 1
+byte next[W];                    /* w.next: the task a waker polled for worker w, or NONE;
+                                  * written by the waker that popped w before it
+                                  * rouses w, read and cleared by w's goroutine */
+#endif
 
 #define BIT(k) ((word >> (k)) & 1)
 #define EMPTY(k) (pushed[k] == popped[k])
@@ -655,10 +696,164 @@ inline poll(q, t, left, bs, old, rep, i, ok) {
 	left = 0
 }
 
+#if HANDOFF == 1
+/* worker.find run by a waker for the worker it popped: the summary, then
+ * pollLevel (Field.Next, Poll) as the worker's own find, with Tidy and its
+ * repair wake-up (i2, ok2: the waker holds the token, so such a nested
+ * wake-up returns at once). t = the task got, or NONE when the summary
+ * reads empty. */
+inline handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w) {
+	do
+	:: s = summary;                          /* e.field.Summary() */
+		if
+		:: !s -> t = NONE; break
+		:: else -> skip
+		fi;
+		s = false; t = NONE; n = 0;
+		do                                   /* pollLevel */
+		:: n < NQ ->
+			w = word;
+			if
+			:: w == 0 -> break
+			:: w & 1 -> q = 0
+			:: w & 2 -> q = 1
+			fi;
+			w = 0;
+			poll(q, t, left, bs, old, rep, i2, ok2);
+			q = 0;
+			if
+			:: t != NONE -> break
+			:: else -> n++
+			fi
+		:: else -> break
+		od;
+		n = 0;
+		if
+		:: t != NONE -> break
+		:: else -> skip
+		fi;
+		tidy(rep);
+		if
+		:: rep -> wake(i2, ok2)
+		:: else -> skip
+		fi;
+		rep = false
+	od
+}
+
+/* rouse worker i, popped (nb false) or just reserved by bear (nb true),
+ * with the waking token, after the hand-off: w.idle.Swap(claimed) at this
+ * point, so a parked goroutine that timed out between the pop and here
+ * (idle.CompareAndSwap(parked, orphaned) won) gets a new goroutine */
+inline handRouse(i, nb) {
+#if !GOING
+	atomic { assert(len(tok[i]) == 0); tok[i]!true }
+#elif MUTANT == 17
+	atomic {                                 /* rs: w.idle as loaded at the pop */
+		ist[i] = CLAIMED;
+		if
+		:: nb || rs == ORPHANED -> startW(i, true)
+		:: else -> sendW(i, true)
+		fi;
+		rs = 0
+	}
+#else
+	atomic {
+		if
+		:: nb -> startW(i, true)             /* bear's goroutine: go e.loop(..., true) */
+		:: !nb && ist[i] == ORPHANED -> ist[i] = CLAIMED; startW(i, true)
+		:: !nb && ist[i] != ORPHANED -> assert(ist[i] == PARKED); ist[i] = CLAIMED; sendW(i, true)
+		fi
+	}
+#endif
+}
+
+/* Bits.Wake with the hand-off: engine.wake's loop up to the pop; then find
+ * for the worker popped (or born), store next[i], rouse it with the token */
+inline hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
+	do
+	:: if
+		:: sp != 0                           /* !e.idle.Empty() */
+		:: else ->
+#if LAZY == 1
+			if
+			:: born < W                      /* || e.unborn() */
+			:: else -> break
+			fi
+#else
+			break
+#endif
+		fi;
+		atomic { ok = !waking; waking = true }
+		if
+		:: !ok -> break
+		:: else -> skip
+		fi;
+#if MUTANT == 15
+		handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w);   /* polls first */
+#endif
+		atomic {
+			pop(i);
+#if MUTANT == 17
+			if
+			:: i != NONE -> rs = ist[i]      /* w.idle.Load() at the pop */
+			:: else -> skip
+			fi
+#endif
+		}
+#if LAZY == 1
+		if
+		:: i == NONE ->
+			atomic {                         /* bear: born's CAS; its goroutine starts in handRouse */
+				if
+				:: STARTED && born < W -> i = born; born++; nb = true
+				:: else -> skip
+				fi
+			}
+		:: else -> skip
+		fi;
+#endif
+		if
+		:: i != NONE ->
+#if MUTANT != 15
+			handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w);
+#endif
+#if MUTANT == 16
+			handRouse(i, nb);
+			next[i] = t;                     /* w.next stored after the wake-up */
+#else
+			next[i] = t;                     /* w.next = t (nil: NONE) */
+			handRouse(i, nb);
+#endif
+			t = 0;
+			break
+		:: else -> skip
+		fi;
+#if MUTANT == 15
+		t = 0;                               /* the task polled is held by nobody: lost */
+#endif
+		waking = false;
+		if
+		:: summary -> skip
+		:: else -> break
+		fi;
+		if
+		:: !STARTED -> break
+		:: else -> skip
+		fi
+	od;
+	i = 0; ok = false; nb = false
+}
+#endif
+
 proctype Submitter(byte k) {
 	byte n, old, i;
 	bool ok, bs;
-#if MUTANT == 10
+#if HANDOFF == 1
+	byte q, t, left, i2, w, hn;
+	bool nb, rep, ok2, s;
+#endif
+#if MUTANT == 10 || MUTANT == 17
 	byte rs;
 #endif
 	do
@@ -705,7 +900,11 @@ progress_push:
 #endif
 #endif
 		bs = false;
+#if HANDOFF == 1
+		hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, hn, w);  /* Bits.Wake(1): hand-off */
+#else
 		wake(i, ok);                         /* Bits.Wake(1) after unlocking */
+#endif
 		n++
 	:: else -> break
 	od;
@@ -725,6 +924,25 @@ proctype Worker(byte me) {
 	fi;
 #endif
 loop:
+#if HANDOFF == 1
+	/* a task handed over by the waker that woke us: take it instead of
+	 * searching (next is ours since the wake-up) */
+	if
+	:: next[me] != NONE ->
+		t = next[me]; next[me] = NONE;
+		yd = false;
+#if MUTANT == 14
+		if
+		:: wk -> wk = false; waking = false  /* no re-read of the summary */
+		:: else -> skip
+		fi;
+		goto run_task;
+#else
+		goto handed;
+#endif
+	:: else -> skip
+	fi;
+#endif
 	/* find */
 	s = summary;
 	if
@@ -818,6 +1036,9 @@ end_park:
 		goto loop
 	:: else -> yd = false
 	fi;
+#if HANDOFF == 1
+handed:
+#endif
 	if
 	:: wk ->
 		wk = false;
@@ -838,12 +1059,16 @@ end_park:
 	:: else -> skip
 	fi;
 	/* run t */
+#if HANDOFF == 1
+run_task:
+#endif
 	if
 	:: BLOCKER(t) -> lastRan                 /* waits for the last task */
 	:: else -> skip
 	fi;
 progress_run:
 	atomic {
+		assert(ran < NT);                    /* no task runs twice */
 		ran++;
 		if
 		:: t == LAST -> lastRan = true
@@ -900,6 +1125,9 @@ proctype Observer() {
 	do
 	:: k < W ->
 		assert(len(tok[k]) == 0);            /* no wake-up left unread */
+#if HANDOFF == 1
+		assert(next[k] == NONE);             /* no handed task left unrun */
+#endif
 #if GOING
 		assert(len(start[k]) == 0);
 		assert(k >= BORN || ist[k] != CLAIMED);  /* on the stack: parked or orphaned */
@@ -918,6 +1146,9 @@ init {
 		:: k < W ->
 #if GOING
 			alive[k] = (k < BORN);
+#endif
+#if HANDOFF == 1
+			next[k] = NONE;
 #endif
 			run Worker(k); k++
 		:: else -> break

@@ -11,6 +11,9 @@
 #                                         now), checked as a model (fails: see
 #                                         README)
 #   bash internal/model/run.sh -v ...     also print each counterexample's end
+#   SPIN_ONLY=REGEX bash internal/model/run.sh ...
+#                                         only the checks whose name matches
+#                                         REGEX (grep -E), e.g. 'handoff|m1[4-7]'
 #
 # Needs spin and gcc (Debian: apt-get install -y spin gcc). Works from any
 # directory; builds in a temporary directory that it removes.
@@ -60,6 +63,12 @@ ci=(
 	"model  close/lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1"
 	"model  close/lazy-idle-coc-yield-1w close.pml -DW=1 -DNT=1 -DFOL1=0 -DLAZY=1 -DIDLE=1"
 	"model  close/np-lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DNP"
+	"model  close/handoff-drop-yield-1w close.pml -DW=1 -DNT=1 -DFIRSTCH=1 -DHANDOFF=1"
+	"model  close/handoff-lazy-coc-yield-2w close.pml -DW=2 -DNT=1 -DFOL1=0 -DLAZY=1 -DHANDOFF=1"
+	"model  close/handoff-lazy-drop-yield-1w close.pml -DW=1 -DNT=1 -DFIRSTCH=1 -DLAZY=1 -DHANDOFF=1"
+	"model  close/handoff-lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1"
+	"model  close/handoff-lazy-idle-coc-yield-1w close.pml -DW=1 -DNT=1 -DFOL1=0 -DLAZY=1 -DIDLE=1 -DHANDOFF=1"
+	"model  close/np-handoff-lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DNP"
 	"model  park/2w-2fifos       park.pml  -DW=2 -DPER=1"
 	"model  park/2w-1fifo-3tasks park.pml  -DW=2 -DPER0=3 -DPER1=0"
 	"model  park/1w-4tasks       park.pml  -DW=1 -DPER0=3 -DPER1=1"
@@ -70,6 +79,12 @@ ci=(
 	"model  park/np-lazy-idle-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DNP"
 	"model  park/prestart-2w-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DPRESTART=1"
 	"model  park/prestart-idle-2w-1fifo park.pml -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DIDLE=1 -DPRESTART=1"
+	"model  park/handoff-lazy-idle-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DHANDOFF=1"
+	"model  park/handoff-lazy-idle-4tasks park.pml -DW=2 -DPER0=4 -DPER1=0 -DLAZY=1 -DIDLE=1 -DHANDOFF=1"
+	"model  park/handoff-idle-2w-1fifo park.pml -DW=2 -DPER0=2 -DPER1=0 -DIDLE=1 -DHANDOFF=1"
+	"model  park/handoff-1w-4tasks park.pml -DW=1 -DPER0=3 -DPER1=1 -DHANDOFF=1"
+	"model  park/handoff-2w-1fifo-3tasks park.pml -DW=2 -DPER0=3 -DPER1=0 -DHANDOFF=1"
+	"model  park/np-handoff-lazy-idle-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DHANDOFF=1 -DNP"
 	"mutant close/m1-count-late  close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=1"
 	"mutant close/m2-dec-early   close.pml -DW=2 -DNT=1 -DFIRSTCH=1 -DMUTANT=2"
 	"mutant close/m3-smartpool   close.pml -DW=2 -DNT=1 -DFOL1=0 -DMUTANT=3"
@@ -81,6 +96,8 @@ ci=(
 	"mutant close/m9-timeout-store close.pml -DW=1 -DNT=1 -DFOL1=0 -DIDLE=1 -DMUTANT=9"
 	"mutant close/m10-takeidle-load close.pml -DW=1 -DNT=1 -DFOL1=0 -DIDLE=1 -DMUTANT=10"
 	"mutant close/m11-bear-nocas close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DMUTANT=11"
+	"mutant close/m12-bear-late-share close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DMUTANT=12"
+	"mutant close/handdrop0       close.pml -DW=1 -DNT=1 -DFIRSTCH=1 -DHANDOFF=1 -DHANDDROP=0"
 	"mutant close/asis-wake      close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0"
 	"mutant close/asis-exit      close.pml -DW=2 -DNT=1 -DFOL1=0 -DEXIT=0"
 	"mutant close/asis-closebear close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0"
@@ -98,6 +115,10 @@ ci=(
 	"mutant park/m11-wake-unborn park.pml  -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DSTART=1 -DMUTANT=11"
 	"mutant park/m12-timeout-store park.pml -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DIDLE=1 -DMUTANT=12"
 	"mutant park/m13-start-nolook park.pml -DW=1 -DPER0=1 -DPER1=0 -DLAZY=1 -DPRESTART=1 -DMUTANT=13"
+	"mutant park/m14-handed-noreread park.pml -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DHANDOFF=1 -DMUTANT=14"
+	"mutant park/m15-poll-before-pop park.pml -DW=2 -DPER=1 -DHANDOFF=1 -DMUTANT=15"
+	"mutant park/m16-next-late   park.pml  -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DHANDOFF=1 -DMUTANT=16"
+	"mutant park/m17-idle-at-pop park.pml  -DW=2 -DPER=1 -DLAZY=1 -DIDLE=1 -DHANDOFF=1 -DMUTANT=17"
 	"mutant park/asis-wake       park.pml  -DW=2 -DPER=1 -DWAKE=0"
 	"mutant park/asis-parkwake   park.pml  -DW=2 -DPER=1 -DPARKWAKE=0 -DSETSUM=0 -DGOSCHED=0"
 	"mutant park/asis-stalebit   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DSTALEBIT=0"
@@ -111,12 +132,17 @@ soak=(
 	"model  close/3w-one-fresh   close.pml -DW=3 -DNT=1 -DFOL1=0 -DMAXY=0"
 	"model  close/two-fresh-2w-idle close.pml -DW=2 -DNT=2 -DMAXY=0 -DIDLE=1"
 	"model  close/lazy1-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DSTART=1"
+	"model  close/handoff-idle-coc-yield-1w close.pml -DW=1 -DNT=1 -DFOL1=0 -DIDLE=1 -DHANDOFF=1"
+	"model  close/handoff-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DHANDOFF=1"
 	"model  park/2w-1fifo-4tasks park.pml  -DW=2 -DPER0=4 -DPER1=0"
 	"model  park/np-2w-2fifos    park.pml  -DW=2 -DPER=1 -DNP"
 	"model  park/alt-nobitset    park.pml  -DW=2 -DPER=1 -DNOBITSET=1"
 	"model  park/np-lazy-idle-1fifo park.pml -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DIDLE=1 -DNP"
 	"model  park/lazy1-idle-2w   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DLAZY=1 -DSTART=1 -DIDLE=1"
 	"mutant park/asis-tidywake   park.pml  -DW=2 -DPER0=1 -DPER1=2 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
+	"model  park/handoff-2w-2fifos park.pml -DW=2 -DPER=1 -DHANDOFF=1"
+	"model  park/np-handoff-2w-1fifo park.pml -DW=2 -DPER0=2 -DPER1=0 -DHANDOFF=1 -DNP"
+	"model  park/handoff-prestart-2w-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DPRESTART=1 -DHANDOFF=1"
 )
 asis=(
 	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
@@ -129,6 +155,18 @@ ci) checks=("${ci[@]}") ;;
 soak) checks=("${soak[@]}") ;;
 asis) checks=("${asis[@]}") ;;
 esac
+if [ -n "${SPIN_ONLY:-}" ]; then
+	only=()
+	for c in "${checks[@]}"; do
+		read -r _ name _ <<<"$c"
+		if grep -qE -- "$SPIN_ONLY" <<<"$name"; then only+=("$c"); fi
+	done
+	if [ "${#only[@]}" = 0 ]; then
+		echo "run.sh: no check matches SPIN_ONLY=$SPIN_ONLY" >&2
+		exit 2
+	fi
+	checks=("${only[@]}")
+fi
 
 memlim=${SPIN_MEMLIM:-8192} # MB per pan
 jobs=${SPIN_JOBS:-2}         # checks run at once
