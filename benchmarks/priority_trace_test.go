@@ -8,6 +8,7 @@ import (
 	"runtime/trace"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -15,7 +16,7 @@ import (
 // TestPriorityTrace is a diagnostic, not a check: with PRIORITY_TRACE set to
 // a file name it runs the priority-latency workload on smartpool exactly as
 // the suite does and writes a runtime/trace of its urgent phase there. Each
-// urgent task logs "submit" on the submitting goroutine just before it is
+// urgent task logs "left" (the backlog tasks not yet started) and "submit" on the submitting goroutine just before it is
 // queued and "start" on the goroutine that runs it (category "urgent",
 // message its number), so `go tool trace -d=parsed` shows, for every urgent
 // task, who ran it and what both goroutines and every P did meanwhile. It
@@ -57,8 +58,9 @@ type tracedPool struct {
 	*Smartpool
 	out     *os.File
 	backlog int
-	queued  int // backlog tasks submitted; the backlog goroutine's
-	n       int // urgent tasks submitted; the submitting goroutine's
+	queued  int          // backlog tasks submitted; the backlog goroutine's
+	ran     atomic.Int64 // backlog tasks started
+	n       int          // urgent tasks submitted; the submitting goroutine's
 	err     error
 	t0      time.Time
 	cpu0    map[string][2]int
@@ -76,6 +78,7 @@ func (p *tracedPool) Submit(fn func()) {
 		p.startTrace() // before the urgent phase, which waits for the backlog
 	}
 	p.Smartpool.Submit(func() {
+		p.ran.Add(1)
 		t := time.Now()
 		fn()
 		if d := time.Since(t); d > 2*BacklogTaskUs*time.Microsecond && trace.IsEnabled() {
@@ -88,6 +91,7 @@ func (p *tracedPool) SubmitHigh(fn func()) {
 	i := strconv.Itoa(p.n)
 	p.n++
 	ctx := context.Background()
+	trace.Log(ctx, "left", strconv.FormatInt(int64(p.backlog)-p.ran.Load(), 10))
 	trace.Log(ctx, "submit", i)
 	p.Smartpool.SubmitHigh(func() { trace.Log(ctx, "start", i); fn() })
 }
