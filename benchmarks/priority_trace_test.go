@@ -14,15 +14,18 @@ import (
 )
 
 // TestPriorityTrace is a diagnostic, not a check: with PRIORITY_TRACE set to
-// a file name it runs the priority-latency workload on smartpool exactly as
-// the suite does and writes a runtime/trace of its urgent phase there. Each
-// urgent task logs "left" (the backlog tasks not yet started) and "submit" on the submitting goroutine just before it is
-// queued and "start" on the goroutine that runs it (category "urgent",
-// message its number), so `go tool trace -d=parsed` shows, for every urgent
-// task, who ran it and what both goroutines and every P did meanwhile. It
-// also prints how many involuntary (OS) context switches the process's
-// threads took during the urgent phase.
-//
+// a file name it runs the suite's priority-latency workload (priorityRun) on
+// smartpool and writes a runtime/trace there, from the last backlog submit to
+// Close. Trace user logs (category, then message): "left" (backlog tasks not
+// yet started) and "submit" (the urgent task's number) on the submitting
+// goroutine just before each urgent submit; "start" (its number) on the
+// goroutine that runs it; "overrun" (ns) from a backlog task that ran for
+// more than twice BacklogTaskUs. The wrapper that times backlog tasks costs
+// one closure and two clock reads per task beyond the suite's. It also
+// prints the involuntary context switches of the process's threads and how
+// long they waited for a CPU (Linux schedstat) over the traced span.
+// testdata/priority_trace.py attributes the slow urgent tasks to causes from
+// `go tool trace -d=parsed` output.
 //	PRIORITY_TRACE=/tmp/p.trace PRIORITY_BACKLOG=200000 go test -run=TestPriorityTrace -v .
 func TestPriorityTrace(t *testing.T) {
 	out := os.Getenv("PRIORITY_TRACE")
