@@ -26,6 +26,7 @@ import (
 // long they waited for a CPU (Linux schedstat) over the traced span.
 // testdata/priority_trace.py attributes the slow urgent tasks to causes from
 // `go tool trace -d=parsed` output.
+//
 //	PRIORITY_TRACE=/tmp/p.trace PRIORITY_BACKLOG=200000 go test -run=TestPriorityTrace -v .
 func TestPriorityTrace(t *testing.T) {
 	out := os.Getenv("PRIORITY_TRACE")
