@@ -195,11 +195,13 @@ func (w *worker) goIdle(state int32) {
 // waking token or without, and with a task if hand (handOver): it sends the
 // wake-up to w's parked goroutine or, if w has none, starts one.
 func (w *worker) rouse(token, hand bool) {
-	orphan := w.idle.Swap(claimed) == orphaned
 	if hand {
 		w.handOver()
 	}
-	if orphan {
+	// Claimed only now, after the search: if w's parked goroutine timed out
+	// meanwhile, its swap reads orphaned and w gets a new one (park.pml,
+	// mutant m17).
+	if w.idle.Swap(claimed) == orphaned {
 		w.e.carry(w, token) // a spare carrier or a new goroutine (carriers.go)
 		return
 	}

@@ -160,7 +160,9 @@
 #define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops */
 #endif
 #ifndef HANDDROP
-#define HANDDROP 1     /* with HANDOFF: the woken worker applies the drop rule to a handed item */
+#define HANDDROP 2     /* with HANDOFF: 2: the drop rule spares a handed item whose waker read
+                          stopped false after its poll (worker.nextStarted, park.go handOver);
+                          1: it applies to every handed item; 0: to none (mutant) */
 #endif
 #if HANDOFF == 1 && WAKE == 0
 #error "HANDOFF needs WAKE=1"
@@ -229,6 +231,7 @@ byte runs[NT];                     /* times task t's code ran to its end */
 byte nxt[W];                       /* w.next: the item a waker polled for w, or NONE */
 byte nxch[W];                      /* its channel */
 bool nxlate[W];                    /* ghost: it left a DROP queue after stopped was set */
+bool nxst[W];                      /* the waker's load of stopped after its poll (!w.nextStarted) */
 #endif
 
 /* a DROP item taken from its queue while stopped is set was queued when
@@ -639,6 +642,7 @@ proctype Worker(byte me; bool wk0) {
 	bool cl, susp, wk, ww, c, z, ok;
 #if HANDOFF == 1
 	bool hd, late;                          /* item was handed; ghost: it left a DROP queue after stopped */
+	bool hst;                               /* its waker read stopped true after the poll */
 #endif
 	byte item, ch, t, i, how, msg;
 	wk = wk0;
@@ -660,8 +664,8 @@ loaded:
 	if
 	:: nxt[me] != NONE ->                   /* w.next: handed by our waker */
 		atomic {
-			item = nxt[me]; ch = nxch[me]; late = nxlate[me]; hd = true;
-			nxt[me] = NONE; nxch[me] = 0; nxlate[me] = false
+			item = nxt[me]; ch = nxch[me]; late = nxlate[me]; hd = true; hst = nxst[me];
+			nxt[me] = NONE; nxch[me] = 0; nxlate[me] = false; nxst[me] = false
 		}
 	:: else ->
 #endif
@@ -752,6 +756,8 @@ loaded:
 	if
 #if HANDOFF == 1 && HANDDROP == 0
 	:: !hd && !COC(ch) && stopped ->        /* dropped at pick, unless handed */
+#elif HANDOFF == 1 && HANDDROP == 2
+	:: (!hd || hst) && !COC(ch) && stopped -> /* dropped at pick, unless handed before Close */
 #else
 	:: !COC(ch) && stopped ->               /* dropped at pick */
 #endif
@@ -761,14 +767,14 @@ loaded:
 		fi;
 		item = 0; ch = 0;
 #if HANDOFF == 1
-		hd = false; late = false;
+		hd = false; late = false; hst = false;
 #endif
 		goto loop
 	:: else -> skip
 	fi;
 #if HANDOFF == 1
 	assert(!late);                          /* queued when Close started: never run */
-	hd = false;
+	hd = false; hst = false;
 #endif
 	if
 	:: item >= RES ->                       /* worker.resume */
@@ -914,6 +920,9 @@ inline hwake(i, ok, it, hc, lt, nb) {
 		if
 		:: i != NONE ->
 			hfind(it, hc, lt);
+#if HANDDROP == 2
+			nxst[i] = stopped;              /* stopped again, after the poll */
+#endif
 			handRouse(i, nb, it, hc, lt);
 			break
 		:: else -> skip
