@@ -4,10 +4,11 @@
 //
 // Spatial implements smartpool.Channel by the contract in its documentation:
 // one lock; the availability bit set when the queue turns non-empty and
-// cleared when it turns empty, with the lock held; Wake after unlocking;
-// ErrClosed once the pool closes. The program queues the same chunks twice,
-// with the player at two places, on a pool of one worker, and prints the
-// order in which they load. Run it with
+// cleared when it turns empty, with the lock held; Wake after unlocking
+// (declared in Attach with Bits.WakesOutsideLock); ErrClosed once the pool
+// closes. The program queues the same chunks twice, with the player at two
+// places, on a pool of one worker, and prints the order in which they load.
+// Run it with
 //
 //	go run ./examples/spatial
 package main
@@ -180,6 +181,7 @@ func (s *Spatial) Attach(b smartpool.Bits) error {
 	if len(s.items) > 0 {
 		s.bits.Set(0)
 	}
+	b.WakesOutsideLock() // push calls Wake after unlocking: an idle worker is woken with its task
 	return nil
 }
 

@@ -207,7 +207,7 @@ bool orphan[W];                    /* the same, two-valued: orphaned or not */
 #define CLAIM(w)     orphan[w] = false
 #endif
 chan grant[NT] = [1] of { byte };  /* taskContext.grant: 1 = a host, 0 = dropped */
-chan rel[NT] = [1] of { byte };    /* taskContext.release */
+chan rel[NT] = [0] of { byte };    /* taskContext.release: unbuffered (a rendezvous: carriers.go) */
 
 bool stopped, closing, waking;     /* engine.stopped, .closing, .waking */
 bool dropflag[2];                  /* Close(true) emptied the channel: Requeue refuses */
