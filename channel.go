@@ -188,12 +188,8 @@ func (b Bits) Closing() bool {
 // Call it after releasing the channel's lock. It costs one atomic load when
 // no worker is idle.
 func (b Bits) Wake(n int) {
-	switch {
-	case b.e == nil || n <= 0:
-	case b.base < len(b.e.queues) && b.e.queues[b.base].wakeHands: // none in a standalone engine
-		b.e.wakeWithTask()
-	default:
-		b.e.wake()
+	if b.e != nil && n > 0 {
+		b.e.wakeFrom(b.base)
 	}
 }
 

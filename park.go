@@ -86,20 +86,20 @@ import "time"
 // If the stack emptied between the check and the pop, it clears waking and
 // looks again: a submitter that skipped its wake-up because waking was set
 // meanwhile relies on the holder (internal/model/park.pml, mutant asis-wake).
-func (e *engine) wake() { e.wakeUp(false) }
+func (e *engine) wake() { e.wakeFrom(-1) }
 
-// wakeWithTask is wake for a channel that has just queued work and released
-// its lock (Bits.Wake): the worker it wakes is handed a task (see "Hand-off").
-func (e *engine) wakeWithTask() { e.wakeUp(true) }
-
-func (e *engine) wakeUp(hand bool) {
+// wakeFrom is wake for Bits.Wake of global queue q, which has just been
+// given work (or -1 for none): if q's channel declared WakesOutsideLock, the
+// worker it wakes is handed a task ("Waking with a task"). The declaration
+// is read only once a worker is to be woken, off the busy pool's path.
+func (e *engine) wakeFrom(q int) {
 	for (!e.idle.Empty() || e.unborn()) && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
-			e.worker(i).rouse(true, hand)
+			e.worker(i).rouse(true, e.wakeHands(q))
 			return
 		}
-		if e.bear(true, hand) { // a worker not created yet is idle in effect (workers.go)
+		if e.bear(true, e.wakeHands(q)) { // a worker not created yet is idle in effect (workers.go)
 			e.wakeups.Add(1)
 			return
 		}
@@ -108,6 +108,12 @@ func (e *engine) wakeUp(hand bool) {
 			return
 		}
 	}
+}
+
+// wakeHands reports whether a wake-up for global queue q hands a task over:
+// its channel declared Bits.WakesOutsideLock (none in a standalone engine).
+func (e *engine) wakeHands(q int) bool {
+	return q >= 0 && q < len(e.queues) && e.queues[q].wakeHands
 }
 
 // wakeAny pops one idle worker, whoever it is, and wakes it; used by a parker

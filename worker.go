@@ -104,9 +104,11 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	streak, lastYield := 0, time.Now()
 	for {
 		w := tc.w
-		t, q, started := w.next, w.nextQ, w.nextStarted // a task handed over with the wake-up (park.go)
-		handed := t != nil
+		var t Task
+		var q *queueRef
+		handed, started := w.next != nil, false // a task handed over with the wake-up (park.go)
 		if handed {
+			t, q, started = w.next, w.nextQ, w.nextStarted
 			w.next, w.nextQ, w.nextStarted = nil, nil, false
 		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
 			return // SetWorkers lowered the count (workers.go)
