@@ -65,8 +65,9 @@ type Unwrapper interface {
 //
 // Poll is called by workers, concurrently, for a queue whose bit they saw set
 // (and, in a pool with channels that declare Bits.WakesOutsideLock, by their
-// Wake on behalf of an idle worker); it returns nil when the queue is empty. Push is the by-key submit
-// (Pool.Submit): it enqueues a task with the channel's default ordering.
+// Wake on behalf of an idle worker); it returns nil when the queue is empty.
+// Push is the by-key submit (Pool.Submit): it enqueues a task with the
+// channel's default ordering.
 // Requeue enqueues a task that already ran and yielded, re-entering through
 // this channel as its followup (see Yield), with the default ordering too; it
 // must accept the task even after Bits.Closed turned true, and refuse it with

@@ -41,22 +41,23 @@ package smartpool
 //
 // Waking with a task: a wake-up from Bits.Wake, by a channel that queued
 // tasks and declared that it calls Wake outside its locks
-// (Bits.WakesOutsideLock), searches for a task on behalf of the
-// worker it popped (or created) before it wakes it, with the worker's own
-// cursor and picker (handOver), and leaves it in worker.next: the waker owns
-// the popped worker until the wake-up, which orders its writes before the
-// woken goroutine's reads. The woken worker runs that task first, and
-// otherwise goes on as if its own search had found it: it passes the waking
-// token on the same way. So an idle pool has started a submitted task by
-// the time its submit returns: the task has left its queue (a Bounded has
-// room again), and a Close that starts later does not drop it (one handed
-// while Close begins is dropped, as if the worker had polled it: handOver). Only the scheduler's choice is
-// handed over (the highest level with work, by default), not necessarily
-// the submitted task, so priorities hold; and nothing is handed to a worker
-// at or above target, nor once Close started. Every other wake-up (passing
-// the token on, repairs, Close) wakes without a task: a repair may run under
-// a channel's lock (Bits.Clear), where a search could take that lock again.
-// (internal/model/park.pml, HANDOFF.)
+// (Bits.WakesOutsideLock), searches for a task on behalf of the worker it
+// popped (or created) before it wakes it, with the worker's own cursor and
+// picker (handOver), and leaves it in worker.next: the waker owns the popped
+// worker until the wake-up, which orders its writes before the woken
+// goroutine's reads. The woken worker runs that task first, and otherwise
+// goes on as if its own search had found it: it passes the waking token on
+// the same way. So an idle pool has started a submitted task by the time
+// its submit returns: the task has left its queue (a Bounded has room
+// again), and a Close that starts later does not drop it (one handed while
+// Close begins is dropped, as if the worker had polled it: handOver). Only
+// the scheduler's choice is handed over (the highest level with work, by
+// default), not necessarily the submitted task, so priorities hold; and
+// nothing is handed to a worker at or above target, nor once Close started.
+// Every other wake-up (passing the token on, repairs, Close) wakes without a
+// task: a repair may run under a channel's lock (Bits.Clear), where a search
+// could take that lock again. (internal/model/park.pml and close.pml,
+// HANDOFF.)
 //
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)

@@ -20,9 +20,10 @@ package smartpool
 // goroutine that starts the loop; and while the worker is idle, by whoever
 // popped it off the idle stack (or created it), until it wakes it: that
 // goroutine searches on the worker's behalf (cursor, order, picker) and
-// leaves the task in next (park.go, "Waking with a task"). Which goroutine carries a worker changes
-// when a task yields or takes an idle worker (yield.go); the hand-over
-// always goes through a channel or the idle stack, which orders it.
+// leaves the task in next (park.go, "Waking with a task"). Which goroutine
+// carries a worker changes when a task yields or takes an idle worker
+// (yield.go); the hand-over always goes through a channel or the idle
+// stack, which orders it.
 
 import (
 	"math/bits"
