@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,25 +34,8 @@ func BenchmarkPriorityLatencyPaced(b *testing.B) {
 // late.
 func priorityRunPaced(p Pool, s spinner, backlog, urgent int) []float64 {
 	defer p.Close()
-	iters := BacklogTaskUs * s.perMicro
-	low := func() { spin(iters) }
-	queued := make(chan struct{})
-	var submitted atomic.Int64
-	go func() {
-		for range backlog {
-			p.Submit(low)
-			submitted.Add(1)
-		}
-		close(queued)
-	}()
-	select {
-	case <-queued:
-	case <-time.After(backlogPatience):
-	}
-	high := p.Submit
-	if h, ok := p.(Prioritizer); ok {
-		high = h.SubmitHigh
-	}
+	queued, _ := queueBacklog(p, s, backlog)
+	high := highSubmit(p)
 	lat := make([]float64, urgent)
 	late := 0
 	prev := time.Now()

@@ -238,26 +238,8 @@ const (
 // when the urgent phase began.
 func priorityRun(p Pool, s spinner, backlog, urgent int) []float64 {
 	defer p.Close()
-	iters := BacklogTaskUs * s.perMicro
-	low := func() { spin(iters) }
-	queued := make(chan struct{})
-	var submitted atomic.Int64
-	go func() {
-		for range backlog {
-			p.Submit(low)
-			submitted.Add(1)
-		}
-		close(queued)
-	}()
-	select {
-	case <-queued:
-	case <-time.After(backlogPatience):
-	}
-	atStart := float64(submitted.Load()) / float64(backlog)
-	high := p.Submit
-	if h, ok := p.(Prioritizer); ok {
-		high = h.SubmitHigh
-	}
+	queued, atStart := queueBacklog(p, s, backlog)
+	high := highSubmit(p)
 	lat := make([]float64, urgent)
 	start := time.Now()
 	for i := range lat {
@@ -271,6 +253,37 @@ func priorityRun(p Pool, s spinner, backlog, urgent int) []float64 {
 	p.Wait()
 	slices.Sort(lat)
 	return []float64{Quantile(lat, 0.5), Quantile(lat, 0.99), lat[len(lat)-1], atStart}
+}
+
+// queueBacklog submits backlog tasks of BacklogTaskUs to p from a goroutine
+// of its own and waits until they are all queued, or for backlogPatience;
+// it returns a channel closed once they are, and the fraction submitted
+// when it returned.
+func queueBacklog(p Pool, s spinner, backlog int) (queued <-chan struct{}, atStart float64) {
+	iters := BacklogTaskUs * s.perMicro
+	low := func() { spin(iters) }
+	done := make(chan struct{})
+	var submitted atomic.Int64
+	go func() {
+		for range backlog {
+			p.Submit(low)
+			submitted.Add(1)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(backlogPatience):
+	}
+	return done, float64(submitted.Load()) / float64(backlog)
+}
+
+// highSubmit returns p's high-priority submit where it has one, else Submit.
+func highSubmit(p Pool) func(func()) {
+	if h, ok := p.(Prioritizer); ok {
+		return h.SubmitHigh
+	}
+	return p.Submit
 }
 
 // memoryRun occupies every worker of p with a task that blocks, submits n
