@@ -14,8 +14,7 @@ import (
 
 // idleStates are the three ways a one-worker pool can be idle when a task
 // arrives: its worker not created yet, parked with its goroutine, or left
-// without one after IdleTimeout. Each runs inside a synctest bubble and
-// returns the pool, idle in that state.
+// without one after IdleTimeout; forEachIdleState brings a pool to each.
 var idleStates = []struct {
 	name  string
 	idle  time.Duration // Config.IdleTimeout
