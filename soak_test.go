@@ -970,6 +970,9 @@ run:
 	if s.acceptedN != soakSum(s.totals) || s.acceptedN != s.accepted.n.Load() {
 		t.Errorf("soak: accepted %d (checksum count %d), finished %d", s.acceptedN, s.accepted.n.Load(), soakSum(s.totals))
 	}
+	// A closed pool's goroutines that outlive its Close (spare carriers end
+	// once they see it finished) keep its memory live until they end.
+	eventually(t, func() bool { return runtime.NumGoroutine() <= baseline })
 	endHeap := soakLiveHeap()
 	var heapMsg string
 	if warm >= 0 {
