@@ -112,17 +112,11 @@ func (tc *taskContext) waitSpare() *worker {
 	select {
 	case e.spares <- tc:
 	default:
-		tc.spare.Store(spareGone) // full: nobody can reach this context
-		return nil
+		return nil // full: nobody can reach this context
 	}
 	var timeout <-chan time.Time
 	if d := e.idleTimeout; d > 0 {
-		if tc.timer == nil {
-			tc.timer = time.NewTimer(d)
-		} else {
-			tc.timer.Reset(d)
-		}
-		timeout = tc.timer.C
+		timeout = rearm(&tc.timer, d)
 	}
 	for {
 		select {

@@ -165,17 +165,13 @@ func (w *worker) park() (waking, stay bool) {
 	if d <= 0 {
 		return <-w.wake, true
 	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
+	expired := rearm(&w.timer, d)
 	for {
 		select {
 		case waking := <-w.wake:
 			w.timer.Stop()
 			return waking, true
-		case <-w.timer.C:
+		case <-expired:
 			if w.idle.CompareAndSwap(parked, orphaned) {
 				return false, false
 			}
@@ -184,6 +180,17 @@ func (w *worker) park() (waking, stay bool) {
 			w.timer.Reset(d)
 		}
 	}
+}
+
+// rearm sets *t to fire once after d, creating it on first use, and returns
+// its channel: a goroutine that waits idle again and again keeps one timer.
+func rearm(t **time.Timer, d time.Duration) <-chan time.Time {
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	return (*t).C
 }
 
 // goIdle pushes w on the idle stack, parked or orphaned, and wakes a worker
