@@ -1,0 +1,25 @@
+package smartpool
+
+// BatchPoller is implemented by channels that can give a worker several
+// tasks of one queue under one lock hold. A worker whose run buffer is empty
+// calls PollBatch instead of Poll (see "Batch polls" in buffer.go); it keeps
+// the tasks in its buffer and runs them one by one, looking before each one
+// whether a higher level has work, and idle workers steal from the buffer
+// before they park. A task in a buffer is still queued: Stats counts it in
+// Queued, Close drops it unless its channel completes on close, and
+// SubmitContext can cancel it.
+//
+// The pool does not batch from a capped channel (ChannelParams.MaxRunning)
+// nor under a scheduler of its own (Config.Scheduler), whose picks are per
+// task.
+type BatchPoller interface {
+	// PollBatch removes tasks from queue, the ones successive Polls would
+	// return and in that order, into ts, and returns how many: at most
+	// len(ts), and at most ⌈n/share⌉ of the n tasks the queue holds (share
+	// is at least 1: the pool's worker count), so that workers polling in
+	// turn each get some; 0 when the queue is empty. If keys is not nil,
+	// the channel is an OrderedPoller and keys has the length of ts:
+	// PollBatch stores each task's key at the task's index, as PollOrder
+	// returns it. PollBatch keeps the bit rule as Poll does.
+	PollBatch(queue int, ts []Task, keys []Order, share int) int
+}
