@@ -90,7 +90,11 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		}
 		for q := range c.Queues() {
 			op, _ := c.(OrderedPoller)
-			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op})
+			bp, _ := c.(BatchPoller)
+			if e.chans[i].capped {
+				bp = nil // a cap reserves a slot per task polled (buffer.go)
+			}
+			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, above: 1<<uint(lo.level[i]) - 1})
 		}
 	}
 	// The limit is set before Attach: a channel may start goroutines there

@@ -125,6 +125,9 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Wait, c.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
 	}
 	e.eachWorker(func(w *worker) {
+		if n, q := w.buf.buffered(); n > 0 {
+			s.Channels[e.queues[q].ch].Queued += n // still queued (buffer.go)
+		}
 		if r := w.running.Load(); r > 0 && int(r) <= len(s.Channels) {
 			s.Busy++
 			s.Channels[r-1].Running++

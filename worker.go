@@ -71,6 +71,8 @@ type worker struct {
 	running atomic.Int32
 	runs    uint32
 	_       pad
+	buf     runBuffer // tasks polled in a batch and not run yet (buffer.go)
+	_       pad
 }
 
 // taskStats counts outcomes of one channel's tasks on one worker. Single
@@ -111,13 +113,13 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 		if handed {
 			t, q, started = w.next, w.nextQ, w.nextStarted
 			w.next, w.nextQ, w.nextStarted = nil, nil, false
-		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.retire(&waking) {
+		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.buf.empty() && w.retire(&waking) {
 			return // SetWorkers lowered the count (workers.go)
 		}
 		closing := e.closing.Load()
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
 		if !handed {
-			t, q = w.find()
+			t, q = w.search()
 		}
 		if t == nil && !closing && !yielded {
 			// Before parking, give the processor away once and look again
@@ -182,11 +184,37 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	}
 }
 
-// find returns a task and its queue, or nil when the summary reads empty.
-func (w *worker) find() (Task, *queueRef) {
+// search returns the worker loop's next task and its queue, or nil when
+// there is none: a buffered task unless a level above the buffer's has work
+// (buffer.go), else one found in the levels (a batch poll if the buffer is
+// empty), else one stolen from a sibling's buffer.
+func (w *worker) search() (Task, *queueRef) {
+	if n, qi := w.buf.buffered(); n > 0 {
+		if above := w.e.queues[qi].above; w.e.field.Summary()&above != 0 {
+			if t, q := w.find(above, false); t != nil {
+				return t, q
+			}
+		}
+		if t, q := w.takeBuffered(); t != nil {
+			return t, q
+		}
+	}
+	if t, q := w.find(allLevels, w.picker == nil); t != nil {
+		return t, q
+	}
+	return w.steal()
+}
+
+// allLevels is find's mask for every level.
+const allLevels = ^uint64(0)
+
+// find returns a task of the levels in mask and its queue, or nil when the
+// summary reads none of them. With batch, it fills the worker's empty
+// buffer from a queue that polls in batches (buffer.go).
+func (w *worker) find(mask uint64, batch bool) (Task, *queueRef) {
 	e := w.e
 	for {
-		avail := e.field.Summary()
+		avail := e.field.Summary() & mask
 		if avail == 0 {
 			return nil, nil
 		}
@@ -194,7 +222,7 @@ func (w *worker) find() (Task, *queueRef) {
 		if uint(l) >= 64 || avail&(1<<uint(l)) == 0 {
 			l = bits.TrailingZeros64(avail)
 		}
-		if t, q := w.pollLevel(l); t != nil {
+		if t, q := w.pollLevel(l, batch); t != nil {
 			return t, q
 		}
 		if e.field.Tidy(l) { // the level looked busy but was not: drop a spurious summary bit
@@ -204,8 +232,9 @@ func (w *worker) find() (Task, *queueRef) {
 }
 
 // pollLevel polls level l's queues whose bits are set, in rotation from the
-// worker's cursor, and returns the first task it gets.
-func (w *worker) pollLevel(l int) (Task, *queueRef) {
+// worker's cursor, and returns the first task it gets; by a batch poll where
+// it can if batch.
+func (w *worker) pollLevel(l int, batch bool) (Task, *queueRef) {
 	e := w.e
 	first, n := e.field.LevelRange(l)
 	from := w.cursor[l]
@@ -223,7 +252,13 @@ func (w *worker) pollLevel(l int) (Task, *queueRef) {
 		if capped && !e.reserve(q.ch) {
 			continue
 		}
-		if t := w.poll(q); t != nil {
+		var t Task
+		if batch && q.batch != nil {
+			t = w.fill(first+i, q)
+		} else {
+			t = w.poll(q)
+		}
+		if t != nil {
 			w.cursor[l] = from
 			return t, q
 		}

@@ -249,7 +249,7 @@ func (tc *taskContext) suspend() {
 // of live moves with it either way.
 func (w *worker) carryOn() {
 	e := w.e
-	if e.field.Summary() == 0 && int32(w.id) < e.target.Load() {
+	if e.field.Summary() == 0 && w.buf.empty() && int32(w.id) < e.target.Load() {
 		w.goIdle(orphaned)
 		return
 	}

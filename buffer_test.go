@@ -1,0 +1,208 @@
+package smartpool_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+// A worker's run buffer (buffer.go) meeting each way a queued task can end.
+// Every case builds the same state: one worker, whose batch poll took the
+// first batchMax tasks of a backlog and is running the first one, blocked;
+// so batchMax-1 tasks wait in its buffer and the rest in the channel.
+
+const (
+	backlog  = 10 // tasks queued behind the gate
+	buffered = 7  // of them in the worker's buffer: a batch of 8 minus the one running
+)
+
+// bufferedPool is a one-worker pool whose worker holds a batch: first is
+// running (it blocks until release is closed), the backlog-1 others are
+// queued, buffered of them in the worker's buffer. ran records the others'
+// names in the order they ran.
+type bufferedPool struct {
+	o       *smartpool.OwnedPool[string]
+	release chan struct{}
+	mu      sync.Mutex
+	ran     []string
+	dropped atomic.Int64
+}
+
+// newBufferedPool builds it; with ctx non-nil the backlog is submitted by
+// SubmitContext(ctx, ...).
+func newBufferedPool(t *testing.T, coc bool, ctx context.Context) *bufferedPool {
+	t.Helper()
+	bp := &bufferedPool{release: make(chan struct{})}
+	b := &behavior{workers: 1, levels: [][]ch{
+		{fifo("hi")},
+		{{key: "lo", c: channels.NewFIFO(), coc: coc, onDrop: func(smartpool.Task) { bp.dropped.Add(1) }}},
+	}}
+	bp.o = start(t, b)
+	g := newGate()
+	submit(t, bp.o, "lo", g.task("gate"))
+	g.waitStarted(t, 1)
+	started := make(chan struct{})
+	submit(t, bp.o, "lo", func(context.Context) { close(started); <-bp.release })
+	for i := range backlog - 1 {
+		name := fmt.Sprint("t", i)
+		fn := func(context.Context) { bp.record(name) }
+		var err error
+		if ctx != nil {
+			err = bp.o.Pool().SubmitContext(ctx, "lo", fn)
+		} else {
+			err = bp.o.Pool().Submit("lo", fn)
+		}
+		if err != nil {
+			t.Fatalf("submit %s: %v", name, err)
+		}
+	}
+	close(g.release)
+	waitFor(t, started, "the batch's first task")
+	return bp
+}
+
+func (bp *bufferedPool) record(name string) {
+	bp.mu.Lock()
+	bp.ran = append(bp.ran, name)
+	bp.mu.Unlock()
+}
+
+func (bp *bufferedPool) names() []string {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	return slices.Clone(bp.ran)
+}
+
+func TestBuffer_Endings(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		coc        bool
+		cancelRest bool // submit the rest with SubmitContext and cancel them
+		close      bool // Close while the first task runs
+		want       func(s smartpool.ChannelStats[string], bp *bufferedPool) string
+	}{
+		{name: "run", coc: true, want: ranAll},
+		{name: "close/complete", coc: true, close: true, want: ranAll},
+		{name: "close/drop", close: true, want: func(s smartpool.ChannelStats[string], bp *bufferedPool) string {
+			if s.Dropped != backlog-1 || bp.dropped.Load() != backlog-1 || len(bp.names()) != 0 {
+				return fmt.Sprintf("dropped %d (OnDrop %d), ran %v; want %d dropped, none ran", s.Dropped, bp.dropped.Load(), bp.names(), backlog-1)
+			}
+			return ""
+		}},
+		{name: "cancelled", coc: true, cancelRest: true, want: func(s smartpool.ChannelStats[string], bp *bufferedPool) string {
+			if s.Cancelled != backlog-1 || len(bp.names()) != 0 {
+				return fmt.Sprintf("cancelled %d, ran %v; want %d cancelled, none ran", s.Cancelled, bp.names(), backlog-1)
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ctx context.Context
+			cancel := func() {}
+			if tc.cancelRest {
+				ctx, cancel = context.WithCancel(context.Background())
+			}
+			defer cancel()
+			bp := newBufferedPool(t, tc.coc, ctx)
+			s := bp.stats(t)
+			if s.Queued != backlog-1 {
+				t.Fatalf("Stats: %d queued while the batch's first task runs, want %d (%d of them buffered)", s.Queued, backlog-1, buffered)
+			}
+			cancel()
+			if tc.close {
+				closed := make(chan struct{})
+				go func() {
+					defer close(closed)
+					_, _ = bp.o.Close(context.Background())
+				}()
+				eventually(t, func() bool { return bp.o.Pool().Submit("hi", func(context.Context) {}) != nil })
+				close(bp.release)
+				waitFor(t, closed, "Close")
+			} else {
+				close(bp.release)
+			}
+			r := closeWithin(t, bp.o, long)
+			s, _ = r.Channel("lo")
+			if msg := tc.want(s, bp); msg != "" {
+				t.Fatal(msg)
+			}
+		})
+	}
+}
+
+func (bp *bufferedPool) stats(t *testing.T) smartpool.ChannelStats[string] {
+	t.Helper()
+	s, ok := bp.o.Pool().Stats().Channel("lo")
+	if !ok {
+		t.Fatal("no channel lo in Stats")
+	}
+	return s
+}
+
+func ranAll(s smartpool.ChannelStats[string], bp *bufferedPool) string {
+	want := make([]string, backlog-1)
+	for i := range want {
+		want[i] = fmt.Sprint("t", i)
+	}
+	if got := bp.names(); !slices.Equal(got, want) {
+		return fmt.Sprintf("ran %v, want %v", got, want)
+	}
+	return ""
+}
+
+// An urgent task queued while a worker holds a batch runs before the rest of
+// the batch: the worker looks at the summary before each buffered task.
+func TestBuffer_UrgentTaskOvertakesTheBatch(t *testing.T) {
+	bp := newBufferedPool(t, true, nil)
+	submit(t, bp.o, "hi", func(context.Context) { bp.record("urgent") })
+	close(bp.release)
+	closeWithin(t, bp.o, long)
+	if got := bp.names(); len(got) == 0 || got[0] != "urgent" {
+		t.Fatalf("ran %v: the urgent task waited behind the buffered ones", got)
+	}
+}
+
+// A worker blocked in a task does not keep the tasks it buffered from an
+// idle sibling: the sibling steals them before it parks. The first task of
+// the backlog waits for all the others; whichever worker polls it buffers
+// some of them behind it.
+func TestBuffer_SiblingStealsBehindABlockedTask(t *testing.T) {
+	for range scale(20) {
+		o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("a")}}})
+		g := newGate()
+		submit(t, o, "a", g.task("gate0"))
+		submit(t, o, "a", g.task("gate1"))
+		g.waitStarted(t, 2)
+		const n = 2 * 8
+		var rest sync.WaitGroup
+		rest.Add(n - 1)
+		allRan := make(chan struct{})
+		go func() { rest.Wait(); close(allRan) }()
+		firstDone := make(chan struct{})
+		submit(t, o, "a", func(context.Context) {
+			defer close(firstDone)
+			select { // bounded: without stealing, the wait would never end
+			case <-allRan:
+			case <-time.After(long):
+			}
+		})
+		for range n - 1 {
+			submit(t, o, "a", func(context.Context) { rest.Done() })
+		}
+		close(g.release)
+		waitFor(t, firstDone, "the blocked task")
+		select {
+		case <-allRan:
+		default:
+			t.Fatalf("the tasks behind a blocked one did not run within %v on the idle worker", long)
+		}
+		closeWithin(t, o, long)
+	}
+}
