@@ -9,9 +9,13 @@ package smartpool
 // Queued, Close drops it unless its channel completes on close, and
 // SubmitContext can cancel it.
 //
-// The pool does not batch from a capped channel (ChannelParams.MaxRunning)
-// nor under a scheduler of its own (Config.Scheduler), whose picks are per
-// task.
+// The pool polls in batches only the channels of its lowest level, whose
+// buffered tasks no lower level's can overtake, and not a capped one
+// (ChannelParams.MaxRunning, MaxInFlight), nor under a scheduler of the
+// user's (Config.Schedule), whose picks are per task. A channel that orders
+// by a key (a priority, a deadline) should not implement BatchPoller: a task
+// queued after a batch was taken would wait behind the batch however it is
+// ordered.
 type BatchPoller interface {
 	// PollBatch removes tasks from queue, the ones successive Polls would
 	// return and in that order, into ts, and returns how many: at most

@@ -10,9 +10,12 @@ package smartpool
 // work too (a batch leaves a queue of two or more tasks non-empty, its bit
 // set, and the wake-up chain going).
 //
-// Priorities survive: before each buffered task the worker reads the summary
-// and, if a level above the buffer's has work, runs that level's task first
-// (search), so an urgent task waits at most for the task already running.
+// Priorities and the rotation survive: the buffer is the front of its queue.
+// Before each task the worker chooses a level and a queue as if that queue's
+// bit were set, and takes from the buffer only when it chooses that queue
+// (worker.search); so a higher level's task, or another queue's turn in the
+// level, comes first, as without the buffer, and an urgent task waits at
+// most for the task already running.
 // Buffered tasks are still queued: Stats counts them in Queued, the drop rule
 // applies to them when Close has started (the worker drops them as it takes
 // them, like a task it polled), and a cancelled one is skipped when it comes
@@ -70,6 +73,14 @@ func unpackState(s uint64) (head, end, queue int) {
 func (b *runBuffer) buffered() (n, queue int) {
 	h, end, q := unpackState(b.state.Load())
 	return end - h, q
+}
+
+// batches reports whether the pool polls a BatchPoller channel in batches:
+// only one of the lowest level, which has no level below it whose tasks
+// could start while its own wait in a worker's buffer; and not a capped
+// one, whose cap reserves a slot per task polled.
+func batches(capped bool, level, levels int) bool {
+	return !capped && level == levels-1
 }
 
 // empty reports whether the buffer holds no task; any goroutine may call it.

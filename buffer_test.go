@@ -30,6 +30,7 @@ const (
 type bufferedPool struct {
 	o       *smartpool.OwnedPool[string]
 	release chan struct{}
+	free    func() // closes release, once
 	mu      sync.Mutex
 	ran     []string
 	dropped atomic.Int64
@@ -45,6 +46,8 @@ func newBufferedPool(t *testing.T, coc bool, ctx context.Context) *bufferedPool 
 		{{key: "lo", c: channels.NewFIFO(), coc: coc, onDrop: func(smartpool.Task) { bp.dropped.Add(1) }}},
 	}}
 	bp.o = start(t, b)
+	bp.free = sync.OnceFunc(func() { close(bp.release) })
+	t.Cleanup(bp.free) // before start's Close, if the test failed early
 	g := newGate()
 	submit(t, bp.o, "lo", g.task("gate"))
 	g.waitStarted(t, 1)
@@ -123,10 +126,10 @@ func TestBuffer_Endings(t *testing.T) {
 					_, _ = bp.o.Close(context.Background())
 				}()
 				eventually(t, func() bool { return bp.o.Pool().Submit("hi", func(context.Context) {}) != nil })
-				close(bp.release)
+				bp.free()
 				waitFor(t, closed, "Close")
 			} else {
-				close(bp.release)
+				bp.free()
 			}
 			r := closeWithin(t, bp.o, long)
 			s, _ = r.Channel("lo")
@@ -162,7 +165,7 @@ func ranAll(s smartpool.ChannelStats[string], bp *bufferedPool) string {
 func TestBuffer_UrgentTaskOvertakesTheBatch(t *testing.T) {
 	bp := newBufferedPool(t, true, nil)
 	submit(t, bp.o, "hi", func(context.Context) { bp.record("urgent") })
-	close(bp.release)
+	bp.free()
 	closeWithin(t, bp.o, long)
 	if got := bp.names(); len(got) == 0 || got[0] != "urgent" {
 		t.Fatalf("ran %v: the urgent task waited behind the buffered ones", got)

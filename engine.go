@@ -73,7 +73,7 @@ type queueRef struct {
 	ch      int           // channel index
 	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
 	batch   BatchPoller   // c, if it polls in batches and has no cap (buffer.go)
-	above   uint64        // summary bits of the levels above this queue's
+	level   int           // the channel's level
 	// wakeHands: c calls Bits.Wake only outside its locks, so the wake-up
 	// may search for the woken worker (Bits.WakesOutsideLock). Written
 	// during Attach, read-only once New returned.

@@ -91,10 +91,10 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		for q := range c.Queues() {
 			op, _ := c.(OrderedPoller)
 			bp, _ := c.(BatchPoller)
-			if e.chans[i].capped {
-				bp = nil // a cap reserves a slot per task polled (buffer.go)
+			if !batches(e.chans[i].capped, lo.level[i], len(lo.perLevel)) {
+				bp = nil
 			}
-			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, above: 1<<uint(lo.level[i]) - 1})
+			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: lo.level[i]})
 		}
 	}
 	// The limit is set before Attach: a channel may start goroutines there

@@ -234,6 +234,6 @@ func (w *worker) handOver() {
 	if int32(w.id) >= e.target.Load() || e.stopped.Load() {
 		return
 	}
-	w.next, w.nextQ = w.find(allLevels, false) // one task: w's buffer is its own goroutine's to fill
+	w.next, w.nextQ = w.find(-1, false) // one task: w's buffer is its own goroutine's to fill
 	w.nextStarted = w.next != nil && !e.stopped.Load()
 }

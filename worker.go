@@ -185,36 +185,35 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 }
 
 // search returns the worker loop's next task and its queue, or nil when
-// there is none: a buffered task unless a level above the buffer's has work
-// (buffer.go), else one found in the levels (a batch poll if the buffer is
-// empty), else one stolen from a sibling's buffer.
+// there is none. The worker's buffer is the front of the queue it came from
+// (buffer.go): the worker chooses a level and a queue as if that queue's bit
+// were set, and takes from the buffer when it chooses that queue; so a
+// higher level's task, or another queue's turn in the level's rotation,
+// comes first as it would without the buffer. With the buffer empty, the
+// poll fills it where it can; and with nothing found, it steals.
 func (w *worker) search() (Task, *queueRef) {
-	if n, qi := w.buf.buffered(); n > 0 {
-		if above := w.e.queues[qi].above; w.e.field.Summary()&above != 0 {
-			if t, q := w.find(above, false); t != nil {
-				return t, q
-			}
-		}
-		if t, q := w.takeBuffered(); t != nil {
-			return t, q
-		}
+	batch := w.picker == nil // a scheduler of the user's picks per task
+	bq := -1
+	if n, q := w.buf.buffered(); n > 0 {
+		bq = q
 	}
-	if t, q := w.find(allLevels, w.picker == nil); t != nil {
+	if t, q := w.find(bq, batch && bq < 0); t != nil || !batch {
 		return t, q
 	}
 	return w.steal()
 }
 
-// allLevels is find's mask for every level.
-const allLevels = ^uint64(0)
-
-// find returns a task of the levels in mask and its queue, or nil when the
-// summary reads none of them. With batch, it fills the worker's empty
-// buffer from a queue that polls in batches (buffer.go).
-func (w *worker) find(mask uint64, batch bool) (Task, *queueRef) {
+// find returns a task and its queue, or nil when the summary reads empty
+// and the buffer holds nothing. bq is the global queue the worker's buffer
+// holds tasks of, or -1; with batch, a poll fills the (empty) buffer where
+// the queue polls in batches.
+func (w *worker) find(bq int, batch bool) (Task, *queueRef) {
 	e := w.e
 	for {
-		avail := e.field.Summary() & mask
+		avail := e.field.Summary()
+		if bq >= 0 {
+			avail |= 1 << uint(e.queues[bq].level)
+		}
 		if avail == 0 {
 			return nil, nil
 		}
@@ -222,8 +221,13 @@ func (w *worker) find(mask uint64, batch bool) (Task, *queueRef) {
 		if uint(l) >= 64 || avail&(1<<uint(l)) == 0 {
 			l = bits.TrailingZeros64(avail)
 		}
-		if t, q := w.pollLevel(l, batch); t != nil {
+		t, q, tookBuffer := w.pollLevel(l, bq, batch)
+		if t != nil {
 			return t, q
+		}
+		if tookBuffer {
+			bq = -1 // thieves emptied it
+			continue
 		}
 		if e.field.Tidy(l) { // the level looked busy but was not: drop a spurious summary bit
 			e.wake() // a repair: while the summary read zero, a woken worker may have parked
@@ -233,15 +237,22 @@ func (w *worker) find(mask uint64, batch bool) (Task, *queueRef) {
 
 // pollLevel polls level l's queues whose bits are set, in rotation from the
 // worker's cursor, and returns the first task it gets; by a batch poll where
-// it can if batch.
-func (w *worker) pollLevel(l int, batch bool) (Task, *queueRef) {
+// it can if batch. The buffer's queue bq takes its turn in the rotation
+// whatever its bit (tookBuffer: it was tried).
+func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuffer bool) {
 	e := w.e
 	first, n := e.field.LevelRange(l)
+	bi := bq - first // the buffer's queue in the level, if in [0, n)
 	from := w.cursor[l]
 	for range n {
 		i := e.field.Next(l, from)
+		if bi >= 0 && bi < n && (i < 0 || (bi-from+n)%n <= (i-from+n)%n) {
+			w.cursor[l] = (bi + 1) % n
+			t, q := w.takeBuffered()
+			return t, q, true
+		}
 		if i < 0 {
-			return nil, nil
+			return nil, nil, false
 		}
 		from = i + 1
 		if from == n {
@@ -260,13 +271,13 @@ func (w *worker) pollLevel(l int, batch bool) (Task, *queueRef) {
 		}
 		if t != nil {
 			w.cursor[l] = from
-			return t, q
+			return t, q, false
 		}
 		if capped {
 			e.release(q.ch)
 		}
 	}
-	return nil, nil
+	return nil, nil, false
 }
 
 // run runs t and records its outcome. It reports whether this goroutine
