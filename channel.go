@@ -66,6 +66,8 @@ type Unwrapper interface {
 // Poll is called by workers, concurrently, for a queue whose bit they saw set
 // (and, in a pool with channels that declare Bits.WakesOutsideLock, by their
 // Wake on behalf of an idle worker); it returns nil when the queue is empty.
+// A channel may also implement BatchPoller, to give a worker several tasks
+// per call, and OrderedPoller.
 // Push is the by-key submit (Pool.Submit): it enqueues a task with the
 // channel's default ordering.
 // Requeue enqueues a task that already ran and yielded, re-entering through
