@@ -37,8 +37,9 @@ type bufferedPool struct {
 }
 
 // newBufferedPool builds it; with ctx non-nil the backlog is submitted by
-// SubmitContext(ctx, ...).
-func newBufferedPool(t *testing.T, coc bool, ctx context.Context) *bufferedPool {
+// SubmitContext(ctx, ...); with yield each backlog task yields its worker
+// before it records its name.
+func newBufferedPool(t *testing.T, coc bool, ctx context.Context, yield bool) *bufferedPool {
 	t.Helper()
 	bp := &bufferedPool{release: make(chan struct{})}
 	b := &behavior{workers: 1, levels: [][]ch{
@@ -55,7 +56,12 @@ func newBufferedPool(t *testing.T, coc bool, ctx context.Context) *bufferedPool 
 	submit(t, bp.o, "lo", func(context.Context) { close(started); <-bp.release })
 	for i := range backlog - 1 {
 		name := fmt.Sprint("t", i)
-		fn := func(context.Context) { bp.record(name) }
+		fn := func(ctx context.Context) {
+			if yield {
+				smartpool.Yield(ctx, func() {})
+			}
+			bp.record(name)
+		}
 		var err error
 		if ctx != nil {
 			err = bp.o.Pool().SubmitContext(ctx, "lo", fn)
@@ -88,11 +94,14 @@ func TestBuffer_Endings(t *testing.T) {
 		name       string
 		coc        bool
 		cancelRest bool // submit the rest with SubmitContext and cancel them
+		yield      bool // the rest yield their worker once
 		close      bool // Close while the first task runs
 		want       func(s smartpool.ChannelStats[string], bp *bufferedPool) string
 	}{
 		{name: "run", coc: true, want: ranAll},
+		{name: "run/yield", coc: true, yield: true, want: ranAllAnyOrder},
 		{name: "close/complete", coc: true, close: true, want: ranAll},
+		{name: "close/complete/yield", coc: true, close: true, yield: true, want: ranAllAnyOrder},
 		{name: "close/drop", close: true, want: func(s smartpool.ChannelStats[string], bp *bufferedPool) string {
 			if s.Dropped != backlog-1 || bp.dropped.Load() != backlog-1 || len(bp.names()) != 0 {
 				return fmt.Sprintf("dropped %d (OnDrop %d), ran %v; want %d dropped, none ran", s.Dropped, bp.dropped.Load(), bp.names(), backlog-1)
@@ -113,7 +122,7 @@ func TestBuffer_Endings(t *testing.T) {
 				ctx, cancel = context.WithCancel(context.Background())
 			}
 			defer cancel()
-			bp := newBufferedPool(t, tc.coc, ctx)
+			bp := newBufferedPool(t, tc.coc, ctx, tc.yield)
 			s := bp.stats(t)
 			if s.Queued != backlog-1 {
 				t.Fatalf("Stats: %d queued while the batch's first task runs, want %d (%d of them buffered)", s.Queued, backlog-1, buffered)
@@ -163,7 +172,7 @@ func ranAll(s smartpool.ChannelStats[string], bp *bufferedPool) string {
 // An urgent task queued while a worker holds a batch runs before the rest of
 // the batch: the worker looks at the summary before each buffered task.
 func TestBuffer_UrgentTaskOvertakesTheBatch(t *testing.T) {
-	bp := newBufferedPool(t, true, nil)
+	bp := newBufferedPool(t, true, nil, false)
 	submit(t, bp.o, "hi", func(context.Context) { bp.record("urgent") })
 	bp.free()
 	closeWithin(t, bp.o, long)
@@ -208,4 +217,44 @@ func TestBuffer_SiblingStealsBehindABlockedTask(t *testing.T) {
 		}
 		closeWithin(t, o, long)
 	}
+}
+
+func ranAllAnyOrder(s smartpool.ChannelStats[string], bp *bufferedPool) string {
+	got := bp.names()
+	slices.Sort(got)
+	return ranAll(s, &bufferedPool{ran: got})
+}
+
+// A buffered task does not wait for a task that yielded before it: the
+// worker goes on with its buffer on another goroutine (it may not go idle
+// while its buffer holds tasks, though the summary reads empty).
+func TestBuffer_YieldingTaskLeavesItsBufferRunning(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	g := newGate()
+	submit(t, o, "a", g.task("gate"))
+	g.waitStarted(t, 1)
+	const rest = 6 // with the yielding task, one batch: the channel is left empty
+	var others sync.WaitGroup
+	others.Add(rest)
+	othersRan := make(chan struct{})
+	go func() { others.Wait(); close(othersRan) }()
+	ranFirst := make(chan bool, 1)
+	submit(t, o, "a", func(ctx context.Context) {
+		smartpool.Yield(ctx, func() {
+			select { // bounded: with the buffer stuck behind it, the wait would never end
+			case <-othersRan:
+				ranFirst <- true
+			case <-time.After(long):
+				ranFirst <- false
+			}
+		})
+	})
+	for range rest {
+		submit(t, o, "a", func(context.Context) { others.Done() })
+	}
+	close(g.release)
+	if !<-ranFirst {
+		t.Fatalf("the buffered tasks did not run within %v while the task before them waited in Yield", long)
+	}
+	closeWithin(t, o, long)
 }
