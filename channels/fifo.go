@@ -124,25 +124,57 @@ func (f *FIFO) setBitLocked() {
 
 // Poll removes and returns the oldest task, or nil if the FIFO is empty.
 //
+// Called by the pool; not for users.
+func (f *FIFO) Poll(int) smartpool.Task {
+	f.head.Lock()
+	t, _, left := f.q.Pop()
+	f.unlockHead(left)
+	return t
+}
+
+// PollBatch removes the oldest tasks into ts, as many as successive Polls
+// would return up to len(ts) and ⌈n/share⌉ of the n it holds (see
+// smartpool.BatchPoller), under one hold of the polling side's lock, and
+// returns how many. A FIFO has no keys: keys is ignored.
+//
+// Called by the pool; not for users.
+func (f *FIFO) PollBatch(_ int, ts []smartpool.Task, _ []smartpool.Order, share int) int {
+	if len(ts) == 0 {
+		return 0
+	}
+	f.head.Lock()
+	want := min(len(ts), max((f.q.Ready()+share-1)/max(share, 1), 1))
+	n, left := 0, 0
+	for n < want {
+		t, ok, l := f.q.Pop()
+		if !ok {
+			break
+		}
+		ts[n], left = t, l
+		n++
+	}
+	f.unlockHead(left)
+	return n
+}
+
+// unlockHead ends a poll whose last Pop reported left tasks, by unlocking
+// head; first, if the FIFO looks empty, it clears the availability bit.
+//
 // The bit rule (smartpool.Channel) without a lock common to both sides: a
 // pusher publishes its task, then sets the bit unless bitSet reads true. The
-// Poll that leaves (or finds) the FIFO empty clears the bit if bitSet reads
+// poll that leaves (or finds) the FIFO empty clears the bit if bitSet reads
 // true or the bit itself reads set (a pusher may have stored bitSet true and
-// not yet set the bit when an earlier Poll stored false: its Set lands
+// not yet set the bit when an earlier poll stored false: its Set lands
 // later, on an empty FIFO), in this order: store bitSet false, clear, look
 // again, and set both back, then wake a worker, if the FIFO is not empty or
 // bitSet reads true (a pusher stored true after our store and its Set may
 // have come before our Clear). internal/model/park.pml checks this protocol,
 // with the three orderings that lose a task or leave a stale bit as
 // mutants.
-//
-// Called by the pool; not for users.
-func (f *FIFO) Poll(int) smartpool.Task {
-	f.head.Lock()
-	t, _, left := f.q.Pop()
+func (f *FIFO) unlockHead(left int) {
 	if left != 0 || !f.bitSet.Load() && !f.bits.Has(0) {
 		f.head.Unlock()
-		return t
+		return
 	}
 	f.bitSet.Store(false)
 	f.bits.Clear(0)
@@ -156,7 +188,6 @@ func (f *FIFO) Poll(int) smartpool.Task {
 	if back {
 		b.Wake(1) // while the bit read clear, a worker may have parked
 	}
-	return t
 }
 
 // Len returns the number of queued tasks. It takes the polling side's lock,

@@ -76,11 +76,12 @@ func linScale(n int) int {
 type linKind uint8
 
 const (
-	linPush    linKind = iota // Push or a typed submit of one value with a key
-	linRequeue                // Requeue of one value, with the channel's default key
-	linBatch                  // FIFO.SubmitBatch of several values
-	linPoll                   // Poll(q); output: the value, or linEmpty
-	linLen                    // Len; output: the count
+	linPush      linKind = iota // Push or a typed submit of one value with a key
+	linRequeue                  // Requeue of one value, with the channel's default key
+	linBatch                    // FIFO.SubmitBatch of several values
+	linPoll                     // Poll(q); output: the value, or linEmpty
+	linLen                      // Len; output: the count
+	linPollBatch                // PollBatch(q, ts[:max], nil, share); output: the values, in order ([]int)
 )
 
 // linEmpty is the output of a Poll that returned nil; linUnknown that of a
@@ -99,6 +100,8 @@ type linIn struct {
 	vals []int // linBatch: the values pushed, in order
 	key  int   // ordering key: a deadline step or a priority; 0 for FIFO
 	q    int   // linPoll: queue polled; Multi pushes: the queue the value came out of (set after the run)
+	// linPollBatch: the length of ts and the share (smartpool.BatchPoller)
+	max, share int
 }
 
 // linItem is a queued value in a model state.
@@ -130,7 +133,11 @@ func linQueueModel(before func(x, y int) bool) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return []linItem(nil) },
 		Step: func(state, input, output any) (bool, any) {
-			s, in, out := state.([]linItem), input.(linIn), output.(int)
+			s, in := state.([]linItem), input.(linIn)
+			if in.kind == linPollBatch {
+				return linBatchStep(s, in, output.([]int))
+			}
+			out := output.(int)
 			switch in.kind {
 			case linPush, linRequeue:
 				return out == 0, linInsert(s, before, linItem{key: in.key, val: in.val})
@@ -162,7 +169,7 @@ func linQueueModel(before func(x, y int) bool) porcupine.Model {
 			}
 			return h.Sum64()
 		},
-		DescribeOperation: func(input, output any) string { return linDescribe(input.(linIn), output.(int)) },
+		DescribeOperation: func(input, output any) string { return linDescribe(input.(linIn), output) },
 		DescribeState: func(state any) string {
 			var b strings.Builder
 			b.WriteByte('[')
@@ -181,7 +188,29 @@ func linQueueModel(before func(x, y int) bool) porcupine.Model {
 	}
 }
 
-func linDescribe(in linIn, out int) string {
+// linBatchStep is the model of a batch poll (smartpool.BatchPoller): the
+// head of the queue, in order, at most max values and ⌈n/share⌉ of the n
+// queued, at least one unless the queue is empty.
+func linBatchStep(s []linItem, in linIn, got []int) (bool, []linItem) {
+	limit := min(in.max, (len(s)+in.share-1)/in.share)
+	if len(got) > limit || len(s) > 0 && len(got) == 0 {
+		return false, s
+	}
+	for i, v := range got {
+		if s[i].val != v {
+			return false, s
+		}
+	}
+	return true, s[len(got):]
+}
+
+// linDescribe describes an operation; output is an int, or a []int for a
+// batch poll.
+func linDescribe(in linIn, output any) string {
+	if in.kind == linPollBatch {
+		return fmt.Sprintf("pollbatch q%d max %d share %d -> %v", in.q, in.max, in.share, output)
+	}
+	out := output.(int)
 	res := strconv.Itoa(out)
 	switch out {
 	case linEmpty:
@@ -204,6 +233,22 @@ func linDescribe(in linIn, out int) string {
 		return fmt.Sprintf("len -> %s", res)
 	}
 	return "?"
+}
+
+// linBatchPoll draws a batch poll of queue q.
+func linBatchPoll(r *rand.Rand, q int) linIn {
+	return linIn{kind: linPollBatch, q: q, max: 1 + r.IntN(4), share: 1 + r.IntN(3)}
+}
+
+// linValues runs a batch poll on c and returns the values polled.
+func linValues(c smartpool.BatchPoller, in linIn) []int {
+	ts := make([]smartpool.Task, in.max)
+	n := c.PollBatch(in.q, ts, nil, in.share)
+	vals := make([]int, n)
+	for i := range n {
+		vals[i] = linValue(ts[i])
+	}
+	return vals
 }
 
 // linIDKey carries a *int through the context a polled function task runs
@@ -248,7 +293,7 @@ type linTarget struct {
 	model  porcupine.Model
 	// fresh returns an executor for a new channel: it runs one operation and
 	// returns its output.
-	fresh func() func(in linIn) int
+	fresh func() func(in linIn) any
 	// gen draws one operation; pushes take values from *next.
 	gen func(r *rand.Rand, next *int) linIn
 	// route, for a Multi, maps the k-th push (in rotation order) to the
@@ -278,9 +323,9 @@ func linFIFOTarget() *linTarget {
 		name:   "FIFO",
 		queues: 1,
 		model:  linQueueModel(func(int, int) bool { return false }),
-		fresh: func() func(linIn) int {
+		fresh: func() func(linIn) any {
 			f := served(channels.NewFIFO())
-			return func(in linIn) int {
+			return func(in linIn) any {
 				switch in.kind {
 				case linPush:
 					if in.val%2 == 0 {
@@ -297,6 +342,8 @@ func linFIFOTarget() *linTarget {
 					return linErr(f.SubmitBatch(fns...))
 				case linPoll:
 					return linValue(f.Poll(in.q))
+				case linPollBatch:
+					return linValues(f, in)
 				default:
 					return f.Len()
 				}
@@ -304,6 +351,8 @@ func linFIFOTarget() *linTarget {
 		},
 		gen: func(r *rand.Rand, next *int) linIn {
 			switch n := r.IntN(20); {
+			case n < 2:
+				return linBatchPoll(r, 0)
 			case n < 8:
 				*next++
 				return linIn{kind: linPush, val: *next}
@@ -331,9 +380,9 @@ func linDeadlineTarget() *linTarget {
 		name:   "Deadline",
 		queues: 1,
 		model:  linQueueModel(func(x, y int) bool { return x < y }),
-		fresh: func() func(linIn) int {
+		fresh: func() func(linIn) any {
 			d := served(channels.NewDeadline())
-			return func(in linIn) int {
+			return func(in linIn) any {
 				switch in.kind {
 				case linPush:
 					if in.val%2 == 0 {
@@ -368,9 +417,9 @@ func linPriorityTarget() *linTarget {
 		name:   "Priority",
 		queues: 1,
 		model:  linQueueModel(func(x, y int) bool { return x > y }),
-		fresh: func() func(linIn) int {
+		fresh: func() func(linIn) any {
 			p := served(channels.NewPriority())
-			return func(in linIn) int {
+			return func(in linIn) any {
 				switch in.kind {
 				case linPush:
 					switch {
@@ -450,9 +499,9 @@ func linMultiTarget(nested bool) *linTarget {
 		return parts
 	}
 	tg.model = fifo
-	tg.fresh = func() func(linIn) int {
+	tg.fresh = func() func(linIn) any {
 		m := newMulti()
-		return func(in linIn) int {
+		return func(in linIn) any {
 			switch in.kind {
 			case linPush:
 				if in.val%2 == 0 {
@@ -461,6 +510,8 @@ func linMultiTarget(nested bool) *linTarget {
 				return linErr(m.Submit(linFn(in.val)))
 			case linRequeue:
 				return linErr(m.Requeue(idTask(in.val)))
+			case linPollBatch:
+				return linValues(m, in)
 			default:
 				return linValue(m.Poll(in.q))
 			}
@@ -468,6 +519,8 @@ func linMultiTarget(nested bool) *linTarget {
 	}
 	tg.gen = func(r *rand.Rand, next *int) linIn {
 		switch n := r.IntN(20); {
+		case n < 2:
+			return linBatchPoll(r, r.IntN(tg.queues))
 		case n < 9:
 			*next++
 			return linIn{kind: linPush, val: *next}
@@ -573,8 +626,15 @@ func linAssignQueues(tg *linTarget, hist []porcupine.Operation) string {
 	from := map[int]int{}
 	for _, op := range hist {
 		in := op.Input.(linIn)
-		if v := op.Output.(int); in.kind == linPoll && v >= 0 {
-			from[v] = in.q
+		switch out := op.Output.(type) {
+		case int:
+			if in.kind == linPoll && out >= 0 {
+				from[out] = in.q
+			}
+		case []int:
+			for _, v := range out {
+				from[v] = in.q
+			}
 		}
 	}
 	got := make([]int, tg.queues)
@@ -652,7 +712,7 @@ func linHistory(hist []porcupine.Operation) string {
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
 	var b strings.Builder
 	for _, op := range ops {
-		fmt.Fprintf(&b, "  [%3d,%3d] client %d: %s\n", op.Call, op.Return, op.ClientId, linDescribe(op.Input.(linIn), op.Output.(int)))
+		fmt.Fprintf(&b, "  [%3d,%3d] client %d: %s\n", op.Call, op.Return, op.ClientId, linDescribe(op.Input.(linIn), op.Output))
 	}
 	return b.String()
 }
@@ -871,7 +931,7 @@ type linTornFIFO struct {
 	q  []int
 }
 
-func (f *linTornFIFO) exec(in linIn) int {
+func (f *linTornFIFO) exec(in linIn) any {
 	switch in.kind {
 	case linPush, linRequeue:
 		f.mu.Lock()
@@ -883,6 +943,13 @@ func (f *linTornFIFO) exec(in linIn) int {
 		f.q = append(f.q, in.vals...)
 		f.mu.Unlock()
 		return 0
+	case linPollBatch: // atomic and within bounds: this mutant's flaw is its Poll
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		n := min(in.max, (len(f.q)+in.share-1)/in.share)
+		vals := slices.Clone(f.q[:n])
+		f.q = f.q[n:]
+		return vals
 	case linPoll:
 		f.mu.Lock()
 		if len(f.q) == 0 {
@@ -912,7 +979,7 @@ func (f *linTornFIFO) exec(in linIn) int {
 // cores, within the 40,000 (10,000 under -race) that I1 runs.
 func TestLin_CatchesTornFIFO(t *testing.T) {
 	tg := linFIFOTarget()
-	tg.fresh = func() func(linIn) int { return new(linTornFIFO).exec }
+	tg.fresh = func() func(linIn) any { return new(linTornFIFO).exec }
 	r := newRand(t)
 	n := linScale(40_000)
 	for i := range n {
@@ -927,4 +994,32 @@ func TestLin_CatchesTornFIFO(t *testing.T) {
 		}
 	}
 	t.Fatalf("no illegal history in %d scenarios of a FIFO whose Poll is not atomic", n)
+}
+
+// A FIFO whose batch poll ignores the share (it takes what len(ts) allows)
+// is caught: workers would leave their siblings nothing.
+func TestLin_CatchesGreedyBatch(t *testing.T) {
+	tg := linFIFOTarget()
+	exact := tg.fresh
+	tg.fresh = func() func(linIn) any {
+		exec := exact()
+		return func(in linIn) any {
+			if in.kind == linPollBatch {
+				greedy := in
+				greedy.share = 1
+				return exec(greedy)
+			}
+			return exec(in)
+		}
+	}
+	r := newRand(t)
+	n := linScale(40_000)
+	for i := range n {
+		hist := linRun(tg, linNewScenario(r, tg, 3, 3, 5))
+		if porcupine.CheckOperationsTimeout(tg.model, hist, time.Second) == porcupine.Illegal {
+			t.Logf("greedy batch caught after %d scenarios", i+1)
+			return
+		}
+	}
+	t.Fatalf("no illegal history in %d scenarios of a FIFO whose PollBatch ignores the share", n)
 }

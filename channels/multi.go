@@ -173,17 +173,9 @@ func (m *Multi[C]) Requeue(t smartpool.Task) error {
 //
 // Called by the pool; not for users.
 func (m *Multi[C]) Poll(i int) smartpool.Task {
-	if i < 0 || i >= m.queues {
+	s, ok := m.shardOf(i)
+	if !ok {
 		return nil
-	}
-	if m.single {
-		return m.shards[i].Poll(0)
-	}
-	// The shard whose first queue is the last one at most i. first is
-	// strictly increasing: queues > 0 means no shard is empty.
-	s, found := slices.BinarySearch(m.first, i)
-	if !found {
-		s--
 	}
 	return m.shards[s].Poll(i - m.first[s])
 }
@@ -192,20 +184,66 @@ func (m *Multi[C]) Poll(i int) smartpool.Task {
 // by one (see smartpool.OrderedPoller), so that a task that yields keeps its
 // place in a Multi of Priority or Deadline shards; the pool calls it.
 func (m *Multi[C]) PollOrder(i int) (smartpool.Task, smartpool.Order) {
-	if i < 0 || i >= m.queues {
+	s, ok := m.shardOf(i)
+	if !ok {
 		return nil, smartpool.Order{}
-	}
-	s := i
-	if !m.single {
-		var found bool
-		if s, found = slices.BinarySearch(m.first, i); !found {
-			s-- // see Poll
-		}
 	}
 	if op, ok := any(m.shards[s]).(smartpool.OrderedPoller); ok {
 		return op.PollOrder(i - m.first[s])
 	}
 	return m.shards[s].Poll(i - m.first[s]), smartpool.Order{}
+}
+
+// PollBatch polls queue i by the owning shard's PollBatch if the shard has
+// one (see smartpool.BatchPoller), so that a Multi of FIFOs batches as a
+// FIFO does, and otherwise by one PollOrder; it stores the tasks' keys in
+// keys, if not nil (zero keys for a shard that orders by none).
+//
+// Called by the pool; not for users.
+func (m *Multi[C]) PollBatch(i int, ts []smartpool.Task, keys []smartpool.Order, share int) int {
+	s, ok := m.shardOf(i)
+	if !ok || len(ts) == 0 {
+		return 0
+	}
+	shard := any(m.shards[s])
+	_, ordered := shard.(smartpool.OrderedPoller)
+	if bp, ok := shard.(smartpool.BatchPoller); ok {
+		var shardKeys []smartpool.Order
+		if ordered {
+			shardKeys = keys
+		}
+		n := bp.PollBatch(i-m.first[s], ts, shardKeys, share)
+		if keys != nil && !ordered {
+			clear(keys[:n])
+		}
+		return n
+	}
+	t, o := m.PollOrder(i)
+	if t == nil {
+		return 0
+	}
+	ts[0] = t
+	if keys != nil {
+		keys[0] = o
+	}
+	return 1
+}
+
+// shardOf returns the shard that owns queue i, false if i is out of range.
+func (m *Multi[C]) shardOf(i int) (int, bool) {
+	if i < 0 || i >= m.queues {
+		return 0, false
+	}
+	if m.single {
+		return i, true
+	}
+	// The shard whose first queue is the last one at most i. first is
+	// strictly increasing: queues > 0 means no shard is empty.
+	s, found := slices.BinarySearch(m.first, i)
+	if !found {
+		s--
+	}
+	return s, true
 }
 
 // Len returns the sum of the shards' Len, each read at a different instant

@@ -108,6 +108,19 @@ func (q *TwoLock[T]) Pop() (v T, ok bool, left int) {
 	return v, true, int(q.seen - n - 1)
 }
 
+// Ready returns how many values pops can take without looking at the
+// pushing side: those seen at the last look, or, if they ran out, those the
+// look it takes now sees. It is a lower bound of Len that, like Pop, leaves
+// the line the pushing side writes alone while a backlog lasts. The caller
+// holds the head lock.
+func (q *TwoLock[T]) Ready() int {
+	n := q.popped.Load()
+	if n == q.seen {
+		q.seen = q.pushed.Load()
+	}
+	return int(q.seen - n)
+}
+
 // twoLockSpares is how many drained segments a TwoLock keeps for reuse: a
 // few, so that a pushing side that runs a segment or two ahead of the
 // popping side, back and forth, still finds one instead of allocating.
