@@ -28,8 +28,8 @@ package smartpool
 // Claims: state packs head, end and the global queue number the tasks came
 // from; slots [head, end) hold tasks nobody has claimed. The owner takes one
 // task by a compare-and-swap of head+1, a thief half of them by one of head+k,
-// so no task is taken twice. Slots are written by the owner's fill, under mu,
-// and cleared by whoever claimed them: the owner clears its own without mu, a
+// so no task is taken twice. Slots are written by the owner's fill (a batch
+// poll, or the rest of what it stole), under mu, and cleared by whoever claimed them: the owner clears its own without mu, a
 // thief copies and clears its claims under mu. The owner fills only an empty
 // buffer, and takes mu to do it: so a fill waits out a thief still copying
 // slots it claimed, and no thief can claim while the fill writes (there is
@@ -56,8 +56,7 @@ type runBuffer struct {
 	state atomic.Uint64   // head | end<<8 | queue<<16: see "Claims"
 	mu    sync.Mutex      // held by the owner's fill and by thieves
 	tasks [batchMax]Task  // see "Claims" for who writes which slot
-	keys  [batchMax]Order // the tasks' keys, for an OrderedPoller's queue; written by fill only
-	_     [0]func()       // not comparable
+	keys  [batchMax]Order // the tasks' keys, for an OrderedPoller's queue; written with the tasks
 }
 
 func packState(head, end, queue int) uint64 {
@@ -98,7 +97,9 @@ func (w *worker) fill(qi int, q *queueRef) Task {
 	if q.ordered != nil {
 		keys = b.keys[:]
 	}
-	share := max(int(w.e.target.Load()), 1)
+	// The workers that may poll it: those created, up to the count (more
+	// are created while the queue keeps work, which a batch leaves).
+	share := max(min(int(w.e.target.Load()), int(w.e.born.Load())), 1)
 	b.mu.Lock()
 	n := min(q.batch.PollBatch(q.local, b.tasks[:], keys, share), batchMax)
 	var t Task
