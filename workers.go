@@ -18,8 +18,9 @@ package smartpool
 // Workers are numbered; those below e.target run. SetWorkers raises target
 // and starts the missing workers, or lowers it and wakes the parked ones; a
 // worker at or above target retires at the top of its loop, after the task
-// it was running, so no task is interrupted, lost or run twice: tasks stay
-// in their channels for the workers that remain. A retired worker keeps its
+// it was running and those it had taken in a batch (buffer.go), so no task
+// is interrupted, lost or run twice: tasks stay in their channels for the
+// workers that remain. A retired worker keeps its
 // stats, and its number is reused if the pool grows again.
 //
 // Once Close started, no worker retires: the surplus ones drain with the
@@ -45,7 +46,8 @@ import (
 
 // SetWorkers changes the number of workers at run time. When n is higher,
 // more workers may run at once (each starts when work needs it); when n is
-// lower, the surplus workers stop after their current task (a task that
+// lower, the surplus workers stop after their current task and the few
+// they took with it in a batch (a task that
 // yielded finishes on whichever worker picks it up), unless Close has
 // started by then: they then help finish the drain. n must be
 // between 1 and MaxWorkers: it returns an error wrapping ErrConfig
