@@ -25,6 +25,15 @@ package smartpool
 // it. Idle workers add parallelism: before parking, a worker steals the
 // older half of a sibling's buffer (steal).
 //
+// Waking for buffered tasks: a task may block until another has started,
+// and the other may wait in the blocked task's worker's buffer; a sibling
+// must then not sleep. So buffered tasks are work to the sleep and wake-up
+// protocol (park.go): e.buffered counts the non-empty buffers, the worker
+// that makes a buffer non-empty counts it and then wakes an idle worker (as
+// a submitter sets a bit and then wakes), and a worker that parks reads it
+// with the summary after it registered as idle (hasWork). A woken worker
+// finds the queue empty and steals.
+//
 // Claims: state packs head, end and the global queue number the tasks came
 // from; slots [head, end) hold tasks nobody has claimed. The owner takes one
 // task by a compare-and-swap of head+1, a thief half of them by one of head+k,
@@ -46,9 +55,6 @@ import (
 // channel lock per eight tasks, small enough that a sibling idles little
 // behind a worker's long task before it steals.
 const batchMax = 8
-
-// stealGlances bounds how many siblings a worker about to park looks at.
-const stealGlances = 32
 
 // runBuffer holds tasks a worker polled in one batch and has not run yet.
 // Owner: the goroutine carrying the worker; thieves: other workers' goroutines.
@@ -113,6 +119,10 @@ func (w *worker) fill(qi int, q *queueRef) Task {
 		}
 	}
 	b.mu.Unlock()
+	if n > 1 {
+		w.e.buffered.Add(1)
+		w.e.wake() // an idle worker may steal: see "Waking for buffered tasks"
+	}
 	return t
 }
 
@@ -129,6 +139,9 @@ func (w *worker) takeBuffered() (Task, *queueRef) {
 		if !b.state.CompareAndSwap(s, s+1) {
 			continue // a thief claimed some
 		}
+		if h+1 == end {
+			w.e.buffered.Add(-1) // this claim emptied it
+		}
 		t := b.tasks[h]
 		b.tasks[h] = nil
 		q := &w.e.queues[qi]
@@ -143,11 +156,12 @@ func (w *worker) takeBuffered() (Task, *queueRef) {
 
 // steal takes the older half of a sibling's buffer, runs the first task it
 // took (returns it) and keeps the rest in w's buffer, which is empty. It
-// looks at up to stealGlances siblings, starting after w.
+// looks at every sibling while e.buffered shows a non-empty buffer, and at
+// none otherwise.
 func (w *worker) steal() (Task, *queueRef) {
 	e := w.e
 	n := int(e.born.Load())
-	for i := 1; i < n && i <= stealGlances; i++ {
+	for i := 1; i < n && e.buffered.Load() != 0; i++ {
 		v := e.worker((w.id + i) % n)
 		if v == nil {
 			continue // being created (bear)
@@ -162,6 +176,7 @@ func (w *worker) steal() (Task, *queueRef) {
 }
 
 func (w *worker) stealFrom(v *runBuffer) (Task, *queueRef) {
+	e := w.e
 	var got [batchMax]Task
 	var keys [batchMax]Order
 	k, qi := 0, 0
@@ -174,6 +189,9 @@ func (w *worker) stealFrom(v *runBuffer) (Task, *queueRef) {
 		}
 		k, qi = (end-h+1)/2, q
 		if v.state.CompareAndSwap(s, s+uint64(k)) {
+			if h+k == end {
+				e.buffered.Add(-1) // this claim emptied it
+			}
 			copy(got[:k], v.tasks[h:h+k])
 			clear(v.tasks[h : h+k])
 			copy(keys[:k], v.keys[h:h+k])
@@ -185,7 +203,7 @@ func (w *worker) stealFrom(v *runBuffer) (Task, *queueRef) {
 	if k == 0 {
 		return nil, nil
 	}
-	q := &w.e.queues[qi]
+	q := &e.queues[qi]
 	if q.ordered != nil {
 		w.order = keys[0]
 	}
@@ -196,6 +214,8 @@ func (w *worker) stealFrom(v *runBuffer) (Task, *queueRef) {
 		copy(b.keys[1:k], keys[1:k])
 		b.state.Store(packState(1, k, qi))
 		b.mu.Unlock()
+		e.buffered.Add(1)
+		e.wake() // see "Waking for buffered tasks"
 	}
 	if got[0] == nil { // a hole (see takeBuffered): run the next one
 		t, q := w.takeBuffered()

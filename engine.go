@@ -31,7 +31,12 @@ type engine struct {
 	_       pad
 	waking  atomic.Bool   // a woken worker has not yet found work or parked (park.go)
 	wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
-	_       pad
+	// buffered counts the workers' non-empty run buffers: one more by the
+	// fill that makes a buffer non-empty, one less by the claim that empties
+	// it (buffer.go). Work the summary does not show, so the sleep and
+	// wake-up protocol reads it with the summary (hasWork).
+	buffered atomic.Int32
+	_        pad
 
 	admit         admission // Config.Limit (admit.go)
 	admitDeclared []bool    // per queue: its channel declared AdmitsOwnSubmits (credit.go); written during New only, then nil

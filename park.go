@@ -35,7 +35,12 @@ package smartpool
 // none (it then parks through the steps above, or, closing, looks again
 // before it exits), and a waker whose pop found the stack empty does so too.
 // A submitter that skipped because the flag was set wrote its bit before
-// reading the flag, so that re-read sees it. A Tidy in the search that
+// reading the flag, so that re-read sees it. Tasks in workers' run buffers
+// (buffer.go) are work the summary does not show: a worker that makes its
+// buffer non-empty counts it in e.buffered and then wakes a worker, as a
+// submitter sets a bit and then wakes, and every re-read above reads both
+// (hasWork); so a worker never sleeps while a task waits in a buffer behind
+// a task that blocks (buffer.pml). A Tidy in the search that
 // repaired the summary wakes a worker too. These rules are model-checked in
 // internal/model (park.pml, close.pml), each with the mutant that breaks it.
 //
@@ -105,10 +110,17 @@ func (e *engine) wakeFrom(q int) {
 			return
 		}
 		e.waking.Store(false)
-		if e.field.Summary() == 0 || e.live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
+		if !e.hasWork() || e.live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
 			return
 		}
 	}
+}
+
+// hasWork reports whether some task waits for a worker: a queue's bit in the
+// summary, or a task in a worker's run buffer (buffer.go). The sleep and
+// wake-up protocol reads it wherever it would read the summary alone.
+func (e *engine) hasWork() bool {
+	return e.field.Summary() != 0 || e.buffered.Load() != 0
 }
 
 // wakeHands reports whether a wake-up for global queue q hands a task over:
@@ -130,7 +142,7 @@ func (e *engine) wakeAny() {
 	}
 	if token {
 		e.waking.Store(false)
-		if e.field.Summary() != 0 {
+		if e.hasWork() {
 			e.wake()
 		}
 	}
@@ -200,7 +212,7 @@ func (w *worker) goIdle(state int32) {
 	w.running.Store(0) // not busy (timing.go)
 	w.idle.Store(state)
 	e.idle.Push(w.id)
-	if e.field.Summary() != 0 || (e.closing.Load() && e.inflight.Load() == 0) {
+	if e.hasWork() || (e.closing.Load() && e.inflight.Load() == 0) {
 		e.wakeAny()
 	}
 }

@@ -139,7 +139,7 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 				e.waking.Store(false)
 			}
 			if closing && !suspended {
-				if wasWaking && e.field.Summary() != 0 {
+				if wasWaking && e.hasWork() {
 					continue // a wake-up may have been skipped while we held the token
 				}
 				return
@@ -155,7 +155,7 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 		if waking {
 			waking = false
 			e.waking.Store(false)
-			if e.field.Summary() != 0 {
+			if e.hasWork() {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}

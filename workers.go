@@ -67,7 +67,7 @@ func (p *Pool[K]) SetWorkers(n int) error {
 	switch {
 	case int32(n) < old:
 		e.wakeAll() // parked surplus workers retire; the others park again
-	case e.field.Summary() != 0:
+	case e.hasWork():
 		e.wake() // queued work may be waiting for the new workers: start one, which passes the wake-up on
 	}
 	return nil
@@ -183,7 +183,7 @@ func (w *worker) retire(waking *bool) bool {
 	if *waking {
 		*waking = false
 		e.waking.Store(false)
-		if e.field.Summary() != 0 {
+		if e.hasWork() {
 			e.wake()
 		}
 	}

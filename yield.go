@@ -249,7 +249,7 @@ func (tc *taskContext) suspend() {
 // of live moves with it either way.
 func (w *worker) carryOn() {
 	e := w.e
-	if e.field.Summary() == 0 && w.buf.empty() && int32(w.id) < e.target.Load() {
+	if !e.hasWork() && int32(w.id) < e.target.Load() { // hasWork counts w's own buffer too
 		w.goIdle(orphaned)
 		return
 	}
@@ -314,7 +314,7 @@ func (tc *taskContext) endDropped() {
 // at or above the target is woken to retire instead.
 func (tc *taskContext) takeIdle() bool {
 	e := tc.e
-	if e.stopped.Load() || e.field.Summary() != 0 || e.idle.Empty() {
+	if e.stopped.Load() || e.hasWork() || e.idle.Empty() {
 		return false
 	}
 	ch := e.followup[tc.cur.ch]
