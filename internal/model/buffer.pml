@@ -8,14 +8,20 @@
  *   - its buffer, if it holds tasks: claim one by a compare-and-swap of
  *     head+1, read the slot, clear it;
  *   - else a batch poll (fill), under its own mutex: take at most
- *     min(B, ceil(n/W)) of the n queued tasks under the channel's lock, run
+ *     min(B, ceil(n/SHARE)) of the n queued tasks under the channel's lock
+ *     (SHARE: the workers created so far, up to W), run
  *     the first, write the others into slots 1.., publish (1, k);
  *   - else steal: under the victim's mutex, load its state and claim the
  *     older half by a compare-and-swap, copy and clear those slots; run the
  *     first, keep the rest in its own (empty) buffer as a fill does;
- *   - else, if it read closing before the search, exit; otherwise wait for
- *     a task to be queued or closing, and search again (parking and
- *     wake-ups are park.pml's and close.pml's).
+ *   - else, if it read closing before the search, exit; otherwise park:
+ *     register as idle, read the queue, the count of non-empty buffers and
+ *     closing (hasWork), wake one idle worker (maybe itself) if any shows
+ *     something, wait to be woken, and search again. The waking token and
+ *     the idle stack are park.pml's; here a wake-up clears one idle flag.
+ * A fill or a steal that leaves tasks in the worker's buffer counts the
+ * buffer in buffered and then wakes an idle worker; the claim that empties
+ * a buffer uncounts it. The submitter wakes an idle worker after each task.
  * A task taken from anywhere runs, or is dropped if Close had started
  * (stopped) and the channel does not complete on close (the drop rule of
  * worker.go: a buffered task has not started).
@@ -25,7 +31,13 @@
  * dropping channel ran after Close started, and that none of a
  * complete-on-close channel was dropped.
  *
- * Defines: W (2), NT (4), NQ (2), B (2), COC (0: the channel drops on close).
+ * Defines: W (2), NT (4), NQ (2), B (2), SHARE (W), COC (0: the channel
+ * drops on close), PARK (1; 0: a worker with nothing to do waits for a task
+ * in the queue or closing, without the idle protocol: the claims alone, in
+ * fewer states),
+ * BLOCK (0; 1: task 0 blocks until task 1 has started, as a task waiting for
+ * another's result does, and Close waits for that: Close's wake-ups cannot
+ * hide a worker that sleeps while task 1 waits in a buffer).
  * Mutants (MUTANT=n), each must fail:
  *   1 a closing worker exits once the queue reads empty, without looking at
  *     its buffer or its siblings' (as if the summary told all): buffered
@@ -34,7 +46,10 @@
  *     task is taken twice;
  *   3 the fill does not take the buffer's mutex: it rewrites slots a thief
  *     claimed and has not copied yet;
- *   4 a buffered task escapes the drop rule: it runs after Close started.
+ *   4 a buffered task escapes the drop rule: it runs after Close started;
+ *   5 (BLOCK) a fill does not wake an idle worker: task 1 waits in the
+ *     buffer of task 0's worker while the other sleeps;
+ *   6 (BLOCK) a parking worker reads the queue but not buffered.
  */
 
 #ifndef W
@@ -55,6 +70,15 @@
 #ifndef MUTANT
 #define MUTANT 0
 #endif
+#ifndef BLOCK
+#define BLOCK 0
+#endif
+#ifndef SHARE
+#define SHARE W
+#endif
+#ifndef PARK
+#define PARK 1
+#endif
 
 byte qhead = 0;        /* tasks qhead..qtail-1 are queued in the channel */
 byte qtail = NQ;
@@ -68,20 +92,51 @@ byte bhead[W];         /* state word: head ... */
 byte bend[W];          /* ... and end, always updated together */
 byte slot[W * B];      /* task + 1, 0 when empty */
 bool mu[W];
+bool parked[W];        /* on the idle stack, waiting for a wake-up */
+byte buffered = 0;     /* non-empty buffers (e.buffered) */
 
 byte ran[NT];
 byte dropped[NT];
-bool lateRun = false;  /* a dropping channel's task started after Close started */
+bool lateRun = false;
+bool unblocked = false; /* BLOCK: task 0 saw task 1 start */  /* a dropping channel's task started after Close started */
 
 inline lock(m) { atomic { !m -> m = true } }
+
+/* wake one idle worker, if any (the lowest: which one does not matter here) */
+inline wakeOne() {
+	atomic {
+#if !PARK
+		skip
+#else
+		u = 0;
+		do
+		:: u < W && parked[u] -> parked[u] = false; break
+		:: u < W && !parked[u] -> u++
+		:: u >= W -> break
+		od
+#endif
+	}
+}
+
+/* a buffer just became non-empty: count it, then wake (MUTANT 5: no wake) */
+inline counted() {
+	buffered++;
+#if MUTANT != 5
+	wakeOne()
+#endif
+}
 inline unlock(m) { m = false }
 
 /* end task t, taken from a buffer if buffered: the drop rule reads stopped
  * once (s); a task run although s read true started after Close started */
-inline take(t, buffered) {
+inline take(t, fromBuffer) {
 	s = stopped;
 	if
-	:: s && !COC && !(MUTANT == 4 && buffered) -> dropped[t]++
+	:: BLOCK && t == 0 -> (ran[1] > 0); unblocked = true /* task 0 waits for task 1 to start */
+	:: else -> skip
+	fi;
+	if
+	:: s && !COC && !(MUTANT == 4 && fromBuffer) -> dropped[t]++
 	:: else ->
 		if
 		:: s && !COC -> lateRun = true
@@ -92,7 +147,7 @@ inline take(t, buffered) {
 }
 
 proctype worker(byte w) {
-	byte h, e, k, i, t, v, first;
+	byte h, e, k, i, t, v, first, u;
 	byte got[B];
 	bool c, ok, s;
 search:
@@ -115,6 +170,10 @@ search:
 		}
 		if
 		:: ok ->
+			if
+			:: h + 1 == e -> buffered--
+			:: else -> skip
+			fi;
 			t = slot[w * B + h];
 			assert(t != 0); /* a claimed slot holds its task */
 			slot[w * B + h] = 0;
@@ -130,7 +189,7 @@ search:
 #endif
 	atomic {
 		k = qtail - qhead;
-		k = (k + W - 1) / W;
+		k = (k + SHARE - 1) / SHARE;
 		if
 		:: k > B -> k = B
 		:: else -> skip
@@ -150,6 +209,10 @@ search:
 #if MUTANT != 3
 	unlock(mu[w]);
 #endif
+	if
+	:: k > 1 -> counted()
+	:: else -> skip
+	fi;
 	if
 	:: k > 0 -> take(first, false); goto search
 	:: else -> skip
@@ -174,6 +237,10 @@ search:
 				fi
 			}
 #endif
+			if
+			:: k > 0 && h + k == e -> buffered--
+			:: else -> skip
+			fi;
 		:: else -> skip
 		fi;
 		i = 0;
@@ -199,6 +266,10 @@ search:
 			:: else -> skip
 			fi;
 			unlock(mu[w]);
+			if
+			:: k > 1 -> counted()
+			:: else -> skip
+			fi;
 			take(got[0] - 1, true);
 			goto search
 		:: else -> v++
@@ -208,14 +279,32 @@ search:
 	od;
 	if
 	:: c -> skip
-	:: else -> (closing || qhead != qtail); goto search
+	:: else ->
+#if PARK
+		parked[w] = true;
+#if MUTANT == 6
+		if
+		:: qhead != qtail || closing -> wakeOne()
+		:: else -> skip
+		fi;
+#else
+		if
+		:: qhead != qtail || buffered > 0 || closing -> wakeOne()
+		:: else -> skip
+		fi;
+#endif
+		!parked[w];
+#else
+		(closing || qhead != qtail); /* PARK=0: wait without the protocol (claims only) */
+#endif
+		goto search
 	fi;
 exit:
 	live--
 }
 
 proctype submitter() {
-	byte t = NQ;
+	byte t = NQ, u;
 	do
 	:: t < NT ->
 		atomic {
@@ -224,6 +313,7 @@ proctype submitter() {
 			:: else -> refused[t] = true
 			fi
 		};
+		wakeOne();
 		t++
 	:: else -> break
 	od;
@@ -232,6 +322,9 @@ proctype submitter() {
 
 proctype closer() {
 	byte t;
+#if BLOCK
+	unblocked; /* Close comes after task 0, as a test waits for its tasks before it closes: until then nothing rescues a sleeping worker */
+#endif
 	stopped = true;
 #if !COC
 	atomic { /* the channel's Close(drop): every queued task reported */
@@ -244,6 +337,13 @@ proctype closer() {
 	}
 #endif
 	closing = true;
+	atomic { /* wakeAll */
+		t = 0;
+		do
+		:: t < W -> parked[t] = false; t++
+		:: else -> break
+		od
+	}
 	live == 0 && submitted;
 	t = 0;
 	do
