@@ -38,13 +38,15 @@ package smartpool
 // from; slots [head, end) hold tasks nobody has claimed. The owner takes one
 // task by a compare-and-swap of head+1, a thief half of them by one of head+k,
 // so no task is taken twice. Slots are written by the owner's fill (a batch
-// poll, or the rest of what it stole), under mu, and cleared by whoever claimed them: the owner clears its own without mu, a
-// thief copies and clears its claims under mu. The owner fills only an empty
-// buffer, and takes mu to do it: so a fill waits out a thief still copying
-// slots it claimed, and no thief can claim while the fill writes (there is
-// nothing to claim until the fill publishes the new state). A thief holds mu
-// from its load of state to its compare-and-swap, so a fill cannot recycle
-// the state it read. (internal/model close.pml and park.pml, BATCH.)
+// poll, or the rest of what it stole), under mu, and cleared by whoever
+// claimed them: the owner clears its own without mu, a thief copies and
+// clears its claims under mu. The owner fills only an empty buffer, and
+// takes mu to do it: so a fill waits out a thief still copying slots it
+// claimed, and no thief can claim while the fill writes (there is nothing to
+// claim until the fill publishes the new state). A thief holds mu from its
+// load of state to its compare-and-swap, so a fill cannot recycle the state
+// it read. The model internal/model/buffer.pml checks these claims, the
+// drop rule and the wake-ups.
 
 import (
 	"sync"

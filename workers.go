@@ -20,8 +20,8 @@ package smartpool
 // worker at or above target retires at the top of its loop, after the task
 // it was running and those it had taken in a batch (buffer.go), so no task
 // is interrupted, lost or run twice: tasks stay in their channels for the
-// workers that remain. A retired worker keeps its
-// stats, and its number is reused if the pool grows again.
+// workers that remain. A retired worker keeps its stats, and its number is
+// reused if the pool grows again.
 //
 // Once Close started, no worker retires: the surplus ones drain with the
 // rest and exit by the close protocol (yield.go). A worker that retired
@@ -47,9 +47,9 @@ import (
 // SetWorkers changes the number of workers at run time. When n is higher,
 // more workers may run at once (each starts when work needs it); when n is
 // lower, the surplus workers stop after their current task and the few
-// they took with it in a batch (a task that
-// yielded finishes on whichever worker picks it up), unless Close has
-// started by then: they then help finish the drain. n must be
+// they took with it in a batch (a task that yielded finishes on whichever
+// worker picks it up), unless Close has started by then: they then help
+// finish the drain. n must be
 // between 1 and MaxWorkers: it returns an error wrapping ErrConfig
 // otherwise, and ErrClosed once Close started.
 func (p *Pool[K]) SetWorkers(n int) error {
