@@ -49,9 +49,8 @@ import (
 // lower, the surplus workers stop after their current task and the few
 // they took with it in a batch (a task that yielded finishes on whichever
 // worker picks it up), unless Close has started by then: they then help
-// finish the drain. n must be
-// between 1 and MaxWorkers: it returns an error wrapping ErrConfig
-// otherwise, and ErrClosed once Close started.
+// finish the drain. n must be between 1 and MaxWorkers: it returns an error
+// wrapping ErrConfig otherwise, and ErrClosed once Close started.
 func (p *Pool[K]) SetWorkers(n int) error {
 	if n < 1 || n > MaxWorkers {
 		return configErr(errWorkers, "SetWorkers(%d): want 1 to %d workers", n, MaxWorkers)
