@@ -258,3 +258,48 @@ func TestBuffer_YieldingTaskLeavesItsBufferRunning(t *testing.T) {
 	}
 	closeWithin(t, o, long)
 }
+
+// A worker that SetWorkers retires runs the tasks it took in a batch first:
+// nobody else would while its sibling is blocked. Worker 0 blocks in a task
+// until the test releases it; worker 1 batch-polls a backlog behind a task
+// that blocks, and the pool is lowered to one worker meanwhile.
+func TestBuffer_RetiringWorkerRunsItsBatch(t *testing.T) {
+	for range scale(10) {
+		jobs := channels.NewFIFO()
+		o := start(t, &behavior{workers: 2, levels: [][]ch{{{key: "a", c: jobs, coc: true}}}})
+		hold := newGate() // on worker 0 (born first) until the end
+		submit(t, o, "a", hold.task("hold"))
+		hold.waitStarted(t, 1)
+		lead := newGate() // on worker 1, while the backlog is queued
+		submit(t, o, "a", lead.task("lead"))
+		lead.waitStarted(t, 1)
+		first := newGate() // the batch's first task
+		submit(t, o, "a", first.task("first"))
+		const rest = 6
+		var ran, k atomic.Int32
+		bufferedRan := make(chan struct{})
+		for range rest {
+			submit(t, o, "a", func(context.Context) {
+				if ran.Add(1) == k.Load() {
+					close(bufferedRan)
+				}
+			})
+		}
+		close(lead.release)
+		first.waitStarted(t, 1)
+		k.Store(int32(rest - jobs.Len())) // in worker 1's buffer; none has run
+		if k.Load() <= 0 {
+			t.Fatalf("worker 1 took no batch: %d of %d tasks left in the channel", jobs.Len(), rest)
+		}
+		if err := o.Pool().SetWorkers(1); err != nil {
+			t.Fatalf("SetWorkers(1): %v", err)
+		}
+		close(first.release)
+		waitFor(t, bufferedRan, "the retiring worker's buffered tasks, while worker 0 is blocked")
+		close(hold.release)
+		r := closeWithin(t, o, long)
+		if s, _ := r.Channel("a"); s.Ran != 3+rest {
+			t.Fatalf("report: %d ran, want %d", s.Ran, 3+rest)
+		}
+	}
+}
