@@ -122,10 +122,17 @@ func (w *worker) fill(qi int, q *queueRef) Task {
 	}
 	b.mu.Unlock()
 	if n > 1 {
-		w.e.buffered.Add(1)
-		w.e.wake() // an idle worker may steal: see "Waking for buffered tasks"
+		w.e.bufferFilled()
 	}
 	return t
+}
+
+// bufferFilled follows a store that made a buffer non-empty: it counts the
+// buffer, then wakes an idle worker, which may steal (see "Waking for
+// buffered tasks"), as a submitter sets a bit and then wakes.
+func (e *engine) bufferFilled() {
+	e.buffered.Add(1)
+	e.wake()
 }
 
 // takeBuffered takes the oldest task of w's buffer; nil if it is empty. Owner
@@ -216,8 +223,7 @@ func (w *worker) stealFrom(v *runBuffer) (Task, *queueRef) {
 		copy(b.keys[1:k], keys[1:k])
 		b.state.Store(packState(1, k, qi))
 		b.mu.Unlock()
-		e.buffered.Add(1)
-		e.wake() // see "Waking for buffered tasks"
+		e.bufferFilled()
 	}
 	if got[0] == nil { // a hole (see takeBuffered): run the next one
 		t, q := w.takeBuffered()
