@@ -44,6 +44,8 @@ package smartpool
 
 import (
 	"time"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 // States of a spare (taskContext.spare).
@@ -93,6 +95,9 @@ func (e *engine) carry(w *worker, waking bool) {
 // carrier runs worker loops on the calling goroutine with tc, starting with
 // tc.w's, for as long as it is hired again after each (see "Spare carriers").
 func (e *engine) carrier(tc *taskContext, waking bool) {
+	id := gid.Current()
+	carriers.register(id, tc) // see identity.go
+	defer carriers.unregister(id)
 	for e.loop(tc, waking) {
 		w := tc.waitSpare()
 		if w == nil {

@@ -285,9 +285,13 @@ func userTask(t Task) Task {
 // scopes) that must resolve when Close drops them.
 type droppable interface{ dropped() }
 
-// calledFromTask reports whether ctx is (or derives from) the context of a
-// task of this pool.
+// calledFromTask reports whether the calling goroutine runs a task of this
+// pool, or ctx is (or derives from) the context of one: from any goroutine,
+// waiting for the pool with it would hang as surely.
 func (e *engine) calledFromTask(ctx context.Context) bool {
-	tc := taskValue(ctx) // from any goroutine: waiting would hang as surely
+	if tc := taskValue(ctx); tc != nil && tc.e == e {
+		return true
+	}
+	tc := taskOf(ctx)
 	return tc != nil && tc.e == e
 }

@@ -20,10 +20,10 @@ var (
 	ErrFull = errors.New("smartpool: full")
 	// ErrUnknownKey is returned by Pool.Submit for a key the configuration does not list.
 	ErrUnknownKey = errors.New("smartpool: unknown channel key")
-	// ErrCloseFromTask is returned by OwnedPool.Close when it is called with a
-	// task's context from inside that task: the close is started but cannot
-	// wait for the task that asked for it. Await the close from another
-	// goroutine (Close or Done).
+	// ErrCloseFromTask is returned by OwnedPool.Close when it is called from
+	// one of the pool's own tasks (whatever context it passes): the close is
+	// started but cannot wait for the task that asked for it. Await the close
+	// from another goroutine (Close or Done).
 	ErrCloseFromTask = errors.New("smartpool: Close called from inside a task")
 	// ErrNoQueues is returned by a channel that has no queues, such as a
 	// zero channels.Bounded or a channels.Keyed without a limit: New refuses

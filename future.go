@@ -47,9 +47,9 @@ func (f *Future[T]) resolve(v T, err error) {
 func (f *Future[T]) Done() <-chan struct{} { return f.done }
 
 // Wait returns the task's value and error once the Future resolves, or the
-// zero value and ctx.Err() if ctx ends first. Called from a pool task with
-// its context, the wait yields the worker (see Yield), so tasks may wait on
-// tasks at any pool size without deadlock.
+// zero value and ctx.Err() if ctx ends first. Called from a pool task's
+// goroutine, whatever ctx, the wait yields the worker (see Yield), so tasks
+// may wait on tasks at any pool size without deadlock.
 func (f *Future[T]) Wait(ctx context.Context) (T, error) {
 	select {
 	case <-f.done:

@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// ErrNotInTask is returned by Handoff when its context is not the context of
-// a task of this pool, or when it is called from a goroutine other than the
-// task's own (a task's context belongs to the goroutine that runs it).
+// ErrNotInTask is returned by Handoff when it is not called from the
+// goroutine of a task of this pool (a task's context that reached another
+// goroutine does not count: it belongs to the goroutine that runs it).
 var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 
 // Handoff submits fn to the channel named key as the continuation of the task
@@ -23,10 +23,10 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 // worker (it is not inside a Yield's wait): it continues work the pool
 // admitted, so a complete-on-close pipeline drains to its end; into a
 // channel that does not complete on close, fn is then dropped and reported.
-// Errors, in this order: ErrNotInTask if ctx is not a task context of this
-// pool or the caller is not the task's own goroutine, ErrNilTask, ErrUnknownKey, ErrFull, then the channel's (ErrClosed
-// during Close only from inside a Yield's wait or from a dropped channel).
-// Call it from the task's own goroutine. fn receives a context of its own,
+// Errors, in this order: ErrNotInTask if the caller is not the goroutine of
+// a task of this pool (whatever ctx), ErrNilTask, ErrUnknownKey, ErrFull,
+// then the channel's (ErrClosed during Close only from inside a Yield's
+// wait or from a dropped channel). fn receives a context of its own,
 // as any task does: nothing of ctx but its unit passes on.
 func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context)) error {
 	if fn == nil {

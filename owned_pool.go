@@ -144,10 +144,11 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // call after the pool closed returns the same report. Calls may be
 // concurrent.
 //
-// Called from inside a task with that task's context, Close starts the close
-// and returns ErrCloseFromTask at once, since the pool cannot finish while the
-// calling task runs. Called from a task with any other context, it waits
-// forever: do not.
+// Called from one of the pool's own tasks (its goroutine, whatever ctx it
+// passes, or with a task's context from any goroutine), Close starts the
+// close and returns ErrCloseFromTask at once, since the pool cannot finish
+// while the calling task runs. Called from a task of another pool, the wait
+// gives that task's worker back (see Yield).
 func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	e := o.pool.e
 	if ctx == nil {
@@ -161,15 +162,21 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	select {
 	case <-e.done:
 		return e.report.(*Report[K]), nil
-	case <-ctx.Done():
-		select {
-		case <-e.done: // both ready: the pool closed, say so
-			return e.report.(*Report[K]), nil
-		default:
-		}
-		e.cancelTasks()
-		return nil, ctx.Err()
+	default:
 	}
+	Yield(ctx, func() {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+		}
+	})
+	select {
+	case <-e.done: // also when both are ready: the pool closed, say so
+		return e.report.(*Report[K]), nil
+	default:
+	}
+	e.cancelTasks()
+	return nil, ctx.Err()
 }
 
 // Done returns a channel that is closed when the pool has closed (after a

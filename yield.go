@@ -74,8 +74,6 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
-
-	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 // outcome is how a task's run ended, as reported to the worker hosting it.
@@ -145,46 +143,20 @@ func (c *taskContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// taskOf returns the task context ctx is or derives from, if the calling
-// goroutine is the one that carries it, or nil. A task's context reaches
-// other goroutines easily (a child goroutine, a context stored for later);
-// such a goroutine must never touch the pool state the context guards, or
-// two goroutines would drive one task: so for it, as after the task's
-// goroutine has exited (one atomic load), the context is a plain context.
-func taskOf(ctx context.Context) *taskContext {
-	tc := taskValue(ctx)
-	if tc == nil {
-		return nil
-	}
-	if o := tc.owner.Load(); o == 0 || o != gid.Current() {
-		return nil
-	}
-	return tc
-}
-
-// taskValue returns the task context ctx is or derives from, whichever
-// goroutine calls, or nil. Only its immutable fields (e) may be read.
-func taskValue(ctx context.Context) *taskContext {
-	if ctx == nil {
-		return nil
-	}
-	tc, _ := ctx.Value(taskKey{}).(*taskContext)
-	return tc
-}
-
-// Yield runs wait without holding a worker: called from a pool task with its
-// context (or one derived from it), it gives the task's worker back to the
-// pool while wait runs, then re-enters the pool through the followup channel
-// of the channel the task came from, and returns once a worker has picked the
-// task up again. The pool keeps Workers workers busy meanwhile. Use it around
-// anything that blocks: I/O, a lock, a timer, another task's result.
+// Yield runs wait without holding a worker: called from a pool task's
+// goroutine, it gives the task's worker back to the pool while wait runs,
+// then re-enters the pool through the followup channel of the channel the
+// task came from, and returns once a worker has picked the task up again.
+// The pool keeps Workers workers busy meanwhile. Use it around anything
+// that blocks: I/O, a lock, a timer, another task's result.
 //
-// Called with any other context, or from inside another Yield's wait, Yield
-// just calls wait. So does a Yield on any goroutine other than the task's
-// own (a goroutine the task started, or any goroutine after the task
-// ended), whatever context it passes: such a Yield never touches the pool,
-// and the wait holds no worker to give back. Sleep, Recv and Future.Wait
-// behave the same.
+// The calling goroutine decides, not ctx: a task that passes
+// context.Background() or a request's context yields as surely as one that
+// passes its own (Yield itself does not use ctx; Sleep, Recv, Future.Wait
+// and a Group's waits end early when it ends). On any other goroutine (one
+// the task started, any goroutine outside the pool), and from inside
+// another Yield's wait, Yield just calls wait: there is no worker to give
+// back. Sleep, Recv, Future.Wait and a Group's waits behave the same.
 //
 // If the pool's Close starts while the task waits and the task came from a
 // channel that does not complete on close, the task is dropped when wait
