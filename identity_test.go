@@ -1,0 +1,192 @@
+package smartpool_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/smartpool-go/smartpool"
+)
+
+// waitKinds are the calls by which a task waits for an event, each given the
+// context under test: every one must give the task's worker back whatever
+// context it is passed. b is the waiting task's pool; event is closed by a
+// task queued behind the waiter (for future and group, the wait submits it).
+var waitKinds = []struct {
+	name string
+	wait func(ctx context.Context, p *smartpool.Pool[string], event chan struct{}) error
+}{
+	{"Yield", func(ctx context.Context, _ *smartpool.Pool[string], event chan struct{}) error {
+		smartpool.Yield(ctx, func() { <-event })
+		return nil
+	}},
+	{"Recv", func(ctx context.Context, _ *smartpool.Pool[string], event chan struct{}) error {
+		_, _, err := smartpool.Recv(ctx, event)
+		return err
+	}},
+	{"Sleep", func(ctx context.Context, _ *smartpool.Pool[string], event chan struct{}) error {
+		deadline := time.Now().Add(long)
+		for time.Now().Before(deadline) {
+			select {
+			case <-event:
+				return nil
+			default:
+			}
+			if err := smartpool.Sleep(ctx, time.Millisecond); err != nil {
+				return err
+			}
+		}
+		return errors.New("the task behind never ran while this one slept")
+	}},
+	{"Future.Wait", func(ctx context.Context, p *smartpool.Pool[string], event chan struct{}) error {
+		_, err := smartpool.Go(p, "a", func(context.Context) (int, error) { close(event); return 0, nil }).Wait(ctx)
+		return err
+	}},
+	{"Group.Wait", func(ctx context.Context, p *smartpool.Pool[string], event chan struct{}) error {
+		g := smartpool.NewGroup(context.Background(), p)
+		g.Go("a", func(context.Context) error { close(event); return nil })
+		return g.Wait(ctx)
+	}},
+}
+
+// waitContexts are the contexts a task passes to its waits: its own, the
+// ones users write (context.Background(), a request's), and the context of
+// another task that has ended. The calling goroutine decides, so every one
+// yields.
+var waitContexts = []struct {
+	name string
+	ctx  func(task, stale context.Context) (context.Context, context.CancelFunc)
+}{
+	{"task", func(task, _ context.Context) (context.Context, context.CancelFunc) { return task, func() {} }},
+	{"derived", func(task, _ context.Context) (context.Context, context.CancelFunc) {
+		return context.WithCancel(task)
+	}},
+	{"background", func(context.Context, context.Context) (context.Context, context.CancelFunc) {
+		return context.Background(), func() {}
+	}},
+	{"request", func(context.Context, context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), long)
+	}},
+	{"other task's", func(_, stale context.Context) (context.Context, context.CancelFunc) { return stale, func() {} }},
+}
+
+// On a one-worker pool, a task waits for an event that only a task queued
+// behind it produces: the wait must give the worker back, whichever call
+// waits and whichever context it is given, or the pool deadlocks.
+func TestIdentity_WaitsYieldWhateverContext(t *testing.T) {
+	for _, k := range waitKinds {
+		for _, c := range waitContexts {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) {
+				o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+				p := o.Pool()
+				staleCh := make(chan context.Context, 1)
+				submit(t, o, "a", func(ctx context.Context) { staleCh <- ctx })
+				var stale context.Context
+				select {
+				case stale = <-staleCh:
+				case <-time.After(long):
+					t.Fatal("the first task did not run")
+				}
+				event, done := make(chan struct{}), make(chan struct{})
+				var err error
+				submit(t, o, "a", func(task context.Context) {
+					defer close(done)
+					ctx, cancel := c.ctx(task, stale)
+					defer cancel()
+					err = k.wait(ctx, p, event)
+				})
+				if k.name != "Future.Wait" && k.name != "Group.Wait" {
+					submit(t, o, "a", func(context.Context) { close(event) })
+				}
+				waitFor(t, done, "the waiting task (a wait that holds the only worker deadlocks)")
+				require.NoError(t, err)
+			})
+		}
+	}
+}
+
+// A goroutine the pool does not run waits as a plain wait with any context:
+// nothing is counted as yielded.
+func TestIdentity_PlainWaitOutsideThePool(t *testing.T) {
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	for _, k := range waitKinds {
+		event := make(chan struct{})
+		if k.name != "Future.Wait" && k.name != "Group.Wait" {
+			close(event) // nothing else would
+		}
+		require.NoError(t, k.wait(context.Background(), o.Pool(), event), k.name)
+	}
+	require.Zero(t, o.Pool().Stats().Total().Yielded)
+}
+
+// Close called from one of the pool's own tasks starts the close and returns
+// ErrCloseFromTask whatever context it is given, instead of waiting for the
+// task that called it.
+func TestIdentity_CloseFromTaskWhateverContext(t *testing.T) {
+	for _, c := range waitContexts {
+		t.Run(c.name, func(t *testing.T) {
+			o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+			staleCh := make(chan context.Context, 1)
+			submit(t, o, "a", func(ctx context.Context) { staleCh <- ctx })
+			stale := <-staleCh
+			errc := make(chan error, 1)
+			submit(t, o, "a", func(task context.Context) {
+				ctx, cancel := c.ctx(task, stale)
+				defer cancel()
+				_, err := o.Close(ctx)
+				errc <- err
+			})
+			select {
+			case err := <-errc:
+				require.ErrorIs(t, err, smartpool.ErrCloseFromTask)
+			case <-time.After(long):
+				t.Fatal("Close from a task waited for the task that called it")
+			}
+			waitFor(t, o.Done(), "the close the task started")
+		})
+	}
+}
+
+// A task of one pool that closes another pool waits without holding its
+// worker: the pool it closes waits for a task that only the caller's pool
+// can release.
+func TestIdentity_CloseOfAnotherPoolYields(t *testing.T) {
+	caller := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	other := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	release, started := make(chan struct{}), make(chan struct{})
+	submit(t, other, "a", func(context.Context) { close(started); <-release })
+	waitFor(t, started, "the other pool's task")
+	errc := make(chan error, 1)
+	submit(t, caller, "a", func(context.Context) {
+		_, err := other.Close(context.Background())
+		errc <- err
+	})
+	submit(t, caller, "a", func(context.Context) { close(release) })
+	select {
+	case err := <-errc:
+		require.NoError(t, err)
+	case <-time.After(long):
+		t.Fatal("Close of another pool from a task held the caller's only worker")
+	}
+}
+
+// Handoff finds its task by the calling goroutine: context.Background() from
+// inside a task hands off, and a task's context on another goroutine does
+// not.
+func TestIdentity_HandoffByGoroutine(t *testing.T) {
+	o := start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	ran := make(chan struct{})
+	errc := make(chan error, 2)
+	submit(t, o, "a", func(ctx context.Context) {
+		go func() { errc <- p.Handoff(ctx, "a", func(context.Context) {}) }()
+		errc <- p.Handoff(context.Background(), "a", func(context.Context) { close(ran) })
+	})
+	errs := []error{<-errc, <-errc}
+	require.Contains(t, errs, nil)
+	require.Contains(t, errs, smartpool.ErrNotInTask)
+	waitFor(t, ran, "the handed-off task")
+}
