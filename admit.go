@@ -195,9 +195,21 @@ func (b Bits) Admit(n int) error {
 // Called by a goroutine the channel started in Attach, before New returned,
 // it first waits for the pool to start (ErrClosed if New fails); called
 // from Attach itself, which New waits for, it returns an error wrapping
-// ErrConfig at once.
+// ErrConfig at once. A pool without a limit has no unit to wait for, but
+// the rest holds as well: AdmitWait returns nil once the pool runs, so that
+// a channel never queues work that no pool will run. It returns nil at
+// once if b belongs to no pool.
 func (b Bits) AdmitWait(ctx context.Context) error {
-	if b.e == nil || !b.e.admit.on {
+	if b.e == nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !b.e.admit.on {
+		if b.e.stopped.Load() { // not started yet, New failed, or Close began
+			return b.e.awaitStart(ctx)
+		}
 		return nil
 	}
 	if err := b.e.admitWait(ctx); err != nil {

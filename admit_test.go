@@ -546,3 +546,60 @@ func TestCancel_LiveContextAlwaysRuns(t *testing.T) {
 	require.Zero(t, st.Cancelled)
 	require.EqualValues(t, n, ran.Load())
 }
+
+// attachFails is a channel whose Attach fails, so that New fails after
+// attaching the channels before it.
+type attachFails struct{ forgetful }
+
+func (a *attachFails) Attach(smartpool.Bits) error { return errBoom }
+
+// Bits.AdmitWait keeps its promises without an in-flight limit too: it waits
+// for the pool to start, refuses a pool whose New failed or whose Close
+// started, and refuses a call from Attach. A channel's fetcher started in
+// Attach must not queue work that no pool will run.
+func TestLimit_AdmitWaitWithoutLimit(t *testing.T) {
+	t.Run("New fails", func(t *testing.T) {
+		admitted := make(chan error, 1)
+		f := &forgetful{onAttach: func(f *forgetful) {
+			b := f.bits
+			go func() { admitted <- b.AdmitWait(context.Background()) }()
+		}}
+		_, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "c", c: f, coc: true}, {key: "x", c: &attachFails{}, coc: true}}}})
+		require.ErrorIs(t, err, errBoom)
+		select {
+		case err := <-admitted:
+			require.ErrorIs(t, err, smartpool.ErrClosed, "AdmitWait for a pool whose New failed")
+		case <-time.After(long):
+			t.Fatalf("AdmitWait did not return within %v of a failed New", long)
+		}
+	})
+	t.Run("waits for the start", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			admitted := make(chan error, 1)
+			f := &forgetful{onAttach: func(f *forgetful) {
+				b := f.bits
+				go func() { admitted <- b.AdmitWait(context.Background()) }()
+				synctest.Wait() // the goroutine has run as far as it can before New returns
+				select {
+				case err := <-admitted:
+					t.Errorf("AdmitWait returned %v before the pool started", err)
+					admitted <- err
+				default:
+				}
+			}}
+			o, err := smartpool.New[string](&behavior{workers: 1, idle: -1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
+			require.NoError(t, err)
+			require.NoError(t, <-admitted)
+			_, err = o.Close(context.Background())
+			require.NoError(t, err)
+			require.ErrorIs(t, f.bits.AdmitWait(context.Background()), smartpool.ErrClosed, "AdmitWait after Close")
+		})
+	})
+	t.Run("from Attach", func(t *testing.T) {
+		var err error
+		f := &forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }}
+		o := start(t, &behavior{workers: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
+		closeWithin(t, o, long)
+		require.ErrorIs(t, err, smartpool.ErrConfig)
+	})
+}
