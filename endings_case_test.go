@@ -39,6 +39,7 @@ type mxCase struct {
 	e       mxEntry
 	k       mxKind
 	x       mxExit
+	w       mxWait // the context the task's waits are given
 	o       *smartpool.OwnedPool[string]
 	p       *smartpool.Pool[string]
 	subject smartpool.Channel
@@ -84,8 +85,8 @@ type mxCase struct {
 	closed    bool
 }
 
-func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit) *mxCase {
-	m := &mxCase{t: t, e: e, k: k, x: x, quit: make(chan struct{}), yielded: make(chan int, 2),
+func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) *mxCase {
+	m := &mxCase{t: t, e: e, k: k, x: x, w: w, quit: make(chan struct{}), yielded: make(chan int, 2),
 		wake1: make(chan struct{}), wake2: make(chan struct{}), resolved: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.subject = m.newSubject()
@@ -155,8 +156,12 @@ func (m *mxCase) body(ctx context.Context) {
 		m.deferSaw.Store(&s)
 		m.defers.Add(1)
 	}()
+	wctx := ctx
+	if m.w == wBackground {
+		wctx = context.Background() // the calling goroutine decides, not the context
+	}
 	if m.e == eYield {
-		smartpool.Yield(ctx, func() { m.yielded <- 1; <-m.wake1 })
+		smartpool.Yield(wctx, func() { m.yielded <- 1; <-m.wake1 })
 	}
 	switch m.x {
 	case xPanic, xCallerPanic:
@@ -164,7 +169,7 @@ func (m *mxCase) body(ctx context.Context) {
 	case xGoexit, xCallerGoexit:
 		runtime.Goexit()
 	case xCloseYielded:
-		smartpool.Yield(ctx, func() { m.yielded <- 2; <-m.wake2 })
+		smartpool.Yield(wctx, func() { m.yielded <- 2; <-m.wake2 })
 		m.afterClose.Add(1)
 	}
 	m.returned.Add(1)

@@ -187,6 +187,27 @@ func mxWhyImpossible(e mxEntry, k mxKind, x mxExit) string {
 	return ""
 }
 
+// mxWait is the context the task passes to its waits, an axis only where
+// the task waits (it yields to enter, or is dropped while yielded).
+type mxWait int
+
+const (
+	wTask       mxWait = iota // the task's own ctx
+	wBackground               // context.Background(): users write it
+	mxWaits
+)
+
+func (w mxWait) applies(e mxEntry, x mxExit) bool {
+	return w == wTask || e == eYield || x == xCloseYielded
+}
+
+func (w mxWait) String() string {
+	if w == wBackground {
+		return ", waiting with context.Background()"
+	}
+	return ""
+}
+
 const mxLimit = 8 // Config.Limit of every matrix pool
 
 var (
@@ -195,7 +216,7 @@ var (
 )
 
 func TestEndings(t *testing.T) {
-	run, skipped := 0, map[string]int{}
+	run, run0, skipped := 0, 0, map[string]int{}
 	for e := range mxEntries {
 		for k := range mxKinds {
 			for x := range mxExits {
@@ -203,15 +224,21 @@ func TestEndings(t *testing.T) {
 					skipped[why]++
 					continue
 				}
-				run++
-				name := fmt.Sprintf("a task entering by %s into %s %s", e.name(k), k, x)
-				t.Run(name, func(t *testing.T) { mxRun(t, e, k, x) })
+				run0++
+				for w := range mxWaits {
+					if !w.applies(e, x) {
+						continue
+					}
+					run++
+					name := fmt.Sprintf("a task entering by %s into %s %s%s", e.name(k), k, x, w)
+					t.Run(name, func(t *testing.T) { mxRun(t, e, k, x, w) })
+				}
 			}
 		}
 	}
 	total := int(mxEntries) * int(mxKinds) * int(mxExits)
-	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations: %d run, %d impossible",
-		mxEntries, mxKinds, mxExits, total, run, total-run)
+	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background())",
+		mxEntries, mxKinds, mxExits, total, total-run0, run)
 	reasons := make([]string, 0, len(skipped))
 	for r := range skipped {
 		reasons = append(reasons, r)
@@ -224,14 +251,14 @@ func TestEndings(t *testing.T) {
 
 // mxRun runs one combination in a bubble; goroutines a failing case leaves
 // blocked make synctest panic, which becomes this case's failure.
-func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit) {
+func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Errorf("goroutines of the pool or the task were left blocked: %v", r)
 		}
 	}()
 	synctest.Test(t, func(t *testing.T) {
-		m := newMxCase(t, e, k, x)
+		m := newMxCase(t, e, k, x, w)
 		defer m.cleanup()
 		m.play()
 		m.cleanup()
