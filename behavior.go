@@ -68,6 +68,16 @@ type Config[K comparable] struct {
 	// their stacks) of a burst go away after it. 0 means
 	// DefaultIdleTimeout; negative keeps waiting goroutines until Close.
 	IdleTimeout time.Duration
+	// StallAfter is how long the pool may go with work queued, every
+	// worker busy and no task ending before its watchdog calls it stalled
+	// (a task blocked outside the pool, say on a plain channel, keeps its
+	// worker): it then logs once at Warn, with the stacks of the goroutines
+	// running its tasks, counts the stall in Stats.Stalls, and logs at Info
+	// when the pool moves on. Tasks that each run longer than StallAfter
+	// while work waits look the same: raise it for them. The watchdog is one
+	// timer per pool, checking four times per StallAfter; tasks pay nothing
+	// for it. 0 means DefaultStallAfter; negative turns it off.
+	StallAfter time.Duration
 }
 
 // DefaultIdleTimeout is how long an idle worker's goroutine waits for work

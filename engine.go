@@ -63,6 +63,7 @@ type engine struct {
 
 	timers schedules // After, At, Every
 	timing timing    // wait and run histograms (timing.go)
+	stall  *watchdog // Config.StallAfter (stall.go); nil when off; set by New before start
 
 	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
 
@@ -125,6 +126,7 @@ func (e *engine) start() {
 	e.live.Store(1) // the closer's share
 	e.stopped.Store(false)
 	close(e.started)
+	e.stall.start()
 	e.startWorkers()
 	if e.field.Summary() != 0 {
 		// A channel's own goroutine queued tasks between Attach and now;
@@ -140,6 +142,7 @@ func (e *engine) worker(i int) *worker { return e.workers.get(i) }
 // exit is called by each worker goroutine as it ends, and once by the closer.
 func (e *engine) exit() {
 	if e.live.Add(-1) == 0 {
+		e.stall.stop() // before the report, which counts its stalls
 		e.finish()
 		e.cancelTasks()
 		close(e.done)

@@ -74,6 +74,6 @@ func ExamplePool_Publish() {
 	// <nil>
 	// true
 	// smartpool: Publish: expvar name "example_jobs" is already published
-	// level=INFO msg="smartpool: close begun" queued=0 suspended=0
-	// level=INFO msg="smartpool: pool closed" ran=0 panicked=0 goexited=0 dropped=0 cancelled=0
+	// level=INFO msg="smartpool: close begun" workers=1 queued=0 suspended=0
+	// level=INFO msg="smartpool: pool closed" workers=1 ran=0 panicked=0 goexited=0 dropped=0 cancelled=0
 }

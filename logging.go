@@ -11,8 +11,14 @@ import (
 // A pool logs its lifecycle through Config.Logger (log/slog): its start and
 // the start and end of Close at Info, with the report's totals at the end;
 // each channel that dropped tasks at Warn, once, with its count, when the
-// pool has closed; panics (of tasks, of drop callbacks, of the panic handler
-// itself) at Error when no PanicHandler takes them. Never a line per task.
+// pool has closed; a stall at Warn when the watchdog notices it, and at Info
+// when the pool moves on (stall.go); panics (of tasks, of drop callbacks, of
+// the panic handler itself) at Error when no PanicHandler takes them. Never
+// a line per task.
+//
+// The start line gives the workers configured. SetWorkers logs nothing (an
+// autoscaler may call it every second): the close lines give the workers
+// asked for then.
 
 // logger returns l, or slog.Default() if l is nil.
 func logger(l *slog.Logger) *slog.Logger {
@@ -30,7 +36,7 @@ func (p *Pool[K]) logStart(workers int) {
 func (p *Pool[K]) logClosing() {
 	p.closeOnce.Do(func() {
 		s := p.Stats()
-		p.log.Info("smartpool: close begun", "queued", s.Total().Queued, "suspended", s.Suspended)
+		p.log.Info("smartpool: close begun", "workers", s.Workers, "queued", s.Total().Queued, "suspended", s.Suspended)
 	})
 }
 
@@ -38,7 +44,7 @@ func (p *Pool[K]) logClosing() {
 func (p *Pool[K]) logClosed() {
 	r := p.e.report.(*Report[K])
 	t := r.Total()
-	p.log.Info("smartpool: pool closed", "ran", t.Ran, "panicked", t.Panicked, "goexited", t.Goexited,
+	p.log.Info("smartpool: pool closed", "workers", r.Workers, "ran", t.Ran, "panicked", t.Panicked, "goexited", t.Goexited,
 		"dropped", t.Dropped, "cancelled", t.Cancelled)
 	for _, c := range r.Channels {
 		if c.Dropped > 0 {

@@ -1,6 +1,7 @@
 package smartpool
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -10,7 +11,7 @@ type ChannelStats[K comparable] struct {
 	Key             K
 	Level           int
 	CompleteOnClose bool
-	Queued          int    // tasks waiting in the channel now
+	Queued          int    // tasks waiting in the channel now, or in a worker's run buffer (taken in a batch, not started)
 	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none
 	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
 	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)
@@ -40,7 +41,10 @@ func (c ChannelStats[K]) Finished() uint64 {
 
 // Stats is a snapshot of a pool's counters, channel by channel in
 // configuration order. Counters read while the pool runs are each exact at
-// some instant, not all at the same one.
+// some instant, not all at the same one. Queued, read from the channel and
+// the workers' run buffers, counts each task once: no batch poll or steal
+// moves tasks while Stats reads them, so a task queued throughout the read
+// counts once, and one that arrived or left meanwhile once or not at all.
 type Stats[K comparable] struct {
 	// Workers is the worker count asked for: Config.Workers or the last
 	// SetWorkers (surplus workers stop after their current task).
@@ -63,7 +67,15 @@ type Stats[K comparable] struct {
 	// Rate is the tasks finished per second over the interval between the
 	// pool's previous Stats call at least a second old and this one (0 on
 	// the first call).
-	Rate     float64
+	// In a Report (Close's), Rate is the tasks finished per second over the
+	// pool's whole life instead.
+	Rate float64
+	// Stalls counts the stalls the watchdog noticed (Config.StallAfter):
+	// times every worker was busy, work was queued and no task ended for
+	// StallAfter. Stalled says the last one goes on: the watchdog has not
+	// seen the pool move on since.
+	Stalls   uint64
+	Stalled  bool
 	Channels []ChannelStats[K]
 }
 
@@ -108,11 +120,16 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		s.Limit, s.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
 		s.Waiting = int(e.admit.waiters.Load())
 	}
+	if d := e.stall; d != nil {
+		s.Stalls, s.Stalled = d.stalls.Load(), d.stalled.Load()
+	}
+	for i, n := range e.queued() {
+		s.Channels[i].Queued = n
+	}
 	for i := range e.chans {
 		c := &s.Channels[i]
 		c.Key, c.CompleteOnClose = p.keys[i], e.chans[i].coc
 		c.Level = e.chans[i].level
-		c.Queued = e.chans[i].c.Len()
 		c.Dropped = e.chans[i].dropped.Load()
 		c.Cancelled = e.chans[i].cancelled.Load()
 		c.Yielded = int(e.chans[i].suspended.Load())
@@ -125,9 +142,6 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Wait, c.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
 	}
 	e.eachWorker(func(w *worker) {
-		if n, q := w.buf.buffered(); n > 0 {
-			s.Channels[e.queues[q].ch].Queued += n // still queued (buffer.go)
-		}
 		if r := w.running.Load(); r > 0 && int(r) <= len(s.Channels) {
 			s.Busy++
 			s.Channels[r-1].Running++
@@ -145,7 +159,98 @@ func (c *ChannelStats[K]) addOutcomes(st *taskStats) {
 	c.Goexited += st.goexited.Load()
 }
 
-func (p *Pool[K]) buildReport() *Report[K] { return p.Stats() }
+// buildReport builds Close's report: the Stats of the pool as it closes,
+// with the rate over its whole life (a last Stats call may come less than a
+// second after the previous one, or be the first).
+func (p *Pool[K]) buildReport() *Report[K] {
+	r := p.Stats()
+	r.Rate = 0
+	if life := time.Since(p.e.timing.epoch).Seconds(); life > 0 {
+		r.Rate = float64(r.Total().Finished()) / life
+	}
+	return r
+}
+
+// queued returns each channel's queued tasks: its Len plus the tasks of its
+// queues in the workers' run buffers. It holds every buffer's lock while it
+// reads (holdBuffers): a batch poll or a steal moving tasks between a
+// channel and a buffer, or between two buffers, in the middle of the read
+// would count them twice, or not at all.
+func (e *engine) queued() []int {
+	q := make([]int, len(e.chans))
+	for try := 1; ; try++ {
+		n := int(e.born.Load())
+		held, all := e.holdBuffers(n)
+		for i := range e.chans {
+			q[i] = e.chans[i].c.Len()
+		}
+		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
+			// A worker being created (or created meanwhile) may fill its
+			// buffer before a Len read or after it: read again with its
+			// lock too.
+			releaseBuffers(held)
+			runtime.Gosched()
+			continue
+		}
+		for _, h := range held {
+			if k, qi := h.b.buffered(); k > 0 {
+				q[e.queues[qi].ch] += k
+			}
+		}
+		releaseBuffers(held)
+		return q
+	}
+}
+
+// maxQueuedTries bounds queued's reads while workers are being created.
+const maxQueuedTries = 8
+
+// heldBuffer is a run buffer queued reads, and whether it holds its lock.
+type heldBuffer struct {
+	b      *runBuffer
+	locked bool
+}
+
+// holdBuffers locks the run buffers of workers 0 to n-1, in order, and
+// returns them; all is false if a worker was still being created (bear). The
+// order makes no cycle: a fill or a steal holds one buffer lock at a time. A
+// lock still held after holdSpins tries is not taken, and that buffer is
+// read without it: its holder may be the caller itself (a channel's
+// PollBatch, which runs under it, calling Stats through Bits.Discard and
+// OnDrop), and Stats must not hang.
+func (e *engine) holdBuffers(n int) (held []heldBuffer, all bool) {
+	held = make([]heldBuffer, 0, n)
+	all = true
+	for i := range n {
+		w := e.worker(i)
+		if w == nil {
+			all = false
+			continue
+		}
+		h := heldBuffer{b: &w.buf}
+		for range holdSpins {
+			if h.locked = h.b.mu.TryLock(); h.locked {
+				break
+			}
+			runtime.Gosched()
+		}
+		held = append(held, h)
+	}
+	return held, all
+}
+
+// holdSpins bounds holdBuffers' tries for one buffer's lock: a fill holds
+// it for one PollBatch call.
+const holdSpins = 10000
+
+// releaseBuffers unlocks what holdBuffers locked.
+func releaseBuffers(held []heldBuffer) {
+	for _, h := range held {
+		if h.locked {
+			h.b.mu.Unlock()
+		}
+	}
+}
 
 // rateWindow turns the finished-task count of successive Stats calls into a
 // rate. Only Stats touches it, under mu: never the hot path.

@@ -7,13 +7,20 @@ import (
 	"text/tabwriter"
 )
 
-// String prints the stats as a small table: a line of pool figures, then
-// one row per channel, levels top to bottom. Keys print with %v.
+// String prints the stats as a small table: a line of pool figures (stalls
+// only if there were any), then one row per channel, levels top to bottom.
+// Keys print with %v.
 func (s *Stats[K]) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workers %d (busy %d)  rate %.1f/s  wakeups %d  suspended %d", s.Workers, s.Busy, s.Rate, s.Wakeups, s.Suspended)
 	if s.Limit > 0 {
 		fmt.Fprintf(&b, "  limit %d (admitted %d, waiting %d)", s.Limit, s.Admitted, s.Waiting)
+	}
+	if s.Stalls > 0 {
+		fmt.Fprintf(&b, "  stalls %d", s.Stalls)
+		if s.Stalled {
+			b.WriteString(" (stalled now)")
+		}
 	}
 	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -1,0 +1,35 @@
+package smartpool_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Close's report gives the tasks finished per second over the pool's life:
+// its last Stats call is often the first, which has no interval to measure
+// and said 0.
+func TestReport_RateOverTheLife(t *testing.T) {
+	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("jobs")}}})
+	for range 100 {
+		submit(t, o, "jobs", func(context.Context) {})
+	}
+	r := closeWithin(t, o, long)
+	require.EqualValues(t, 100, r.Total().Ran)
+	require.Positive(t, r.Rate)
+	require.NotContains(t, r.String(), "rate 0.0/s")
+}
+
+// The close lines give the workers asked for when the pool closes, not the
+// count it started with.
+func TestLog_CloseLinesGiveTheWorkersNow(t *testing.T) {
+	logs := &logRecords{}
+	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("jobs")}}, logger: slog.New(logs)})
+	require.NoError(t, o.Pool().SetWorkers(1))
+	closeWithin(t, o, long)
+	require.Equal(t, "2", logs.lines("smartpool: pool started")[0]["workers"])
+	require.Equal(t, "1", logs.lines("smartpool: close begun")[0]["workers"])
+	require.Equal(t, "1", logs.lines("smartpool: pool closed")[0]["workers"])
+}

@@ -1,0 +1,316 @@
+package smartpool
+
+// # Stall watchdog
+//
+// A task that blocks outside the pool (a plain channel, a lock, a handler
+// that never returns) keeps its worker, and the pool cannot break the wait.
+// When every worker is held so while work waits, the pool is stalled; the
+// watchdog makes that visible instead of silent. One timer per pool fires
+// four times per Config.StallAfter and reads what the pool keeps anyway:
+//
+//   - work queued: the availability summary and e.buffered (hasWork);
+//   - every worker busy: each worker below target was created and has its
+//     running mark set (timing.go);
+//   - no task ended: the sum of the outcome counters the workers keep per
+//     channel (taskStats), plus those of tasks that ended inside a Yield's
+//     wait or on a submitter's goroutine, did not change.
+//
+// So a task pays nothing for it. The pool is stalled when all three held at
+// every check for StallAfter; the watchdog then logs once at Warn, with the
+// stacks of the goroutines running its tasks (stallStacks), and counts the
+// stall in Stats.Stalls. When a check finds a task ended, a worker free or no
+// work queued, it logs at Info that the pool moved on. The timer runs from
+// start until the pool has closed, so a drain that hangs in Close is
+// reported too.
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultStallAfter is the stall watchdog's delay when Config.StallAfter is 0.
+const DefaultStallAfter = 10 * time.Second
+
+// watchdog is a pool's stall watchdog. Its timer's callback (check) and stop
+// take mu; Stats reads stalls and stalled from any goroutine.
+type watchdog struct {
+	e     *engine
+	after time.Duration    // Config.StallAfter resolved, > 0; read-only
+	keyOf func(ch int) any // the key of channel ch, for the log; read-only
+
+	stalls  atomic.Uint64 // stalls noticed (Stats.Stalls)
+	stalled atomic.Bool   // the current stall was reported and the pool has not moved on (Stats.Stalled)
+
+	mu      sync.Mutex // guards the fields below: check and stop
+	timer   *time.Timer
+	stopped bool      // the pool has closed: check does nothing, the timer is not re-armed
+	ended   uint64    // tasks ended, at the last check
+	since   time.Time // the first check of the current stretch with work queued, every worker busy and no task ended; zero if the last check saw none
+}
+
+// newWatchdog returns the watchdog of e for Config.StallAfter after, nil if
+// after is negative (off).
+func newWatchdog(e *engine, after time.Duration, keyOf func(ch int) any) *watchdog {
+	switch {
+	case after < 0:
+		return nil
+	case after == 0:
+		after = DefaultStallAfter
+	}
+	return &watchdog{e: e, after: after, keyOf: keyOf}
+}
+
+// period is the time between two checks: a stall shows between StallAfter
+// and 1.25 StallAfter after it began.
+func (d *watchdog) period() time.Duration { return max(d.after/4, time.Nanosecond) }
+
+// start arms the timer; engine.start calls it once. Nil-safe.
+func (d *watchdog) start() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.timer = time.AfterFunc(d.period(), d.check)
+}
+
+// stop stops the timer and waits for a check in progress; the pool calls it
+// as its last worker exits, before the report is built. A stall still
+// reported ends here, with its Info line. Nil-safe.
+func (d *watchdog) stop() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	if d.stalled.Load() {
+		d.over("pool closed", time.Now())
+	}
+}
+
+// check runs on the timer's goroutine, period after period.
+func (d *watchdog) check() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return
+	}
+	defer d.timer.Reset(d.period())
+	now := time.Now()
+	e := d.e
+	ended := e.tasksEnded()
+	why := ""
+	switch {
+	case ended != d.ended:
+		why = "a task ended"
+	case !e.hasWork():
+		why = "no work queued"
+	case !e.allBusy():
+		why = "a worker is free"
+	}
+	d.ended = ended
+	switch {
+	case why != "":
+		if d.stalled.Load() {
+			d.over(why, now)
+		}
+		d.since = time.Time{}
+	case d.since.IsZero():
+		d.since = now
+	case !d.stalled.Load() && now.Sub(d.since) >= d.after:
+		d.stalls.Add(1)
+		d.stalled.Store(true)
+		d.report(now)
+	}
+}
+
+// over logs the end of the reported stall. Under mu.
+func (d *watchdog) over(why string, now time.Time) {
+	d.stalled.Store(false)
+	d.e.log.Info("smartpool: stall over", "reason", why, "stalled", now.Sub(d.since).Round(time.Millisecond))
+}
+
+// report logs a stall just noticed, at Warn. Under mu.
+func (d *watchdog) report(now time.Time) {
+	e := d.e
+	busy := map[string]int{}
+	for i := range int(e.target.Load()) {
+		if w := e.worker(i); w != nil {
+			if r := int(w.running.Load()); r > 0 && r <= len(e.chans) {
+				busy[fmt.Sprint(d.keyOf(r-1))]++
+			}
+		}
+	}
+	queued := 0
+	for _, n := range e.queued() {
+		queued += n
+	}
+	e.log.Warn("smartpool: stalled: every worker is busy, work is queued and no task has ended",
+		"for", now.Sub(d.since).Round(time.Millisecond), "workers", e.target.Load(), "queued", queued,
+		"running", busyByChannel(busy), "stalls", d.stalls.Load(), "tasks", stallStacks(e))
+}
+
+// busyByChannel logs the busy workers' count per channel key.
+type busyByChannel map[string]int
+
+// LogValue implements slog.LogValuer.
+func (b busyByChannel) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, len(b))
+	for k, n := range b {
+		attrs = append(attrs, slog.Int(k, n))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// tasksEnded sums every outcome counter of every channel: tasks that ran,
+// panicked or called Goexit, on a worker, in a Yield's wait or on a
+// submitter's goroutine.
+func (e *engine) tasksEnded() uint64 {
+	var n uint64
+	add := func(s *taskStats) { n += s.ran.Load() + s.panicked.Load() + s.goexited.Load() }
+	for i := range e.chans {
+		add(&e.chans[i].inWait)
+		add(&e.chans[i].inline)
+	}
+	e.eachWorker(func(w *worker) {
+		for i := range w.stats {
+			add(&w.stats[i])
+		}
+	})
+	return n
+}
+
+// allBusy reports whether every worker below target exists and is busy
+// (running mark set: running a task, hosting one, or between two).
+func (e *engine) allBusy() bool {
+	n := int(e.target.Load())
+	if int(e.born.Load()) < n {
+		return false // a worker not created yet is idle in effect (workers.go)
+	}
+	for i := range n {
+		if w := e.worker(i); w == nil || w.running.Load() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Bounds of a stall's log line.
+const (
+	stallGoroutines = 16      // goroutines listed
+	stallFrames     = 24      // frames per goroutine, from the top
+	stallDumpMax    = 8 << 20 // bytes of runtime.Stack read at most
+)
+
+// pkgPath prefixes the pool's own function names in a stack trace.
+var pkgPath = reflect.TypeFor[worker]().PkgPath()
+
+var (
+	runFrame   = []byte(pkgPath + ".(*worker).run(")
+	yieldFrame = []byte(pkgPath + ".Yield(")
+)
+
+// stallStacks returns the stacks of the goroutines running a task of pool e
+// now: those with a frame of worker.run whose first argument is one of e's
+// workers, minus tasks waiting in a Yield (they hold no worker). Each is
+// trimmed to the frames above worker.run: the task's own.
+func stallStacks(e *engine) taskStacks {
+	ws := map[string]bool{}
+	e.eachWorker(func(w *worker) { ws[fmt.Sprintf("%p", w)] = true })
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= stallDumpMax {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out taskStacks
+	for g := range bytes.SplitSeq(buf, []byte("\n\n")) {
+		lines := bytes.Split(bytes.TrimSpace(g), []byte("\n"))
+		run := -1
+		for i, l := range lines {
+			if bytes.HasPrefix(l, yieldFrame) {
+				run = -1
+				break
+			}
+			if bytes.HasPrefix(l, runFrame) {
+				arg, _, _ := bytes.Cut(l[len(runFrame):], []byte(","))
+				if ws[string(bytes.TrimSuffix(arg, []byte("?")))] { // "?": a value the traceback may have wrong
+					run = i
+				}
+				break
+			}
+		}
+		if run < 0 {
+			continue
+		}
+		out.found++
+		if len(out.stacks) == stallGoroutines {
+			continue
+		}
+		out.stacks = append(out.stacks, trimStack(lines[0], lines[1:run]))
+	}
+	return out
+}
+
+// trimStack keeps a goroutine's header and its top frames, each as
+// "function file:line".
+func trimStack(header []byte, frames [][]byte) taskStack {
+	s := taskStack{header: string(bytes.TrimSuffix(header, []byte(":")))}
+	for i := 0; i+1 < len(frames) && len(s.frames) < stallFrames; i += 2 {
+		fn := bytes.TrimSpace(frames[i])
+		if j := bytes.LastIndexByte(fn, '('); j > 0 {
+			fn = fn[:j]
+		}
+		loc := bytes.TrimSpace(frames[i+1])
+		if j := bytes.LastIndex(loc, []byte(" +0x")); j >= 0 {
+			loc = loc[:j]
+		}
+		s.frames = append(s.frames, string(fn)+" "+string(loc))
+	}
+	return s
+}
+
+// taskStacks is the stalled tasks' stacks, as a log attribute.
+type taskStacks struct {
+	stacks []taskStack
+	found  int // goroutines found; stacks holds the first stallGoroutines
+}
+
+type taskStack struct {
+	header string // "goroutine 42 [chan receive, 2 minutes]"
+	frames []string
+}
+
+// LogValue implements slog.LogValuer: a group per goroutine ("g42", with its
+// state and its frames "0", "1", ... from the top), and "omitted", the
+// goroutines left out.
+func (t taskStacks) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, len(t.stacks)+1)
+	for _, s := range t.stacks {
+		id, state, _ := bytes.Cut([]byte(s.header), []byte(" ["))
+		g := make([]slog.Attr, 0, len(s.frames)+1)
+		g = append(g, slog.String("state", string(bytes.TrimSuffix(state, []byte("]")))))
+		for i, f := range s.frames {
+			g = append(g, slog.String(strconv.Itoa(i), f))
+		}
+		attrs = append(attrs, slog.Attr{Key: "g" + string(bytes.TrimPrefix(id, []byte("goroutine "))), Value: slog.GroupValue(g...)})
+	}
+	if n := t.found - len(t.stacks); n > 0 {
+		attrs = append(attrs, slog.Int("omitted", n))
+	}
+	return slog.GroupValue(attrs...)
+}
