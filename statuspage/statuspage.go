@@ -3,7 +3,8 @@
 // levels top to bottom, each channel with its close policy, queued and
 // running tasks, tasks per second with a sparkline of the last minute, and
 // queue-wait quantiles; channels that drop tasks or wait too long are
-// highlighted. The page refreshes itself once a second from a JSON endpoint
+// highlighted, and so is a stall the pool's watchdog reports
+// (smartpool.Config.StallAfter), with the count of stalls so far. The page refreshes itself once a second from a JSON endpoint
 // beside it (the same URL with ?format=json). Standard library only:
 // html/template, an embedded page, a few lines of plain JavaScript.
 //
@@ -81,6 +82,8 @@ type view struct {
 	Wakeups  uint64  `json:"wakeups"`
 	Limit    int     `json:"limit"`
 	Admitted int     `json:"admitted"`
+	Stalls   uint64  `json:"stalls"`  // Stats.Stalls
+	Stalled  bool    `json:"stalled"` // Stats.Stalled: flagged on the page
 	Levels   []level `json:"levels"`
 }
 
@@ -146,7 +149,7 @@ func (h *handler[K]) view() view {
 	h.mu.Unlock()
 
 	v := view{Title: h.o.Title, State: h.p.State().String(), Workers: s.Workers, Busy: s.Busy, Rate: s.Rate,
-		Wakeups: s.Wakeups, Limit: s.Limit, Admitted: s.Admitted}
+		Wakeups: s.Wakeups, Limit: s.Limit, Admitted: s.Admitted, Stalls: s.Stalls, Stalled: s.Stalled}
 	first := samples[0]
 	for i, c := range s.Channels {
 		for len(v.Levels) <= c.Level {
