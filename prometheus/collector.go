@@ -14,6 +14,8 @@
 //	smartpool_workers, smartpool_busy_workers                                 gauges (pool)
 //	smartpool_wakeups_total                                                   counter (pool)
 //	smartpool_limit_units, smartpool_admitted_units                           gauges (pool, Config.Limit)
+//	smartpool_stalls_total                                                    counter (pool, Config.StallAfter)
+//	smartpool_stalled                                                         gauge (pool): 1 while a stall goes on
 //
 // The histograms hold the tasks the pool timed: with sampling
 // (smartpool.Config.TimingEvery) their _count is about one task in n, while
@@ -54,6 +56,8 @@ var (
 	wakeupsDesc  = desc("wakeups_total", "Parked workers woken for new work.", poolLabels...)
 	limitDesc    = desc("limit_units", "The pool's in-flight limit, 0 if none.", poolLabels...)
 	admittedDesc = desc("admitted_units", "Units of the in-flight limit held now.", poolLabels...)
+	stallsDesc   = desc("stalls_total", "Stalls the watchdog noticed: every worker busy, work queued and no task ended for StallAfter.", poolLabels...)
+	stalledDesc  = desc("stalled", "1 while the last stall goes on: the pool has not moved on since.", poolLabels...)
 )
 
 // Collector is a prometheus.Collector of one pool's Stats.
@@ -72,7 +76,7 @@ func NewCollector[K comparable](name string, p *smartpool.Pool[K]) *Collector[K]
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector[K]) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{tasksDesc, queuedDesc, runningDesc, yieldedDesc, capDesc, heldDesc,
-		waitDesc, runDesc, workersDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc} {
+		waitDesc, runDesc, workersDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc, stallsDesc, stalledDesc} {
 		ch <- d
 	}
 }
@@ -88,6 +92,12 @@ func (c *Collector[K]) Collect(ch chan<- prometheus.Metric) {
 	gauge(limitDesc, float64(s.Limit), c.name)
 	gauge(admittedDesc, float64(s.Admitted), c.name)
 	ch <- prometheus.MustNewConstMetric(wakeupsDesc, prometheus.CounterValue, float64(s.Wakeups), c.name)
+	ch <- prometheus.MustNewConstMetric(stallsDesc, prometheus.CounterValue, float64(s.Stalls), c.name)
+	stalled := 0.0
+	if s.Stalled {
+		stalled = 1
+	}
+	gauge(stalledDesc, stalled, c.name)
 	for _, cs := range s.Channels {
 		l := []string{c.name, strconv.Itoa(cs.Level), fmt.Sprint(cs.Key)}
 		for _, o := range []struct {
