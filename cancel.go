@@ -253,7 +253,7 @@ func (c *cancellable) refused() {
 // checked here too: the AfterFunc runs on a goroutine of its own, which may
 // not have been scheduled yet when a worker reaches the task.
 func (c *cancellable) Run(ctx context.Context) {
-	if c.ctx.Err() == nil && c.claim(claimedStarted, true) {
+	if c.state.Load() == claimedStarted || (c.ctx.Err() == nil && c.claim(claimedStarted, true)) { // claimed by a hand-over (park.go), or now
 		if c.values {
 			c.vals.Context = ctx
 			ctx = &c.vals

@@ -63,8 +63,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Schedule == nil {
-		sched = nil // workers serve the highest level with work without a picker (worker.pick)
+	if cfg.Schedule == nil || strictPriority(sched) {
+		sched = nil // workers serve the highest level with work without a picker (worker.pick), and batch
 	}
 	e, err := newEngine(lo.perLevel, workers, sched)
 	if err != nil {

@@ -54,8 +54,9 @@ package smartpool
 // goes on as if its own search had found it: it passes the waking token on
 // the same way. So an idle pool has started a submitted task by the time
 // its submit returns: the task has left its queue (a Bounded has room
-// again), and a Close that starts later does not drop it (one handed while
-// Close begins is dropped, as if the worker had polled it: handOver). Only
+// again), a Close that starts later does not drop it (one handed while
+// Close begins is dropped, as if the worker had polled it: handOver), and
+// the end of its SubmitContext context no longer cancels it. Only
 // the scheduler's choice is handed over (the highest level with work, by
 // default), not necessarily the submitted task, so priorities hold; and
 // nothing is handed to a worker at or above target, nor once Close started.
@@ -248,4 +249,9 @@ func (w *worker) handOver() {
 	}
 	w.next, w.nextQ = w.find(-1, false) // one task: w's buffer is its own goroutine's to fill
 	w.nextStarted = w.next != nil && !e.stopped.Load()
+	if c := cancellableOf(w.next); c != nil && w.nextStarted && c.ctx.Err() == nil {
+		// Started, as far as its submitter can tell: its context's end no
+		// longer cancels it (cancellable.Run runs what this claimed).
+		c.claim(claimedStarted, true)
+	}
 }

@@ -16,6 +16,22 @@ import (
 // work, without calling that picker again: a policy that panicked once would
 // likely panic on every task.
 
+// strictPriority reports whether s declares that its pickers serve the
+// highest level with work (scheduler.StrictPriority); a panic in the
+// declaration is a no.
+func strictPriority(s scheduler.Scheduler) (yes bool) {
+	sp, ok := s.(scheduler.StrictPriority)
+	if !ok {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			yes = false
+		}
+	}()
+	return sp.PicksHighestFirst()
+}
+
 // startScheduler calls s.Start, turning a panic into a configuration error.
 func startScheduler(s scheduler.Scheduler, levels int) (err error) {
 	defer func() {

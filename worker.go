@@ -110,15 +110,23 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 		var t Task
 		var q *queueRef
 		handed, started := w.next != nil, false // a task handed over with the wake-up (park.go)
+		surplus := false                        // SetWorkers lowered the count below this worker's number (workers.go)
 		if handed {
 			t, q, started = w.next, w.nextQ, w.nextStarted
 			w.next, w.nextQ, w.nextStarted = nil, nil, false
-		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() && w.buf.empty() && w.retire(&waking) {
-			return // SetWorkers lowered the count (workers.go)
+		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() {
+			// A surplus worker takes no new work: it runs what its buffer
+			// holds (no other worker would, before it stole), then retires.
+			if surplus = !w.buf.empty(); !surplus && w.retire(&waking) {
+				return
+			}
 		}
 		closing := e.closing.Load()
 		suspended := closing && e.inflight.Load() != 0 // read before the search: see yield.go
-		if !handed {
+		switch {
+		case surplus:
+			t, q = w.takeBuffered() // nil if thieves emptied it: the next turn retires
+		case !handed:
 			t, q = w.search()
 		}
 		if t == nil && !closing && !yielded {
@@ -192,7 +200,10 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 // comes first as it would without the buffer. With the buffer empty, the
 // poll fills it where it can; and with nothing found, it steals.
 func (w *worker) search() (Task, *queueRef) {
-	batch := w.picker == nil // a scheduler of the user's picks per task
+	// A scheduler of the user's picks per task. The pool's choice, not the
+	// worker's: a worker whose picker failed (schedguard.go) must neither
+	// buffer tasks its siblings would never steal nor leave them spinning.
+	batch := w.e.sched == nil
 	bq := -1
 	if n, q := w.buf.buffered(); n > 0 {
 		bq = q

@@ -46,8 +46,8 @@ import (
 
 // SetWorkers changes the number of workers at run time. When n is higher,
 // more workers may run at once (each starts when work needs it); when n is
-// lower, the surplus workers stop after their current task and the few
-// they took with it in a batch (a task that yielded finishes on whichever
+// lower, the surplus workers take no new task and stop after their current
+// one and the few they took with it in a batch (a task that yielded finishes on whichever
 // worker picks it up), unless Close has started by then: they then help
 // finish the drain. n must be between 1 and MaxWorkers: it returns an error
 // wrapping ErrConfig otherwise, and ErrClosed once Close started.

@@ -44,6 +44,18 @@ type Scheduler interface {
 	NewPicker() Picker
 }
 
+// StrictPriority is implemented by a Scheduler whose pickers always return
+// the highest level set in avail, as HighestFirst's do. The pool then calls
+// no picker at all and serves such a policy exactly as it serves a pool
+// with no Schedule: the same order, the same batch polls of the lowest
+// level, the same cost. HighestFirst implements it.
+type StrictPriority interface {
+	Scheduler
+	// PicksHighestFirst reports whether every Pick returns the highest
+	// level set in avail.
+	PicksHighestFirst() bool
+}
+
 // Picker chooses the level one worker serves next.
 type Picker interface {
 	// Pick returns the index of a level whose bit is set in avail. avail is
