@@ -168,6 +168,28 @@ func BenchmarkYieldRoundTrip(b *testing.B) {
 	b.StopTimer()
 }
 
+// BenchmarkYieldRoundTripBackground is BenchmarkYieldRoundTrip with
+// context.Background() passed to Yield: the task is found by its goroutine
+// (the carrier registry) instead of its context.
+func BenchmarkYieldRoundTripBackground(b *testing.B) {
+	o := benchPool(b, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	done := make(chan struct{})
+	wait := func() {}
+	b.ReportAllocs()
+	b.ResetTimer()
+	submit(b, o, "a", func(context.Context) {
+		for range b.N {
+			smartpool.Yield(context.Background(), wait)
+		}
+		close(done)
+	})
+	<-done
+	b.StopTimer()
+	if o.Pool().Stats().Total().Yielded != 0 {
+		b.Fatal("a task is still yielded")
+	}
+}
+
 // BenchmarkFutureSubmitWait: Go(...).Wait from outside the pool, one at a
 // time: a submit, a run, and a wake-up of the waiting goroutine.
 func BenchmarkFutureSubmitWait(b *testing.B) {
