@@ -22,6 +22,7 @@ package smartpool
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -160,10 +161,13 @@ func (e *engine) unitsDone(k int) {
 // nothing: admissions stop until enough admitted tasks finish. n must be at
 // least 1. It returns an error wrapping ErrConfig for a pool created
 // without a limit (such a pool keeps no count, so that it pays nothing for
-// the feature), or wrapping ErrConfig and ErrBadLimit for n < 1.
+// the feature), or wrapping ErrConfig and ErrBadLimit for n < 1, and
+// ErrClosed once Close started.
 func (p *Pool[K]) SetLimit(n int) error {
 	a := &p.e.admit
 	switch {
+	case p.e.stopped.Load():
+		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	case !a.on:
 		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
 	case n < 1:

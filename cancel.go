@@ -40,7 +40,7 @@ func (p *Pool[K]) SubmitContext(ctx context.Context, key K, fn func(ctx context.
 // NewFuture resolves its Future with ctx.Err() if it is cancelled while
 // queued.
 func (p *Pool[K]) SubmitContextTask(ctx context.Context, key K, t Task) error {
-	if t == nil {
+	if nilTask(t) {
 		return ErrNilTask
 	}
 	if p.e.stopped.Load() {
@@ -48,7 +48,7 @@ func (p *Pool[K]) SubmitContextTask(ctx context.Context, key K, t Task) error {
 	}
 	ch, ok := p.index[key]
 	if !ok {
-		return ErrUnknownKey
+		return unknownKey(key)
 	}
 	if ctx == nil {
 		ctx = context.Background()

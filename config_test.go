@@ -158,24 +158,45 @@ func TestNew_DefaultsAndCopy(t *testing.T) {
 // TestSubmit_RejectsBadCalls: nil task, then unknown key; a huge burst while
 // every worker is pinned is accepted (channels are unbounded).
 func TestSubmit_RejectsBadCalls(t *testing.T) {
-	b := &behavior{workers: 2, levels: [][]ch{{fifo("a")}}}
+	b := &behavior{workers: 2, limit: 1 << 20, levels: [][]ch{{fifo("a")}, {{key: "capped", c: channels.NewFIFO(), maxRunning: 1}}}}
 	o := start(t, b)
-	require.ErrorIs(t, o.Pool().Submit("a", nil), smartpool.ErrNilTask)
-	require.ErrorIs(t, o.Pool().SubmitTask("a", nil), smartpool.ErrNilTask)
-	require.ErrorIs(t, o.Pool().Submit("nope", nil), smartpool.ErrNilTask)
-	require.ErrorIs(t, o.Pool().Submit("nope", func(context.Context) {}), smartpool.ErrUnknownKey)
+	p := o.Pool()
+	var nilPtr *nilRunner
+	require.ErrorIs(t, p.Submit("a", nil), smartpool.ErrNilTask)
+	require.ErrorIs(t, p.SubmitTask("a", nil), smartpool.ErrNilTask)
+	require.ErrorIs(t, p.SubmitTask("a", smartpool.Func(nil)), smartpool.ErrNilTask, "a typed nil would panic on the worker")
+	require.ErrorIs(t, p.SubmitTask("a", nilPtr), smartpool.ErrNilTask)
+	require.ErrorIs(t, p.SubmitContextTask(context.Background(), "a", smartpool.Func(nil)), smartpool.ErrNilTask)
+	require.ErrorIs(t, p.Submit("nope", nil), smartpool.ErrNilTask)
+	err := p.Submit("nope", func(context.Context) {})
+	require.ErrorIs(t, err, smartpool.ErrUnknownKey)
+	require.ErrorContains(t, err, `"nope"`, "the error names the key")
+	require.ErrorContains(t, p.SetCap("nope", 1), `"nope"`)
 	g := newGate()
 	for range 2 {
 		submit(t, o, "a", g.task("pin"))
 	}
 	g.waitStarted(t, 2)
-	n := scale(1_000_000)
+	const n = 10_000 // a deep queue; how deep does not depend on the machine's speed
 	for range n {
 		submit(t, o, "a", func(context.Context) {})
 	}
-	require.Equal(t, n, o.Pool().Stats().Total().Queued)
+	require.Equal(t, n, p.Stats().Total().Queued)
 	close(g.release)
 	r := closeWithin(t, o, long)
 	require.Equal(t, uint64(n+2), r.Total().Ran)
 	require.False(t, errors.Is(smartpool.ErrClosed, smartpool.ErrConfig))
+	for name, err := range map[string]error{
+		"SetWorkers": p.SetWorkers(1),
+		"SetCap":     p.SetCap("capped", 2),
+		"SetLimit":   p.SetLimit(5),
+	} {
+		require.ErrorIs(t, err, smartpool.ErrClosed, name)
+		require.ErrorContains(t, err, "the pool is closed", name)
+	}
 }
+
+// nilRunner is a Task type whose nil pointer a submit must refuse.
+type nilRunner struct{ n int }
+
+func (r *nilRunner) Run(context.Context) { r.n++ }

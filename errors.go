@@ -3,11 +3,14 @@ package smartpool
 import (
 	"errors"
 	"fmt"
+
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
 
 // Errors returned by Submit and by channels. Test them with errors.Is.
 var (
-	// ErrNilTask is returned when a nil task or function is submitted.
+	// ErrNilTask is returned when a nil task or function is submitted, or a
+	// Task that holds a nil function or pointer (Func(nil)).
 	ErrNilTask = errors.New("smartpool: nil task")
 	// ErrClosed is returned for work submitted after Close started, and by a
 	// channel's own submit methods whenever no running pool serves the
@@ -18,7 +21,8 @@ var (
 	// that has no room, or to a pool whose in-flight limit (Config.Limit)
 	// is reached.
 	ErrFull = errors.New("smartpool: full")
-	// ErrUnknownKey is returned by Pool.Submit for a key the configuration does not list.
+	// ErrUnknownKey is returned by Pool.Submit for a key the configuration
+	// does not list; the error returned names the key and wraps it.
 	ErrUnknownKey = errors.New("smartpool: unknown channel key")
 	// ErrCloseFromTask is returned by OwnedPool.Close when it is called from
 	// one of the pool's own tasks (whatever context it passes): the close is
@@ -77,3 +81,32 @@ func (e *configError) Error() string {
 }
 
 func (e *configError) Unwrap() []error { return []error{ErrConfig, e.rule} }
+
+// keyError is ErrUnknownKey naming the key, so that a typo says which.
+type keyError struct{ key any }
+
+func unknownKey(key any) error { return &keyError{key: key} }
+
+func (e *keyError) Error() string {
+	if s, ok := e.key.(string); ok {
+		return fmt.Sprintf("%v %q", ErrUnknownKey, s)
+	}
+	return fmt.Sprintf("%v %v", ErrUnknownKey, e.key)
+}
+
+func (e *keyError) Unwrap() error { return ErrUnknownKey }
+
+// closedError is ErrClosed for a call on a closed pool, naming the call:
+// ErrClosed's own text speaks of channels.
+type closedError struct{ call string }
+
+func poolClosed(call string) error { return &closedError{call: call} }
+
+func (e *closedError) Error() string { return "smartpool: " + e.call + ": the pool is closed" }
+
+func (e *closedError) Unwrap() error { return ErrClosed }
+
+// nilTask reports whether t is nil or holds a nil function or pointer
+// (Func(nil)): every submit refuses it with ErrNilTask rather than let it
+// panic on a worker.
+func nilTask(t Task) bool { return nilcheck.Nil(t) }

@@ -147,7 +147,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 		g.fail(ErrNilTask)
 		return false
 	case !ok:
-		g.fail(ErrUnknownKey)
+		g.fail(unknownKey(key))
 		return false
 	}
 	if err := g.enter(wait); err != nil {

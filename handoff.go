@@ -45,12 +45,12 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	switch {
 	case tc == nil || tc.e != e:
 		return ErrNotInTask
-	case t == nil:
+	case nilTask(t):
 		return ErrNilTask
 	}
 	ch, ok := p.index[key]
 	if !ok {
-		return ErrUnknownKey
+		return unknownKey(key)
 	}
 	transfer := e.admit.on && !tc.handedOff
 	if !transfer {

@@ -22,7 +22,10 @@ package smartpool
 // consistency makes one of the two see the other. Channels without a cap
 // never touch these counters.
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // reserve takes a running slot of channel ch, or blocks its queues and
 // reports false when the channel is at its cap.
@@ -75,7 +78,8 @@ func (e *engine) unblock(ch int) {
 // SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
 // at run time, effective for the next task taken from it (tasks already
 // holding a slot keep it, so a lowered cap takes effect as they finish). n
-// must be at least 1. It returns ErrUnknownKey, or an error wrapping
+// must be at least 1. It returns ErrUnknownKey, ErrClosed once Close
+// started, or an error wrapping
 // ErrConfig for a channel created without a cap (uncapped channels keep no
 // count, so that they pay nothing for the feature) or wrapping ErrConfig and
 // ErrBadLimit for n < 1.
@@ -83,7 +87,9 @@ func (p *Pool[K]) SetCap(key K, n int) error {
 	i, ok := p.index[key]
 	switch {
 	case !ok:
-		return ErrUnknownKey
+		return unknownKey(key)
+	case p.e.stopped.Load():
+		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
 	case !p.e.chans[i].capped:
 		return configErr(errNotConfigured, "SetCap(%v, %d): channel %v has no cap: set MaxRunning or MaxInFlight at New", key, n, key)
 	case n < 1:

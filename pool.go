@@ -28,12 +28,19 @@ func (p *Pool[K]) Submit(key K, fn func(ctx context.Context)) error {
 	if fn == nil {
 		return ErrNilTask
 	}
-	return p.SubmitTask(key, Func(fn))
+	if p.e.stopped.Load() {
+		return ErrClosed
+	}
+	i, ok := p.index[key]
+	if !ok {
+		return unknownKey(key)
+	}
+	return p.e.submit(i, Func(fn))
 }
 
 // SubmitTask is Submit for a Task value.
 func (p *Pool[K]) SubmitTask(key K, t Task) error {
-	if t == nil {
+	if nilTask(t) {
 		return ErrNilTask
 	}
 	if p.e.stopped.Load() {
@@ -41,7 +48,7 @@ func (p *Pool[K]) SubmitTask(key K, t Task) error {
 	}
 	i, ok := p.index[key]
 	if !ok {
-		return ErrUnknownKey
+		return unknownKey(key)
 	}
 	return p.e.submit(i, t)
 }

@@ -85,7 +85,7 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 	}
 	ch, ok := p.index[key]
 	if !ok {
-		return nil, ErrUnknownKey
+		return nil, unknownKey(key)
 	}
 	s := &p.e.timers
 	tm := &Timer{s: s, ch: ch, task: Func(fn), every: every, missed: missed}

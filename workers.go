@@ -40,6 +40,7 @@ package smartpool
 // below target is always in service, with at most one goroutine.
 
 import (
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 )
@@ -59,7 +60,7 @@ func (p *Pool[K]) SetWorkers(n int) error {
 	e.resize.Lock()
 	defer e.resize.Unlock()
 	if e.stopped.Load() {
-		return ErrClosed
+		return poolClosed(fmt.Sprintf("SetWorkers(%d)", n))
 	}
 	old := e.target.Swap(int32(n))
 	e.startWorkers()

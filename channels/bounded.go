@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 	"github.com/smartpool-go/smartpool/internal/queue"
 )
 
@@ -209,7 +210,7 @@ func (b *Bounded) Submit(ctx context.Context, fn func(ctx context.Context)) erro
 
 // SubmitTask is Submit for a Task value.
 func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
-	if t == nil {
+	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
 	}
 	if b.queues == 0 {
@@ -281,7 +282,12 @@ func (b *Bounded) TrySubmit(fn func(ctx context.Context)) error {
 }
 
 // TrySubmitTask is TrySubmit for a Task value.
-func (b *Bounded) TrySubmitTask(t smartpool.Task) error { return b.offer(t, submitted) }
+func (b *Bounded) TrySubmitTask(t smartpool.Task) error {
+	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
+		return smartpool.ErrNilTask
+	}
+	return b.offer(t, submitted)
+}
 
 // Push is TrySubmitTask; it is the by-key submit of smartpool.Pool.Submit,
 // which therefore returns smartpool.ErrFull for a full Bounded under the

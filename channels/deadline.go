@@ -9,6 +9,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
 
 // Deadline is an unbounded earliest-deadline-first channel: Poll returns the
@@ -136,6 +137,9 @@ func (d *Deadline) Submit(deadline time.Time, fn func(ctx context.Context)) erro
 // a nil t and smartpool.ErrClosed once the pool's Close started. It does not
 // block.
 func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
+	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
+		return smartpool.ErrNilTask
+	}
 	return d.push(deadline, t, submitted)
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 	"github.com/smartpool-go/smartpool/internal/queue"
 )
 
@@ -150,6 +151,9 @@ func (k *Keyed[G]) Submit(group G, fn func(ctx context.Context)) error {
 // when the pool's in-flight limit (smartpool.Config.Limit) is reached. It
 // does not block.
 func (k *Keyed[G]) SubmitTask(group G, t smartpool.Task) error {
+	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
+		return smartpool.ErrNilTask
+	}
 	return k.push(group, t, submitted)
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
 
 // Priority is an unbounded channel ordered by a scalar priority: Poll returns
@@ -65,7 +66,12 @@ func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
 // SubmitTask queues t with priority prio (higher runs first). It returns
 // smartpool.ErrNilTask for a nil t and smartpool.ErrClosed once the pool's
 // Close started. It does not block.
-func (p *Priority) SubmitTask(prio int, t smartpool.Task) error { return p.push(prio, t, submitted) }
+func (p *Priority) SubmitTask(prio int, t smartpool.Task) error {
+	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
+		return smartpool.ErrNilTask
+	}
+	return p.push(prio, t, submitted)
+}
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
 // It keeps the priority the task was first queued with if that came from a
