@@ -13,6 +13,13 @@ import (
 // ChannelStats.Cancelled, its unit is released at once, and the channel
 // skips it when it comes up.
 //
+// Called from a task of the pool when every unit is held, it does not wait:
+// the calling task runs fn itself, at once, in its own place and on its own
+// unit, and SubmitContext returns nil once fn ended. Tasks that spawn tasks
+// therefore never deadlock on the limit, even when every unit is held by a
+// task waiting to spawn (the fork-join "help while you wait" rule; see
+// Group for how such a run is counted, and for runtime.Goexit in it).
+//
 // What of ctx reaches fn: its values (a trace ID, a request's deadline
 // stored as a value), looked up before the pool's own. Not its cancellation:
 // once fn started, ctx ending does nothing, and the context fn receives is
@@ -78,8 +85,9 @@ type cancelHook interface{ cancelled(err error) }
 
 // submitContext queues t in channel ch, to be cancelled if ctx ends while
 // it is queued. It waits, as how says, for a unit of the in-flight limit
-// and for room in the channel, until ctx ends; with how.room, called from a
-// task with its context, the waits yield the worker.
+// and for room in the channel, until ctx ends; with how.room, a wait from a
+// pool task's goroutine yields the worker. A task of this pool never waits:
+// where it would, it runs t itself and returns nil (help.go).
 func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMode) error {
 	if e.stopped.Load() {
 		return ErrClosed
@@ -87,14 +95,19 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	user := t // as submitted, for a run inline
 	if e.admit.on && !e.admit.tryAdmit(1) {
+		if !how.wait {
+			return ErrFull
+		}
+		if tc := e.helper(ctx); tc != nil { // every unit is held: see help.go
+			e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
+			return nil
+		}
 		var err error
-		switch {
-		case !how.wait:
-			err = ErrFull
-		case how.room:
+		if how.room {
 			Yield(ctx, func() { err = e.admitWait(ctx) })
-		default:
+		} else {
 			err = e.admitWait(ctx)
 		}
 		if err != nil {
@@ -114,6 +127,14 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	stamped := e.timing.stamp(ch, t)
 	err := channel.Push(stamped)
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
+		if tc := e.helper(ctx); tc != nil { // the channel is full: see help.go
+			if c != nil {
+				c.refused()
+			}
+			e.queuedUnitsDone(ch, 1)
+			e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
+			return nil
+		}
 		Yield(ctx, func() { err = pw.PushWait(ctx, stamped) })
 	}
 	switch {
@@ -126,6 +147,16 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		c.pushed()
 	}
 	return err
+}
+
+// inlineTaskContext is the context of a task run inline by the task carried
+// by tc (help.go): tc's, as a worker would pass, with the submitter's values
+// first if values, as submitContext would pass them.
+func inlineTaskContext(tc *taskContext, ctx context.Context, values bool) context.Context {
+	if values && ctx != context.Background() && ctx != context.TODO() {
+		return &submitterValues{Context: tc, values: ctx}
+	}
+	return tc
 }
 
 // submitterValues is the context a task submitted with a context receives:

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"go.uber.org/atomic"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 // Group is a scope of tasks spawned into a pool's channels, in the manner of
@@ -35,19 +37,35 @@ import (
 // up waiting because the context given to NewGroup ended.
 //
 // Room: SetLimit bounds the group's tasks in flight (queued, running or
-// yielded), as errgroup's SetLimit bounds its goroutines. Go waits for room
-// in the group, for a unit of the pool's in-flight limit (Config.Limit) and
-// for room in a full channels.Bounded, as long as the group's context lasts;
-// TryGo never waits.
+// yielded), as errgroup's SetLimit bounds its goroutines. Go needs room in
+// the group, a unit of the pool's in-flight limit (Config.Limit) and room in
+// a full channels.Bounded; TryGo never waits for any of them.
 //
-// Waiting from inside a pool task yields the worker, so a Group is safe at
-// any pool size, including one worker waiting on its own children: Wait
-// yields with the context it is given, and Go, when it must wait for room,
-// with the group's context. As with Yield, that context's task must be the
-// calling goroutine's: when the group's context comes from a pool task, call
-// a Go that may wait from that task's goroutine (Scope's body does). A task
-// of the group that spawns more work can open a Scope of its own with its
-// context, or use TryGo.
+// Spawning from inside the group never deadlocks. errgroup's crawler, where
+// every task spawns its children with Go under SetLimit, hangs once the
+// tasks holding the group's places all wait in Go for a place. Here a task
+// that finds no room never waits for it: it runs the child itself, at once,
+// on its own goroutine and in its own place, and Go returns when the child
+// ended (the fork-join "help while you wait" rule). At the group's limit
+// this holds for a task of the group (its goroutine runs one of the group's
+// tasks, directly or so inline); at the pool's in-flight limit and at a full
+// Bounded, for any task of the pool. The parent does not run while its child
+// does, so no limit is exceeded: at most the limit of the group's functions
+// run at once, counting a parent waiting for its inline child as not
+// running. A child run inline is counted in its channel's ChannelStats like
+// any other (Ran, Panicked, Goexited), and its outcome is recorded as any
+// child's: an error or a panic (as *PanicError, never reaching the parent)
+// becomes the group's error and cancels it. runtime.Goexit in it ends the
+// parent as well, since it unwinds the goroutine both run on: the group
+// records ErrGoexit. Inline, a child keeps no priority of its own: it runs
+// at its parent's place, not in its channel's queue.
+//
+// Any other caller (the goroutine that owns the group, a task outside it at
+// the group's limit) waits in Go for room while the group's context lasts,
+// as errgroup's Go does. Waiting from inside a pool task yields the worker
+// (see Yield), so a Group is safe at any pool size, including one worker
+// waiting on its own children: Wait yields with the context it is given,
+// Go with the group's.
 //
 // A Group is safe for concurrent use and must not be copied. It is used
 // once: Go after Wait returned finds the group's context cancelled.
@@ -63,6 +81,12 @@ type Group[K comparable] struct {
 	limit   int           // SetLimit's bound on pending, 0 for none; guarded by mu
 	idle    chan struct{} // closed when pending drops to 0 while someone waits; guarded by mu
 	room    chan struct{} // closed when pending drops or the limit changes while a Go waits; guarded by mu
+	// inline counts, by goroutine (gid), the group's tasks running there
+	// other than the task a worker polled (those ownTask finds through the
+	// goroutine's task context): tasks run inline by a parent (help.go) or
+	// by a channel on a submitting goroutine. Each task adds and removes its
+	// own goroutine's count, on that goroutine; guarded by mu.
+	inline map[uintptr]int
 }
 
 // NewGroup returns an empty Group spawning into p, whose tasks' context
@@ -109,7 +133,9 @@ var errScopePanicked = errors.New("smartpool: scope body panicked")
 // or yielded) to n, as errgroup's SetLimit does; n <= 0 removes the bound.
 // Unlike errgroup's, it may be called at any time: a raised bound lets
 // waiting Go calls in at once; a lowered one stops nothing that was
-// spawned.
+// spawned. A task of the group that calls Go at the limit runs the child
+// itself in its own place instead of waiting (see Group), so tasks that
+// spawn tasks never deadlock on the limit, whatever n.
 func (g *Group[K]) SetLimit(n int) {
 	g.mu.Lock()
 	g.limit = max(n, 0)
@@ -118,17 +144,21 @@ func (g *Group[K]) SetLimit(n int) {
 }
 
 // Go submits fn to the channel named key. If there is no room (see Group),
-// it waits until there is or the group's context ends. A submit error
-// (ErrNilTask, ErrClosed, ErrUnknownKey, ErrFull from a full channel that
-// cannot wait), or the context's error if it ends first, becomes the
-// group's error if it is the first, and fn is not run.
+// a task of the group (at the group's limit) or of the pool (at the pool's
+// in-flight limit or a full channels.Bounded) runs fn itself, in its own
+// place, and Go returns once fn ended; any other caller waits until there is
+// room or the group's context ends. A submit error (ErrNilTask, ErrClosed,
+// ErrUnknownKey, ErrFull from a full channel that cannot wait), or the
+// context's error if it ends first, becomes the group's error if it is the
+// first, and fn is not run.
 func (g *Group[K]) Go(key K, fn func(ctx context.Context) error) {
 	g.spawn(key, fn, true)
 }
 
 // TryGo submits fn to the channel named key only if there is room at once:
 // in the group (SetLimit), in the pool's in-flight limit and in the
-// channel. It reports whether fn was queued, like errgroup's TryGo. A
+// channel. It reports whether fn was queued, like errgroup's TryGo; it
+// never waits and never runs fn itself, from a task of the group or not. A
 // refusal for lack of room leaves the group as it was, so the caller may try
 // again; any other refusal (ErrNilTask, ErrClosed, ErrUnknownKey, the
 // group's context ended) also becomes the group's error and cancels it, so
@@ -150,14 +180,19 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 		g.fail(unknownKey(key))
 		return false
 	}
-	if err := g.enter(wait); err != nil {
-		if err != errNoRoom {
-			g.fail(err)
-		}
+	help, err := g.enter(wait)
+	switch {
+	case err == errNoRoom:
 		return false
+	case err != nil:
+		g.fail(err)
+		return false
+	case help:
+		g.help(ch, fn)
+		return true
 	}
 	t := &groupTask[K]{g: g, fn: fn, ch: ch}
-	err := g.p.e.submitContext(g.ctx, ch, t, submitMode{wait: wait, room: wait})
+	err = g.p.e.submitContext(g.ctx, ch, t, submitMode{wait: wait, room: wait})
 	switch {
 	case err == nil:
 		return true
@@ -170,14 +205,21 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 	return false
 }
 
-// enter takes a place for a new task under the group's limit, waiting for
-// one if wait, until the group's context ends.
-func (g *Group[K]) enter(wait bool) error {
+// enter takes a place for a new task under the group's limit. At the limit,
+// it refuses with errNoRoom unless wait; it reports help, taking no place,
+// to a caller that runs a task of the group, which then runs the new task
+// itself (see Group); any other caller waits for a place until the group's
+// context ends.
+func (g *Group[K]) enter(wait bool) (help bool, err error) {
 	g.mu.Lock()
 	for g.limit > 0 && g.pending >= g.limit {
 		if !wait {
 			g.mu.Unlock()
-			return errNoRoom
+			return false, errNoRoom
+		}
+		if g.ownTaskLocked() {
+			g.mu.Unlock()
+			return true, nil
 		}
 		if g.room == nil {
 			g.room = make(chan struct{})
@@ -185,7 +227,7 @@ func (g *Group[K]) enter(wait bool) error {
 		room := g.room
 		g.mu.Unlock()
 		if err := g.ctx.Err(); err != nil {
-			return err
+			return false, err
 		}
 		Yield(g.ctx, func() {
 			select {
@@ -194,13 +236,75 @@ func (g *Group[K]) enter(wait bool) error {
 			}
 		})
 		if err := g.ctx.Err(); err != nil {
-			return err
+			return false, err
 		}
 		g.mu.Lock()
 	}
 	g.pending++
 	g.mu.Unlock()
-	return nil
+	return false, nil
+}
+
+// ownTaskLocked reports whether the calling goroutine runs a task of the
+// group: the task a worker polled for it, or one it runs inline (inline).
+// Called with mu held.
+func (g *Group[K]) ownTaskLocked() bool {
+	if g.inline[gid.Current()] > 0 {
+		return true
+	}
+	tc := g.p.e.helper(g.ctx)
+	if tc == nil {
+		return false
+	}
+	gt, ok := userTask(tc.task).(*groupTask[K])
+	return ok && gt.g == g
+}
+
+// help runs fn, a child spawned by a task of the group at the group's
+// limit, on the calling goroutine in that task's place (see Group): it
+// takes no place, unit or slot of its own. Like any Go, it queues nothing
+// once the group's context ended or the pool's Close started.
+func (g *Group[K]) help(ch int, fn func(ctx context.Context) error) {
+	e := g.p.e
+	switch {
+	case g.ctx.Err() != nil:
+		g.fail(g.ctx.Err())
+		return
+	case e.stopped.Load():
+		g.fail(ErrClosed)
+		return
+	}
+	t := &groupTask[K]{g: g, fn: fn, ch: ch, shared: true}
+	if tc := e.helper(g.ctx); tc != nil {
+		e.runInline(tc, ch, tc, t)
+	} else { // a task the channel ran on a submitting goroutine (Bits.RunHere)
+		e.runHere(ch, context.Background(), t)
+	}
+}
+
+// enterInline counts t in inline if the calling goroutine runs it as
+// another task's guest rather than as the task a worker polled, and returns
+// the goroutine's gid for leaveInline, or 0. It runs on t's goroutine.
+func (g *Group[K]) enterInline(ctx context.Context, t *groupTask[K]) uintptr {
+	if tc := taskOf(ctx); tc != nil && userTask(tc.task) == Task(t) {
+		return 0 // ownTaskLocked finds it through the task context
+	}
+	id := gid.Current()
+	g.mu.Lock()
+	if g.inline == nil {
+		g.inline = make(map[uintptr]int)
+	}
+	g.inline[id]++
+	g.mu.Unlock()
+	return id
+}
+
+func (g *Group[K]) leaveInline(id uintptr) {
+	g.mu.Lock()
+	if g.inline[id]--; g.inline[id] == 0 {
+		delete(g.inline, id)
+	}
+	g.mu.Unlock()
 }
 
 // Wait blocks until every spawned task has ended, then cancels the group's
@@ -268,10 +372,11 @@ func (g *Group[K]) wakeRoomLocked() {
 
 // groupTask runs one function of a group and records its outcome.
 type groupTask[K comparable] struct {
-	g   *Group[K]
-	fn  func(ctx context.Context) error
-	ch  int          // the channel it was spawned into: a later panic is reported as its
-	ctx groupContext // the context fn receives; written by Run
+	g      *Group[K]
+	fn     func(ctx context.Context) error
+	ch     int          // the channel it was spawned into: a later panic is reported as its
+	shared bool         // run inline in its parent's place at the group's limit: it took no place, so it leaves none
+	ctx    groupContext // the context fn receives; written by Run
 }
 
 // groupContext is the context a group's task receives: the group's
@@ -294,28 +399,39 @@ func (c *groupContext) Value(key any) any {
 func (t *groupTask[K]) Run(ctx context.Context) {
 	g := t.g
 	t.ctx = groupContext{Context: g.ctx, task: ctx}
+	guest := g.enterInline(ctx, t)
 	finished := false
+	var err error
 	defer func() {
-		if finished {
-			return
+		var r any
+		if !finished {
+			r = recover()
 		}
-		if r := recover(); r != nil {
+		if guest != 0 {
+			g.leaveInline(guest)
+		}
+		switch {
+		case finished:
+			g.fail(err)
+		case r != nil:
 			recoveredPanic(ctx)
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
 			if !g.fail(pe) {
 				g.p.e.panicked(t.ch, pe) // the group reports its first error only
 			}
-		} else if tc := taskOf(ctx); tc != nil && tc.dropped {
-			g.fail(ErrDropped)
-		} else {
-			g.fail(ErrGoexit)
+		default:
+			if tc := taskOf(ctx); tc != nil && tc.dropped {
+				g.fail(ErrDropped)
+			} else {
+				g.fail(ErrGoexit)
+			}
 		}
-		g.leave()
+		if !t.shared {
+			g.leave()
+		}
 	}()
-	err := t.fn(&t.ctx)
+	err = t.fn(&t.ctx)
 	finished = true
-	g.fail(err)
-	g.leave()
 }
 
 // dropped resolves a task the pool dropped before it ran.

@@ -55,8 +55,20 @@ import (
 // after the pool stopped admission releases them too); or its ctx ends
 // (Submit removes the waiter and returns ctx.Err(); the task was never
 // queued). If ctx ends at the moment the task is handed its slot, the
-// hand-off wins and Submit returns nil. So Submit returns nil exactly when it
-// queued the task. Waiting starts no goroutine.
+// hand-off wins and Submit returns nil. So Submit returns nil, when it
+// waited, exactly when it queued the task. Waiting starts no goroutine; from
+// a task of another pool it yields that task's worker (smartpool.Yield).
+//
+// # Submitting from a task
+//
+// A task of the pool that serves the Bounded never waits in Submit: where it
+// would wait for room or for a unit of the in-flight limit, it runs the task
+// itself, at once, in its own place (smartpool.Bits.RunInTask), and Submit
+// returns nil once the task ended. Tasks that submit tasks (a crawler, a
+// divide-and-conquer) so never deadlock on a full Bounded, even when every
+// worker runs a task waiting to submit: the fork-join "help while you wait"
+// rule, which smartpool.Group.Go follows too. Such a run is counted in the
+// pool's Stats like a worker's, not in BoundedStats.
 //
 // # Re-entries
 //
@@ -162,7 +174,9 @@ func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
 // The task runs on the calling goroutine through smartpool.Bits.RunHere,
 // with context.Background(), since these methods take no context and the
 // pool's task context belongs to a worker. So smartpool.Yield inside it just
-// calls its wait function, and Close does not wait for it nor cancel it. The
+// calls its wait function, and Close does not wait for it nor cancel it;
+// called from a task of the pool, it runs in that task's place instead
+// (smartpool.Bits.RunInTask), with its context, so its waits yield. The
 // pool counts it in its Stats like a worker's run (Ran, Panicked or
 // Goexited), and a panic in it is recovered and goes to the pool's panic
 // handler (or the task's Future or Group), not to the caller. Each is also
@@ -195,12 +209,14 @@ func NewBounded(capacity int, opts ...BoundedOption) *Bounded {
 }
 
 // Submit queues fn, waiting for room while the Bounded is full (see Bounded:
-// with DropOldest it never waits). It returns nil exactly when it queued fn;
-// otherwise smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues for a
-// Bounded without queues, ctx.Err() if ctx is done before fn is queued
-// (already on entry, even if there is room), or smartpool.ErrClosed once the
-// pool's Close started, including for a Submit that was waiting. A nil ctx
-// means context.Background().
+// with DropOldest it never waits). Called from a task of the pool where it
+// would wait, it runs fn in that task's place instead (see "Submitting from
+// a task"). It returns nil when it queued or ran fn; otherwise
+// smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues for a Bounded
+// without queues, ctx.Err() if ctx is done before fn is queued (already on
+// entry, even if there is room), or smartpool.ErrClosed once the pool's
+// Close started, including for a Submit that was waiting. A nil ctx means
+// context.Background().
 func (b *Bounded) Submit(ctx context.Context, fn func(ctx context.Context)) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
@@ -225,24 +241,48 @@ func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
 	b.mu.Lock()
 	bits := b.bits
 	b.mu.Unlock()
-	if err := bits.AdmitWait(ctx); err != nil {
-		return err // a unit of the pool's in-flight limit first: see Bounded
+	// A unit of the pool's in-flight limit first: see Bounded.
+	if helped, err := admit(ctx, bits, t); helped || err != nil {
+		return err
 	}
-	err := b.submitAdmitted(ctx, bits.Stamp(t))
+	err := b.submitAdmitted(ctx, bits.Stamp(t), t)
 	if err != nil {
 		bits.Refund(1)
 	}
 	return err
 }
 
-// submitAdmitted is SubmitTask once the task holds its unit.
-func (b *Bounded) submitAdmitted(ctx context.Context, t smartpool.Task) error {
+// admit takes t's unit of the pool's in-flight limit, waiting for one;
+// from a task of the pool, when every unit is held, it runs t in that task's
+// place instead (helped). Before the pool started, Closed reports true and
+// AdmitWait waits for the start.
+func admit(ctx context.Context, bits smartpool.Bits, t smartpool.Task) (helped bool, err error) {
+	if !bits.Closed() {
+		if bits.Admit(1) == nil {
+			return false, nil
+		}
+		if bits.RunInTask(t) {
+			return true, nil
+		}
+	}
+	return false, bits.AdmitWait(ctx)
+}
+
+// submitAdmitted is SubmitTask once the task holds its unit: t stamped, user
+// as submitted.
+func (b *Bounded) submitAdmitted(ctx context.Context, t, user smartpool.Task) error {
 	if b.dropOldest {
 		return b.offer(t, pushed)
 	}
 	b.mu.Lock()
 	if done, err := b.queueOrHoldLocked(t); done {
 		return err
+	}
+	if bits := b.bits; bits.InTask() { // no room, from a task: see "Submitting from a task"
+		b.mu.Unlock()
+		bits.Refund(1)
+		bits.RunInTask(user)
+		return nil
 	}
 	return b.waitLocked(ctx, t)
 }
@@ -253,7 +293,13 @@ func (b *Bounded) waitLocked(ctx context.Context, t smartpool.Task) error {
 	w := &boundedWaiter{t: t, ready: make(chan struct{})}
 	b.appendWaiterLocked(w)
 	b.mu.Unlock()
+	var err error
+	smartpool.Yield(ctx, func() { err = b.await(ctx, w) })
+	return err
+}
 
+// await waits until w is settled or ctx ends, and returns Submit's result.
+func (b *Bounded) await(ctx context.Context, w *boundedWaiter) error {
 	select {
 	case <-w.ready:
 		return w.err // written before ready was closed
@@ -366,7 +412,9 @@ func (b *Bounded) offerLocked(t smartpool.Task, bits smartpool.Bits) error {
 		b.mu.Unlock()
 		bits.Refund(1) // it runs here, outside the pool's count of units
 		b.callerRan.Add(1)
-		bits.RunHere(context.Background(), t) // counted in the pool's Stats
+		if !bits.RunInTask(t) { // in a task's place, or else on a plain goroutine
+			bits.RunHere(context.Background(), t) // counted in the pool's Stats
+		}
 		return nil
 	}
 	b.mu.Unlock()
