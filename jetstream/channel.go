@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	njs "github.com/nats-io/nats.go/jetstream"
 
@@ -24,9 +25,10 @@ import (
 // fetched. A dropping one hands its queued messages back to the stream at
 // once (a negative acknowledgement without delay), so another process runs
 // them; the pool counts them in Stats.Dropped and passes each to OnDrop as
-// a HandedBack value. What was never fetched stays in the stream. Messages
-// the server was sending to a fetch in flight at Close (at most Prefetch)
-// are delivered again after AckWait.
+// a HandedBack value. What was never fetched stays in the stream. A fetch
+// in flight at Close runs to its end (at most 2 s) and what it brings is
+// handed back at once too, so no message waits for AckWait; Client.Close
+// waits for it.
 type Channel struct {
 	client *Client
 	name   string
@@ -42,14 +44,15 @@ type Channel struct {
 	// Close), the fetching goroutine (deliver), the heartbeat goroutine and
 	// tasks settling their message take it, never while calling out.
 	mu       sync.Mutex
-	queue    []smartpool.Task  // queue[head:] waits; messages and re-entering yielded tasks
-	head     int               // first waiting entry
-	msgs     int               // messages in queue[head:]: the prefetch window's fill
-	held     map[*message]bool // fetched and not settled: kept alive by the heartbeat
-	bits     smartpool.Bits    // set by Attach
-	attached bool              // Attach was called
-	closed   bool              // Close was called: fetched messages are handed back
-	dropped  bool              // Close(true) was called: Requeue refuses
+	queue    []smartpool.Task         // queue[head:] waits; messages and re-entering yielded tasks
+	head     int                      // first waiting entry
+	msgs     int                      // messages in queue[head:]: the prefetch window's fill
+	held     map[*message]bool        // fetched and not settled: kept alive by the heartbeat
+	parked   map[*message]*time.Timer // unknown handler: waiting to be passed on (pass.go); also held
+	bits     smartpool.Bits           // set by Attach
+	attached bool                     // Attach was called
+	closed   bool                     // Close was called: fetched messages are handed back
+	dropped  bool                     // Close(true) was called: Requeue refuses
 }
 
 // ErrNotData is returned by Push: a JetStream channel carries published
@@ -68,20 +71,23 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	cons, err := c.js.CreateOrUpdateConsumer(ctx, streamName(name), njs.ConsumerConfig{
-		Durable:       consumerName,
-		AckPolicy:     njs.AckExplicitPolicy,
-		AckWait:       opts.AckWait,
-		MaxDeliver:    -1, // the channel counts attempts itself and terminates: see message.go
-		FilterSubject: subject(name),
-		MaxAckPending: -1,
-	})
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("jetstream: channel %q: negative Timeout %v", name, opts.Timeout)
+	}
+	cons, err := c.ensureConsumer(ctx, name, opts)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
+		return nil, err
 	}
 	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons,
-		held: map[*message]bool{}, room: make(chan struct{}, 1)}
+		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, room: make(chan struct{}, 1)}
 	ch.ctx, ch.cancel = context.WithCancel(c.ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		ch.cancel()
+		return nil, ErrClientClosed
+	}
+	c.channels = append(c.channels, ch)
 	return ch, nil
 }
 
@@ -106,7 +112,7 @@ func (ch *Channel) Attach(b smartpool.Bits) error {
 	ch.mu.Unlock()
 	b.AdmitsOwnSubmits() // every fetched message takes its unit with AdmitWait
 	b.WakesOutsideLock() // Wake comes after the lock is released
-	if !ch.client.goroutine(ch.fetchLoop) || !ch.client.goroutine(ch.heartbeat) {
+	if !ch.client.fetcher(ch.fetchLoop) || !ch.client.goroutine(ch.heartbeat) {
 		return ErrClientClosed
 	}
 	return nil
@@ -193,8 +199,20 @@ func (ch *Channel) Close(drop bool) []smartpool.Task {
 		ch.bits.Clear(0)
 	}
 	ch.mu.Unlock()
-	ch.cancel()
+	ch.stop()
 	return out
+}
+
+// stop ends fetching and hands parked messages back. A fetch in flight
+// runs to its end (fetchWait at most) and its messages are handed back as
+// they come: cancelling it would leave whatever the server had sent to it
+// waiting for AckWait.
+func (ch *Channel) stop() {
+	ch.mu.Lock()
+	ch.closed = true
+	ch.mu.Unlock()
+	ch.releaseParked()
+	ch.cancel()
 }
 
 // dropping reports whether the pool's Close dropped this channel.
@@ -204,9 +222,13 @@ func (ch *Channel) dropping() bool {
 	return ch.dropped
 }
 
-// settle forgets m: it is acknowledged, retried, terminated or handed back.
-func (ch *Channel) settle(m *message) {
+// forget stops keeping m alive: it is being settled.
+func (ch *Channel) forget(m *message) {
 	ch.mu.Lock()
 	delete(ch.held, m)
+	if t, ok := ch.parked[m]; ok {
+		t.Stop()
+		delete(ch.parked, m)
+	}
 	ch.mu.Unlock()
 }

@@ -59,13 +59,13 @@ func TestJSONHandler(t *testing.T) {
 	if _, err := PublishJSON(testCtx(t), c, "typed", "job", job{N: 7}); err != nil {
 		t.Fatal(err)
 	}
-	if n := <-got; n != 7 {
+	if n := recv(t, got, "the decoded job"); n != 7 {
 		t.Fatalf("decoded %d", n)
 	}
 	if _, err := c.Publish(testCtx(t), "typed", "job", []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	if d := <-dead; d.Deliveries != 1 || !isPermanent(d.Err) {
+	if d := recv(t, dead, "the dead letter"); d.Deliveries != 1 || !isPermanent(d.Err) {
 		t.Fatalf("dead letter %+v: want a permanent error on the first delivery", d)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -25,6 +27,16 @@ type Options struct {
 	// ReconnectWait is the pause between reconnection attempts after the
 	// connection is lost; the client retries for ever. Default 250 ms.
 	ReconnectWait time.Duration
+	// Logger receives the client's log lines: a lost connection at Warn,
+	// its return at Info, timed-out handlers at Warn, dead letters that
+	// could not be stored at Error. Pass the pool's Config.Logger to keep
+	// one log. nil means slog.Default().
+	Logger *slog.Logger
+	// NATS are extra connection options (TLS, credentials, nkeys, a
+	// name, more handlers), applied after the client's own: see
+	// github.com/nats-io/nats.go. Connection handlers given here replace
+	// the client's, which keep Stats' connection counts and log.
+	NATS []nats.Option
 }
 
 func (o Options) withDefaults() Options {
@@ -52,13 +64,19 @@ type Client struct {
 	srv  *server.Server // the embedded server, or nil
 	url  string         // the embedded server's listener, if any
 	opts Options
+	log  *slog.Logger
+	conn connState // connection counts (conn.go)
 
-	mu      sync.Mutex
-	streams map[string]bool // channel names whose stream exists; guarded by mu
-	closed  bool            // guarded by mu
-	ctx     context.Context // ends at Close: the channels' goroutines end
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup // the channels' goroutines
+	publishRetries atomic.Uint64 // publish attempts that failed and were tried again
+
+	mu       sync.Mutex
+	streams  map[string]bool // channel names whose streams exist; guarded by mu
+	channels []*Channel      // made by this client; guarded by mu
+	closed   bool            // guarded by mu
+	ctx      context.Context // ends at Close, after the fetches: the channels' goroutines end
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup // the channels' goroutines
+	fetchers sync.WaitGroup // the channels' fetching goroutines
 }
 
 // ErrUnreachable wraps a failure to reach the server at start.
@@ -78,15 +96,22 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), time.Millisecond)
 	}
+	cl := &Client{srv: srv, opts: opts, streams: map[string]bool{}, log: opts.Logger}
+	if cl.log == nil {
+		cl.log = slog.Default()
+	}
 	nopts := []nats.Option{
 		nats.Name("smartpool"),
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(opts.ReconnectWait),
+		nats.DisconnectErrHandler(cl.disconnected),
+		nats.ReconnectHandler(cl.reconnected),
 	}
 	if srv != nil {
 		nopts = append(nopts, nats.InProcessServer(srv))
 	}
+	nopts = append(nopts, opts.NATS...)
 	nc, err := nats.Connect(url, nopts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, url, err)
@@ -101,15 +126,18 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %s: JetStream not available: %w", url, err)
 	}
-	cl := &Client{nc: nc, js: js, srv: srv, opts: opts, streams: map[string]bool{}}
+	cl.nc, cl.js = nc, js
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	return cl, nil
 }
 
 // Close stops the goroutines of every channel made from c, closes the
 // connection and shuts the embedded server down, if any, waiting for all of
-// them. Messages still held (fetched, not settled) are not acknowledged: the
-// server delivers them again after AckWait. Close the pools first.
+// them. It lets each fetch in flight end (up to 2 s) and hands what it
+// brings back to the stream, so no message waits for AckWait; messages
+// still running (a pool not closed, a handler past its pool's Close) are
+// not acknowledged, and the server delivers them again after AckWait.
+// Close the pools first.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -117,8 +145,16 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.cancel()
+	chans := c.channels
 	c.mu.Unlock()
+	for _, ch := range chans {
+		ch.stop() // no new fetch; parked messages handed back
+	}
+	c.fetchers.Wait() // each fetch ends within fetchWait
+	for _, ch := range chans {
+		ch.releaseQueued()
+	}
+	c.cancel()
 	c.wg.Wait()
 	_ = c.nc.FlushTimeout(2 * time.Second) // settle what handlers acknowledged before the connection goes
 	c.nc.Close()
@@ -177,6 +213,17 @@ func (c *Client) ensureStream(ctx context.Context, channel string) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: stream for channel %q: %w", channel, err)
 	}
+	_, err = c.js.CreateOrUpdateStream(ctx, njs.StreamConfig{ // kept until replayed or purged
+		Name:       deadStreamName(channel),
+		Subjects:   []string{deadSubject(channel)},
+		Retention:  njs.LimitsPolicy,
+		Storage:    njs.FileStorage,
+		Replicas:   c.opts.Replicas,
+		Duplicates: c.opts.DuplicateWindow,
+	})
+	if err != nil {
+		return fmt.Errorf("jetstream: dead-letter stream for channel %q: %w", channel, err)
+	}
 	c.mu.Lock()
 	c.streams[channel] = true
 	c.mu.Unlock()
@@ -194,6 +241,24 @@ func (c *Client) goroutine(f func(ctx context.Context)) bool {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		f(c.ctx)
+	}()
+	return true
+}
+
+// fetcher runs f like goroutine, counted among the fetchers that Close
+// lets finish before it cancels the rest.
+func (c *Client) fetcher(f func(ctx context.Context)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	c.fetchers.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer c.fetchers.Done()
 		f(c.ctx)
 	}()
 	return true

@@ -13,8 +13,10 @@ import (
 const fetchWait = 2 * time.Second
 
 // fetchLoop keeps the local queue filled up to Prefetch messages, on its own
-// goroutine, until the channel or the client closes.
-func (ch *Channel) fetchLoop(context.Context) {
+// goroutine, until the channel or the client closes. A fetch runs under the
+// client's context, not the channel's, so that the channel's Close lets it
+// end and hand its messages back (see stop).
+func (ch *Channel) fetchLoop(cctx context.Context) {
 	ctx := ch.ctx // derived from the client's: ends at either Close
 	pause := errPause{}
 	for ctx.Err() == nil {
@@ -28,7 +30,7 @@ func (ch *Channel) fetchLoop(context.Context) {
 			}
 			continue
 		}
-		if err := ch.fetch(ctx, room); err != nil && ctx.Err() == nil {
+		if err := ch.fetch(cctx, room); err != nil && ctx.Err() == nil {
 			ch.stats.fetchErrors.Add(1)
 			pause.wait(ctx) // a lost connection, a leader election: try again soon, not in a spin
 			continue
@@ -46,10 +48,14 @@ func (ch *Channel) fetch(ctx context.Context, n int) error {
 		return err
 	}
 	for m := range batch.Messages() {
-		ch.deliver(ctx, m)
+		ch.deliver(ch.ctx, m)
 	}
-	if err = batch.Error(); errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+	err = batch.Error()
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		err = nil // the request expired: nothing to fetch
+	}
+	if err == nil && !ch.client.connected() {
+		err = errDisconnected // the request went unanswered: an outage, not an empty stream
 	}
 	return err
 }
@@ -70,13 +76,17 @@ func (ch *Channel) deliver(ctx context.Context, msg njs.Msg) {
 	b := ch.bits
 	ch.mu.Unlock()
 	if b.AdmitWait(ctx) != nil { // the pool or the channel closes
-		m.handBack()
+		if m.claim() {
+			m.handBack()
+		}
 		return
 	}
 	ch.mu.Lock()
 	if ch.closed {
 		ch.mu.Unlock()
-		m.handBack()
+		if m.claim() {
+			m.handBack()
+		}
 		b.Refund(1)
 		return
 	}
@@ -85,6 +95,8 @@ func (ch *Channel) deliver(ctx context.Context, msg njs.Msg) {
 	ch.mu.Unlock()
 	b.Wake(1)
 }
+
+var errDisconnected = errors.New("jetstream: not connected")
 
 // errPause is the growing wait between failed fetches: 50 ms doubling to 2 s.
 type errPause struct{ d time.Duration }

@@ -196,3 +196,15 @@ func until(t *testing.T, what string, cond func() bool) {
 		<-tick.C
 	}
 }
+
+// recv receives one value from c within bound.
+func recv[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(bound):
+		t.Fatalf("not within %v: %s", bound, what)
+		panic("unreachable")
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	njs "github.com/nats-io/nats.go/jetstream"
 
@@ -18,6 +20,9 @@ var (
 	// ErrHandlerAborted: the handler panicked (the pool's PanicHandler has
 	// the panic) or called runtime.Goexit.
 	ErrHandlerAborted = errors.New("jetstream: handler panicked or exited")
+	// ErrTimedOut: the handler ran past its timeout (ChannelOptions.Timeout
+	// or WithTimeout).
+	ErrTimedOut = errors.New("jetstream: handler timed out")
 )
 
 // A message's life in this process: queued (fetched, in the local queue or
@@ -34,23 +39,52 @@ type message struct {
 	ch        *Channel
 	msg       njs.Msg
 	handler   string
-	delivered uint64 // attempts so far, this one included
+	delivered uint64        // server deliveries of this copy, this one included
+	prior     uint64        // handler attempts of earlier copies (see pass.go)
+	born      time.Time     // first publish of the task (earlier copies included)
+	seq       uint64        // stream sequence of this copy
+	timeout   time.Duration // bound of one run; 0: none
 	state     atomic.Int32
+	settled   atomic.Bool // acknowledged, retried, terminated, passed on or handed back: once
 }
 
 func newMessage(ch *Channel, msg njs.Msg) *message {
-	m := &message{ch: ch, msg: msg, handler: msg.Headers().Get(handlerHeader), delivered: 1}
+	h := msg.Headers()
+	m := &message{ch: ch, msg: msg, handler: h.Get(handlerHeader), delivered: 1, timeout: ch.opts.Timeout}
 	if md, err := msg.Metadata(); err == nil {
-		m.delivered = md.NumDelivered
+		m.delivered, m.born, m.seq = md.NumDelivered, md.Timestamp, md.Sequence.Stream
+	}
+	if n, err := strconv.ParseUint(h.Get(attemptsHeader), 10, 64); err == nil {
+		m.prior = n
+	}
+	if ns, err := strconv.ParseInt(h.Get(bornHeader), 10, 64); err == nil {
+		m.born = time.Unix(0, ns)
+	}
+	if d, err := time.ParseDuration(h.Get(timeoutHeader)); err == nil && d > 0 {
+		m.timeout = d
 	}
 	return m
 }
 
+// attempts counts the handler's runs of the task, this one included.
+func (m *message) attempts() uint64 { return m.prior + m.delivered }
+
+// claim makes the caller the one that settles m, and stops keeping m alive;
+// false if m was settled already (a timed-out handler that returns late).
+func (m *message) claim() bool {
+	if !m.settled.CompareAndSwap(false, true) {
+		return false
+	}
+	m.ch.forget(m)
+	return true
+}
+
 // Run runs the message's handler and settles the message: acknowledged if
 // the handler returned nil; delivered again after a backoff if it returned
-// an error, panicked or exited; terminated and dead-lettered for an unknown
-// handler, a Permanent error, or the last of MaxDeliver attempts. A handler
-// that yields keeps its message alive meanwhile (heartbeat).
+// an error, panicked, exited or timed out; dead-lettered for a Permanent
+// error or the last of MaxDeliver attempts. A handler this process does not
+// know is passed on to another process (see pass.go). A handler that
+// yields keeps its message alive meanwhile (heartbeat).
 func (m *message) Run(ctx context.Context) {
 	if !m.state.CompareAndSwap(queued, started) {
 		return // handed back by the pool's Close
@@ -58,68 +92,99 @@ func (m *message) Run(ctx context.Context) {
 	h, ok := m.ch.reg.lookup(m.handler)
 	switch {
 	case !ok:
-		m.deadLetter(fmt.Errorf("%w: %q", ErrUnknownHandler, m.handler))
+		m.ch.unknown(m)
 		return
-	case m.delivered > uint64(m.ch.opts.MaxDeliver):
-		m.deadLetter(fmt.Errorf("%w (%d)", ErrTooManyDeliveries, m.delivered))
+	case m.attempts() > uint64(m.ch.opts.MaxDeliver):
+		if m.claim() {
+			m.deadLetter(fmt.Errorf("%w (%d)", ErrTooManyDeliveries, m.attempts()))
+		}
 		return
+	}
+	if m.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.timeout)
+		defer cancel()
+		t := time.AfterFunc(m.timeout, m.timedOut) // settles m even if the handler never returns
+		defer t.Stop()
 	}
 	returned := false
 	defer func() {
-		if !returned {
+		if !returned && m.claim() {
 			// A panic (the pool recovers and reports it), runtime.Goexit,
 			// or a yielded task that the pool's Close dropped.
-			m.failed(ErrHandlerAborted)
+			if m.ch.dropping() {
+				m.handBack()
+			} else {
+				m.retry(ErrHandlerAborted)
+			}
 		}
 	}()
 	err := h(ctx, m.msg.Data())
 	returned = true
+	if !m.claim() {
+		return // timed out meanwhile: already back in the stream
+	}
 	if err != nil {
-		m.failed(err)
+		m.retry(err)
 		return
 	}
-	m.ch.settle(m)
-	if m.msg.Ack() != nil {
-		m.ch.stats.settleErrors.Add(1) // the server redelivers it after AckWait
-		return
-	}
-	m.ch.stats.acked.Add(1)
+	m.ack()
 }
 
-// failed settles a message whose attempt failed with err.
-func (m *message) failed(err error) {
+// ack acknowledges a run that succeeded.
+func (m *message) ack() {
 	ch := m.ch
-	switch {
-	case errors.Is(err, ErrHandlerAborted) && ch.dropping():
-		m.handBack()
-	case isPermanent(err) || m.delivered >= uint64(ch.opts.MaxDeliver):
-		m.deadLetter(err)
-	default:
-		ch.settle(m)
-		if m.msg.NakWithDelay(ch.opts.Backoff(int(m.delivered))) != nil {
-			ch.stats.settleErrors.Add(1)
-			return
+	var err error
+	if ch.opts.ConfirmAcks {
+		ctx, cancel := context.WithTimeout(ch.client.ctx, ch.opts.AckWait)
+		err = m.msg.DoubleAck(ctx)
+		cancel()
+	} else {
+		err = m.msg.Ack()
+		if err == nil && !ch.client.connected() {
+			// Buffered until the connection returns, if it does: the
+			// server may deliver the message again.
+			ch.stats.acksUnconfirmed.Add(1)
 		}
-		ch.stats.retried.Add(1)
 	}
-}
-
-// deadLetter terminates the message and reports it.
-func (m *message) deadLetter(err error) {
-	ch := m.ch
-	ch.settle(m)
-	if m.msg.TermWithReason(err.Error()) != nil {
+	if err != nil {
 		ch.stats.settleErrors.Add(1)
+		ch.stats.acksUnconfirmed.Add(1) // the server redelivers it after AckWait
+		return
 	}
-	ch.stats.deadLettered.Add(1)
-	if f := ch.opts.OnDeadLetter; f != nil {
-		f(DeadLetter{Channel: ch.name, Handler: m.handler, Payload: m.msg.Data(), Deliveries: m.delivered, Err: err})
-	}
+	ch.stats.acked.Add(1)
 }
 
-// handBack returns the message to the stream at once, for another process.
+// timedOut settles a run that outlived its timeout: the message goes back
+// to the stream after its backoff while the handler may still be running.
+func (m *message) timedOut() {
+	if !m.claim() {
+		return
+	}
+	m.ch.stats.timedOut.Add(1)
+	m.ch.client.log.Warn("jetstream: handler timed out; its message goes back to the stream",
+		"channel", m.ch.name, "handler", m.handler, "seq", m.seq, "timeout", m.timeout, "attempt", m.attempts())
+	m.retry(fmt.Errorf("%w after %v", ErrTimedOut, m.timeout))
+}
+
+// retry settles a claimed message whose attempt failed with err: delivered
+// again after the backoff, or dead-lettered if no attempt is left.
+func (m *message) retry(err error) {
+	ch := m.ch
+	if isPermanent(err) || m.attempts() >= uint64(ch.opts.MaxDeliver) {
+		m.deadLetter(err)
+		return
+	}
+	if m.msg.NakWithDelay(ch.opts.Backoff(int(m.attempts()))) != nil {
+		ch.stats.settleErrors.Add(1)
+		return
+	}
+	ch.stats.retried.Add(1)
+}
+
+// handBack returns a claimed message to the stream at once, for another
+// process.
 func (m *message) handBack() {
-	m.ch.settle(m)
 	if m.msg.Nak() != nil {
 		m.ch.stats.settleErrors.Add(1)
 	}
@@ -128,9 +193,12 @@ func (m *message) handBack() {
 
 // Unwrap is called by the pool when its Close drops the message unrun: the
 // message goes back to the stream, and the pool's OnDrop callback receives
-// a HandedBack describing it.
+// a HandedBack describing it. The pool also unwraps tasks it is about to
+// run, so the message goes back only once the channel is dropping; a
+// message that a closing pool neither ran nor dropped goes back at the
+// client's Close (releaseQueued).
 func (m *message) Unwrap() smartpool.Task {
-	if m.state.CompareAndSwap(queued, handedBack) {
+	if m.ch.dropping() && m.state.CompareAndSwap(queued, handedBack) && m.claim() {
 		m.handBack()
 	}
 	return HandedBack{Channel: m.ch.name, Handler: m.handler, Payload: m.msg.Data()}

@@ -6,32 +6,41 @@ import "sync/atomic"
 type counters struct {
 	fetched, redelivered, acked, retried, deadLettered, handedBack atomic.Uint64
 	keptAlive, settleErrors, fetchErrors                           atomic.Uint64
+	passedOn, timedOut, acksUnconfirmed                            atomic.Uint64
 }
 
 // Stats counts what a Channel did with its messages in this process. Counts
-// only grow, except Queued and Held.
+// only grow, except Queued, Held, Parked and Conn.Connected.
 type Stats struct {
-	Queued       int    // messages in the local queue now
-	Held         int    // messages fetched and not settled now: queued, running or yielded
-	Fetched      uint64 // messages fetched
-	Redelivered  uint64 // of those, delivered before (to any process)
-	Acked        uint64 // handler returned nil: acknowledged
-	Retried      uint64 // handler failed: delivered again after a backoff
-	DeadLettered uint64 // terminated: unknown handler, Permanent error, MaxDeliver
-	HandedBack   uint64 // returned to the stream unrun because the pool or channel closed
-	KeptAlive    uint64 // in-progress signals sent for held messages
-	SettleErrors uint64 // acknowledgements that failed to send (the server redelivers)
-	FetchErrors  uint64 // fetches that failed (lost connection, leader election)
+	Queued          int    // messages in the local queue now
+	Held            int    // messages fetched and not settled now: queued, running, yielded or parked
+	Parked          int    // of those, messages with a handler this process lacks, waiting to be passed on
+	Fetched         uint64 // messages fetched
+	Redelivered     uint64 // of those, delivered before (to any process)
+	Acked           uint64 // handler returned nil: acknowledged
+	Retried         uint64 // handler failed or timed out: delivered again after a backoff
+	TimedOut        uint64 // runs past their timeout (also counted in Retried or DeadLettered)
+	DeadLettered    uint64 // moved to the dead-letter stream: Permanent error, MaxDeliver, unknown handler past UnknownMaxAge
+	PassedOn        uint64 // handler unknown here: passed on to other processes
+	HandedBack      uint64 // returned to the stream unrun because the pool or channel closed
+	KeptAlive       uint64 // in-progress signals sent for held messages
+	SettleErrors    uint64 // acknowledgements, retries or dead letters that failed to send (the server redelivers)
+	AcksUnconfirmed uint64 // acknowledgements not confirmed (failed, unanswered, or sent while disconnected): the message may run again
+	FetchErrors     uint64 // fetches that failed or went unanswered (lost connection, leader election)
+	Conn            ConnStats
 }
 
-// Stats returns a snapshot of the channel's counters.
+// Stats returns a snapshot of the channel's counters and of its client's
+// connection.
 func (ch *Channel) Stats() Stats {
 	ch.mu.Lock()
-	q, h := ch.msgs, len(ch.held)
+	q, h, p := ch.msgs, len(ch.held), len(ch.parked)
 	ch.mu.Unlock()
 	s := &ch.stats
-	return Stats{Queued: q, Held: h,
+	return Stats{Queued: q, Held: h, Parked: p,
 		Fetched: s.fetched.Load(), Redelivered: s.redelivered.Load(), Acked: s.acked.Load(),
-		Retried: s.retried.Load(), DeadLettered: s.deadLettered.Load(), HandedBack: s.handedBack.Load(),
-		KeptAlive: s.keptAlive.Load(), SettleErrors: s.settleErrors.Load(), FetchErrors: s.fetchErrors.Load()}
+		Retried: s.retried.Load(), TimedOut: s.timedOut.Load(), DeadLettered: s.deadLettered.Load(),
+		PassedOn: s.passedOn.Load(), HandedBack: s.handedBack.Load(), KeptAlive: s.keptAlive.Load(),
+		SettleErrors: s.settleErrors.Load(), AcksUnconfirmed: s.acksUnconfirmed.Load(), FetchErrors: s.fetchErrors.Load(),
+		Conn: ch.client.ConnStats()}
 }

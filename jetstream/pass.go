@@ -1,0 +1,130 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+)
+
+// Headers the channel writes on the copies it publishes.
+const (
+	attemptsHeader = "Smartpool-Attempts" // handler attempts of the earlier copies
+	bornHeader     = "Smartpool-Born"     // first publish, Unix nanoseconds
+	timeoutHeader  = "Smartpool-Timeout"  // WithTimeout, a Go duration
+)
+
+// A process that lacks a message's handler (during a rolling deploy, one
+// that runs the older code) must not destroy it, nor spin it between the
+// processes that lack the handler, nor use up the attempts of the processes
+// that have it. So it parks the message (kept alive, no worker) for
+// UnknownDelay and then passes it on: it publishes a copy that carries the
+// attempts so far and the first publish time, and acknowledges the
+// original. A copy is delivered afresh, so the server's delivery count
+// restarts; its attempts header keeps MaxDeliver honest. The copy's message
+// ID is derived from the original's stream sequence, so a pass repeated
+// after a lost acknowledgement stores one copy. Only a message older than
+// UnknownMaxAge is dead-lettered for its handler.
+
+// unknown handles a message whose handler this process lacks.
+func (ch *Channel) unknown(m *message) {
+	if time.Since(m.born) >= ch.opts.UnknownMaxAge {
+		if m.claim() {
+			m.deadLetter(fmt.Errorf("%w: %q, for %v", ErrUnknownHandler, m.handler, ch.opts.UnknownMaxAge))
+		}
+		return
+	}
+	ch.mu.Lock()
+	if ch.closed || m.settled.Load() {
+		ch.mu.Unlock()
+		if m.claim() {
+			m.handBack()
+		}
+		return
+	}
+	ch.parked[m] = time.AfterFunc(ch.opts.UnknownDelay, func() {
+		if !ch.client.goroutine(func(ctx context.Context) { m.passOn(ctx) }) && m.claim() {
+			m.handBack() // the client is closing
+		}
+	})
+	ch.mu.Unlock()
+}
+
+// passOn publishes a copy of a parked message for another process and
+// acknowledges the original. If the copy cannot be stored, the original
+// goes back to the stream after UnknownDelay instead: nothing is lost.
+func (m *message) passOn(ctx context.Context) {
+	if !m.claim() {
+		return
+	}
+	ch := m.ch
+	copyMsg := ch.copyOf(m, subject(ch.name))
+	copyMsg.Header.Set(attemptsHeader, strconv.FormatUint(m.attempts()-1, 10)) // this delivery ran nothing
+	ctx, cancel := context.WithTimeout(ctx, max(ch.opts.AckWait, 5*time.Second))
+	defer cancel()
+	_, err := ch.client.js.PublishMsg(ctx, copyMsg, njs.WithMsgID(fmt.Sprintf("smartpool-pass-%s-%d", ch.name, m.seq)))
+	if err != nil {
+		ch.stats.settleErrors.Add(1)
+		ch.client.log.Warn("jetstream: passing on a message with an unknown handler failed; it comes back later",
+			"channel", ch.name, "handler", m.handler, "seq", m.seq, "err", err)
+		if m.msg.NakWithDelay(ch.opts.UnknownDelay) != nil {
+			ch.stats.settleErrors.Add(1)
+		}
+		return
+	}
+	if m.msg.Ack() != nil {
+		ch.stats.settleErrors.Add(1) // redelivered after AckWait; its next pass is a duplicate the server drops
+	}
+	ch.stats.passedOn.Add(1)
+}
+
+// copyOf returns a new message to subj with m's payload and headers (the
+// server's own Nats-* headers left out) and its first publish time.
+func (ch *Channel) copyOf(m *message, subj string) *nats.Msg {
+	h := nats.Header{}
+	for k, v := range m.msg.Headers() {
+		if strings.HasPrefix(k, "Nats-") {
+			continue
+		}
+		h[k] = append([]string(nil), v...)
+	}
+	h.Set(bornHeader, strconv.FormatInt(m.born.UnixNano(), 10))
+	return &nats.Msg{Subject: subj, Data: m.msg.Data(), Header: h}
+}
+
+// releaseParked hands every parked message back to the stream at once: the
+// channel is closing, and a message must not wait for AckWait.
+func (ch *Channel) releaseParked() {
+	ch.mu.Lock()
+	var ms []*message
+	for m, t := range ch.parked {
+		t.Stop()
+		ms = append(ms, m)
+	}
+	ch.mu.Unlock()
+	for _, m := range ms {
+		if m.claim() {
+			m.handBack()
+		}
+	}
+}
+
+// releaseQueued hands back every held message that never started: the
+// client is closing, so no pool will run it.
+func (ch *Channel) releaseQueued() {
+	ch.mu.Lock()
+	var ms []*message
+	for m := range ch.held {
+		ms = append(ms, m)
+	}
+	ch.mu.Unlock()
+	for _, m := range ms {
+		if m.state.CompareAndSwap(queued, handedBack) && m.claim() {
+			m.handBack()
+		}
+	}
+}
