@@ -100,7 +100,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		if !how.wait {
 			return ErrFull
 		}
-		if tc := e.helper(ctx); tc != nil { // every unit is held: see help.go
+		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // every unit is held: see help.go
 			e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
 			return nil
 		}
@@ -127,7 +127,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	stamped := e.timing.stamp(ch, t)
 	err := channel.Push(stamped)
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
-		if tc := e.helper(ctx); tc != nil { // the channel is full: see help.go
+		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // the channel is full: see help.go
 			if c != nil {
 				c.refused()
 			}

@@ -180,7 +180,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 		g.fail(unknownKey(key))
 		return false
 	}
-	help, err := g.enter(wait)
+	help, err := g.enter(ch, wait)
 	switch {
 	case err == errNoRoom:
 		return false
@@ -210,16 +210,22 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 // to a caller that runs a task of the group, which then runs the new task
 // itself (see Group); any other caller waits for a place until the group's
 // context ends.
-func (g *Group[K]) enter(wait bool) (help bool, err error) {
+func (g *Group[K]) enter(ch int, wait bool) (help bool, err error) {
 	g.mu.Lock()
+	tried := false // to help: a capped channel may have no slot (help.go)
 	for g.limit > 0 && g.pending >= g.limit {
 		if !wait {
 			g.mu.Unlock()
 			return false, errNoRoom
 		}
-		if g.ownTaskLocked() {
+		if !tried && g.ownTaskLocked() {
+			tried = true
 			g.mu.Unlock()
-			return true, nil
+			if g.p.e.inlineSlot(ch) {
+				return true, nil
+			}
+			g.mu.Lock()
+			continue
 		}
 		if g.room == nil {
 			g.room = make(chan struct{})
@@ -266,20 +272,26 @@ func (g *Group[K]) ownTaskLocked() bool {
 // once the group's context ended or the pool's Close started.
 func (g *Group[K]) help(ch int, fn func(ctx context.Context) error) {
 	e := g.p.e
-	switch {
-	case g.ctx.Err() != nil:
-		g.fail(g.ctx.Err())
-		return
-	case e.stopped.Load():
-		g.fail(ErrClosed)
+	err := g.ctx.Err()
+	if err == nil && e.stopped.Load() {
+		err = ErrClosed
+	}
+	if err != nil {
+		if e.chans[ch].capped {
+			e.release(ch) // the slot inlineSlot took
+		}
+		g.fail(err)
 		return
 	}
 	t := &groupTask[K]{g: g, fn: fn, ch: ch, shared: true}
 	if tc := e.helper(g.ctx); tc != nil {
-		e.runInline(tc, ch, tc, t)
-	} else { // a task the channel ran on a submitting goroutine (Bits.RunHere)
-		e.runHere(ch, context.Background(), t)
+		e.runInline(tc, ch, tc, t) // gives the slot back
+		return
 	}
+	if e.chans[ch].capped {
+		defer e.release(ch)
+	}
+	e.runHere(ch, context.Background(), t) // a guest of a goroutine outside the pool (Bits.RunHere)
 }
 
 // enterInline counts t in inline if the calling goroutine runs it as

@@ -28,17 +28,32 @@ package smartpool
 // Future or Group, or to the panic handler. runtime.Goexit cannot be
 // stopped: it ends the child and then the parent, whose goroutine it
 // unwinds, as Goexit in any function the parent calls would.
+//
+// A channel with a cap (MaxRunning, MaxInFlight) keeps it: a child runs
+// inline only if it gets a running slot of its channel (inlineSlot), which
+// it holds until it ends; else its parent waits as any caller would. So the
+// guarantee does not cover a cycle of full capped channels, each task
+// waiting for a slot of the next.
 
 import (
 	"context"
 	"runtime/debug"
 )
 
+// inlineSlot reports whether a child for channel ch may run inline: a
+// channel with a cap must have a running slot free, which the child takes
+// (runInline gives it back).
+func (e *engine) inlineSlot(ch int) bool { return !e.chans[ch].capped || e.reserve(ch) }
+
 // runInline runs t, which the task carried by tc spawned into channel ch,
 // on the calling goroutine (tc's) in that task's place, with ctx as its
-// context, and counts how it ended. Only tc's goroutine calls it.
+// context, and counts how it ended. Only tc's goroutine calls it, after
+// inlineSlot(ch) reported true.
 func (e *engine) runInline(tc *taskContext, ch int, ctx context.Context, t Task) {
 	c := &e.chans[ch]
+	if c.capped {
+		defer e.release(ch)
+	}
 	run := &inlineRun{}
 	outer := tc.recovered // the parent's flag: a recovered panic of the child sets it (recoveredPanic)
 	tc.recovered = false
@@ -92,8 +107,8 @@ func (b Bits) InTask() bool {
 // RunInTask runs t on the calling goroutine, in the place of the pool task
 // that goroutine runs, for a channel's blocking submit called from a task
 // that found no room (see InTask): the "help while you wait" rule of
-// Group.Go. t needs no unit of Config.Limit (the channel gives back the one
-// it took, with Refund, first): it runs in its parent's. It is counted in
+// Group.Go. t needs no unit of Config.Limit: it runs in its parent's place
+// (a channel that took one for it gives it back with Refund). It is counted in
 // the channel's Stats like a worker's run (Ran, Panicked or Goexited). Its
 // context is the calling task's, so its waits yield that task's worker. A
 // panic is recovered and goes to the task's Future or Group, or to the
@@ -101,14 +116,19 @@ func (b Bits) InTask() bool {
 // the calling task, whose goroutine it unwinds.
 //
 // It reports whether it ran t: false, running nothing, if the calling
-// goroutine runs no task of b's pool, or b belongs to no pool.
+// goroutine runs no task of b's pool, if the channel has a cap
+// (ChannelParams.MaxRunning, MaxInFlight) with no slot free, or if b
+// belongs to no pool.
 func (b Bits) RunInTask(t Task) bool {
 	if b.e == nil || t == nil {
 		return false
 	}
 	ch := b.e.channelOf(b)
+	if ch < 0 {
+		return false
+	}
 	tc := b.e.helper(nil)
-	if ch < 0 || tc == nil {
+	if tc == nil || !b.e.inlineSlot(ch) {
 		return false
 	}
 	b.e.runInline(tc, ch, tc, t)

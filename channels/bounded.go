@@ -280,9 +280,14 @@ func (b *Bounded) submitAdmitted(ctx context.Context, t, user smartpool.Task) er
 	}
 	if bits := b.bits; bits.InTask() { // no room, from a task: see "Submitting from a task"
 		b.mu.Unlock()
-		bits.Refund(1)
-		bits.RunInTask(user)
-		return nil
+		if bits.RunInTask(user) { // it held its unit meanwhile
+			bits.Refund(1)
+			return nil
+		}
+		b.mu.Lock() // a cap with no slot free: wait after all
+		if done, err := b.queueOrHoldLocked(t); done {
+			return err
+		}
 	}
 	return b.waitLocked(ctx, t)
 }

@@ -1,32 +1,24 @@
 // Command crawler crawls a small fake web (an httptest server, no outside
-// network) with one channel per processing state, as Paul Khuong's critique
-// of generic pools ("The unscalable, deadlock-prone, thread pool", 2019)
-// asks of a pool: fetch, parse and store are separate queues, each aware of
-// the resource it needs before a worker is committed to it.
+// network) in the shape errgroup users write: one Group with SetLimit, and
+// every page task spawns a task per new link with Go, from inside the group.
 //
-//   - fetch/<host>: one Bounded channel per host (capacity 16: backpressure
-//     on the crawler's own frontier) with MaxInFlight 2, a per-host
-//     politeness cap that a fetch keeps while its request is out. The HTTP
-//     request is made through smartpool.Yield, so no worker is held while the
-//     network answers; the fetch re-enters through "resume".
-//   - parse and resume: FIFOs on the highest level, so pages already
-//     fetched are finished before new fetches start.
-//   - store: a FIFO with MaxInFlight 1, standing for a single database
-//     connection held across the write.
+// With errgroup that shape deadlocks once the goroutines holding the
+// group's places all wait in Go for a place. A smartpool Group does not: a
+// task of the group that finds the group full runs the new page itself, in
+// its own place, and goes on once it is done (the fork-join "help while you
+// wait" rule). The same holds at the pool's in-flight limit (Config.Limit)
+// and at a full channels.Bounded, so every limit holds and the crawl always
+// finishes, even on one worker.
 //
-// An in-flight limit (Config.Limit) caps the pages in progress, pool-wide:
-// a page takes one unit when its fetch is queued and keeps it through parse
-// and store, because each state hands its unit to the next (Pool.Handoff)
-// instead of asking for a new one. Links a parse discovers go to a frontier
-// outside the pool, fed back by one goroutine per host that waits for room
-// (Bounded.Submit). No task ever waits for a unit, so a full pool always
-// finishes what it holds: the deadlock of a pool whose tasks wait for a unit
-// held by tasks waiting for them (Paul Khuong's critique of generic pools)
-// cannot happen.
+//   - fetch/<host>: one Bounded channel per host (capacity 4: a full one
+//     pushes back). The HTTP request is made through smartpool.Yield, so no
+//     worker is held while the network answers; the fetch re-enters through
+//     "resume", on the highest level, so pages already fetched finish first.
+//   - the group's limit (8) bounds the pages in progress; Config.Limit (6)
+//     bounds the pool's tasks in flight, queued ones included.
 //
-// Two workers do all the CPU work. Every 25 ms the program prints each
-// state's queue depth, how many of its tasks are in progress, and the units
-// held.
+// Two workers do the CPU work. Every 25 ms the program prints each host's
+// queue depth, the units held and the pages stored.
 package main
 
 import (
@@ -49,47 +41,38 @@ import (
 const (
 	hosts        = 4
 	pagesPerHost = 40
-	inFlight     = 12 // pages in progress at once, all states together
+	groupLimit   = 8 // pages in progress (Group.SetLimit)
+	inFlight     = 6 // the pool's tasks in flight (Config.Limit)
 )
 
 // Crawl is the pool behavior: keys are channel names.
 type Crawl struct {
-	fetch                map[string]*channels.Bounded // by host
-	resume, parse, store *channels.FIFO
+	fetch  map[string]*channels.Bounded // by host
+	resume *channels.FIFO
 }
 
-// Config: parse and store above the fetches; everything completes on close.
+// Config: resumptions above the fetches; everything completes on close.
 func (c *Crawl) Config() smartpool.Config[string] {
 	var fetches []smartpool.ChannelParams[string]
 	for _, h := range hostNames() {
-		fetches = append(fetches, smartpool.ChannelParams[string]{Key: "fetch/" + h, CompleteOnClose: true, MaxInFlight: 2})
+		fetches = append(fetches, smartpool.ChannelParams[string]{Key: "fetch/" + h, CompleteOnClose: true})
 	}
 	return smartpool.Config[string]{
 		Workers: 2,
 		Limit:   inFlight,
-		Levels: [][]smartpool.ChannelParams[string]{
-			{{Key: "resume", CompleteOnClose: true}, {Key: "parse", CompleteOnClose: true}, {Key: "store", CompleteOnClose: true, MaxInFlight: 1}},
-			fetches,
-		},
+		Levels:  [][]smartpool.ChannelParams[string]{{{Key: "resume", CompleteOnClose: true}}, fetches},
 	}
 }
 
 // Channel maps a key to its channel.
 func (c *Crawl) Channel(k string) smartpool.Channel {
-	switch k {
-	case "resume":
+	if k == "resume" {
 		return c.resume
-	case "parse":
-		return c.parse
-	case "store":
-		return c.store
 	}
 	return c.fetch[strings.TrimPrefix(k, "fetch/")]
 }
 
-// Followup: every task that yielded comes back through "resume", on the
-// highest level. A fetch keeps its host's MaxInFlight slot meanwhile (a
-// MaxInFlight channel cannot be a followup itself).
+// Followup: every task that yielded comes back through "resume".
 func (c *Crawl) Followup(string) string { return "resume" }
 
 func hostNames() []string {
@@ -104,9 +87,9 @@ func main() {
 	web := fakeWeb()
 	defer web.Close()
 
-	c := &Crawl{fetch: map[string]*channels.Bounded{}, resume: channels.NewFIFO(), parse: channels.NewFIFO(), store: channels.NewFIFO()}
+	c := &Crawl{fetch: map[string]*channels.Bounded{}, resume: channels.NewFIFO()}
 	for _, h := range hostNames() {
-		c.fetch[h] = channels.NewBounded(16)
+		c.fetch[h] = channels.NewBounded(4)
 	}
 	owned, err := smartpool.New[string](c)
 	if err != nil {
@@ -115,100 +98,76 @@ func main() {
 	pool := owned.Pool()
 
 	var (
-		mu      sync.Mutex
-		seen    = map[string]bool{}
-		stored  []string
-		pending sync.WaitGroup // pages discovered and not yet stored
+		mu     sync.Mutex
+		seen   = map[string]bool{}
+		stored int
 	)
-	frontier := map[string]chan string{} // by host: links waiting for a fetch slot
-	for _, h := range hostNames() {
-		frontier[h] = make(chan string, hosts*pagesPerHost)
-	}
-	discover := func(path string) {
+	// first reports whether path is new, marking it seen.
+	first := func(path string) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if !seen[path] {
-			seen[path] = true
-			pending.Add(1)
-			frontier[strings.Split(path, "/")[1]] <- path // never full: one slot per page
+		if seen[path] {
+			return false
 		}
+		seen[path] = true
+		return true
 	}
-	store := func(path string) smartpool.Func {
-		return func(ctx context.Context) {
-			_ = smartpool.Sleep(ctx, 200*time.Microsecond) // the database write
-			mu.Lock()
-			stored = append(stored, path)
-			mu.Unlock()
-			pending.Done()
-		}
-	}
-	parse := func(path string, body []byte) smartpool.Func {
-		return func(ctx context.Context) {
-			for _, link := range linkRE.FindAllStringSubmatch(string(body), -1) {
-				discover(link[1])
-			}
-			handoff(pool, ctx, "store", store(path))
-		}
-	}
-	fetch := func(path string) func(ctx context.Context) {
-		return func(ctx context.Context) {
-			var body []byte
-			var err error
-			smartpool.Yield(ctx, func() { body, err = get(web.URL + path) })
-			if err != nil {
-				log.Printf("get %s: %v", path, err)
-			}
-			handoff(pool, ctx, "parse", parse(path, body))
-		}
-	}
-	// One feeder per host: it waits for a unit of the in-flight limit and
-	// for room in its host's queue, so a slow host holds back only itself.
-	feeders, stop := sync.WaitGroup{}, make(chan struct{})
-	for h, links := range frontier {
-		feeders.Go(func() {
-			for {
-				select {
-				case path := <-links:
-					if err := c.fetch[h].Submit(context.Background(), fetch(path)); err != nil {
-						log.Printf("fetch %s: %v", path, err)
-						pending.Done()
-					}
-				case <-stop:
-					return
-				}
-			}
-		})
-	}
+	key := func(path string) string { return "fetch/" + strings.Split(path, "/")[1] }
 
 	began := time.Now()
-	discover("/h0/0")
-	done := make(chan struct{})
-	go func() { pending.Wait(); close(done) }()
-	fmt.Println("  time   fetch queued/in flight per host        parse  store  units  stored")
-	for tick := time.NewTicker(25 * time.Millisecond); ; {
+	done := make(chan error, 1)
+	go func() {
+		done <- smartpool.Scope(context.Background(), pool, func(g *smartpool.Group[string]) {
+			g.SetLimit(groupLimit)
+			var page func(path string) func(ctx context.Context) error
+			page = func(path string) func(ctx context.Context) error {
+				return func(ctx context.Context) error {
+					var body []byte
+					var err error
+					smartpool.Yield(ctx, func() { body, err = get(ctx, web.URL+path) })
+					if err != nil {
+						return fmt.Errorf("get %s: %w", path, err)
+					}
+					mu.Lock()
+					stored++
+					mu.Unlock()
+					for _, link := range linkRE.FindAllStringSubmatch(string(body), -1) {
+						if first(link[1]) {
+							g.Go(key(link[1]), page(link[1])) // from inside the group, at its limit or not
+						}
+					}
+					return nil
+				}
+			}
+			first("/h0/0")
+			g.Go(key("/h0/0"), page("/h0/0"))
+		})
+	}()
+
+	fmt.Println("  time   fetch queued per host    units  stored")
+	tick := time.NewTicker(25 * time.Millisecond)
+	for err = nil; ; {
 		select {
-		case <-done:
+		case err = <-done:
 		case <-tick.C:
-			printDepths(pool, began, len(storedCopy(&mu, &stored)))
+			mu.Lock()
+			n := stored
+			mu.Unlock()
+			printDepths(pool, began, n)
 			continue
 		}
-		tick.Stop()
 		break
 	}
-	close(stop)
-	feeders.Wait()
+	tick.Stop()
+	if err != nil {
+		log.Fatal(err)
+	}
 	report, err := owned.Close(context.Background())
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("crawled %d pages in %v; tasks run: %d, dropped: %d\n",
-		len(stored), time.Since(began).Round(time.Millisecond), report.Total().Ran, report.Total().Dropped)
-}
-
-func storedCopy(mu *sync.Mutex, s *[]string) []string {
-	mu.Lock()
-	defer mu.Unlock()
-	return *s
+		stored, time.Since(began).Round(time.Millisecond), report.Total().Ran, report.Total().Dropped)
 }
 
 func printDepths(pool *smartpool.Pool[string], began time.Time, stored int) {
@@ -216,22 +175,11 @@ func printDepths(pool *smartpool.Pool[string], began time.Time, stored int) {
 	var fetch []string
 	for _, h := range hostNames() {
 		c, _ := st.Channel("fetch/" + h)
-		fetch = append(fetch, fmt.Sprintf("%s %2d/%d", h, c.Queued, c.Held))
+		fetch = append(fetch, fmt.Sprintf("%s %2d", h, c.Queued))
 	}
 	sort.Strings(fetch)
-	p, _ := st.Channel("parse")
-	s, _ := st.Channel("store")
-	fmt.Printf("%6v   %s   %4d  %5d  %2d/%2d  %6d\n", time.Since(began).Round(time.Millisecond),
-		strings.Join(fetch, "  "), p.Queued, s.Queued, st.Admitted, st.Limit, stored)
-}
-
-// handoff passes the calling task's unit of the in-flight limit to the next
-// state. It cannot fail in this program: the keys exist, the FIFOs are
-// unbounded, and Close starts only once every page is stored.
-func handoff(pool *smartpool.Pool[string], ctx context.Context, key string, fn smartpool.Func) {
-	if err := pool.Handoff(ctx, key, fn); err != nil {
-		log.Fatalf("%s: %v", key, err)
-	}
+	fmt.Printf("%6v   %s   %2d/%2d  %6d\n", time.Since(began).Round(time.Millisecond),
+		strings.Join(fetch, "  "), st.Admitted, st.Limit, stored)
 }
 
 var linkRE = regexp.MustCompile(`href="([^"]+)"`)
@@ -254,8 +202,12 @@ func fakeWeb() *httptest.Server {
 	}))
 }
 
-func get(url string) ([]byte, error) {
-	resp, err := http.Get(url)
+func get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
