@@ -8,7 +8,9 @@ package smartpool
 // watchdog makes that visible instead of silent. One timer per pool fires
 // four times per Config.StallAfter and reads what the pool keeps anyway:
 //
-//   - work queued: the availability summary and e.buffered (hasWork);
+//   - work queued: the availability summary and e.buffered (hasWork), or,
+//     when that reads empty, the channels' Len (a channel at its cap is
+//     hidden from the summary);
 //   - every worker busy: each worker below target was created and has its
 //     running mark set (timing.go);
 //   - no task ended: the sum of the outcome counters the workers keep per
@@ -111,13 +113,13 @@ func (d *watchdog) check() {
 	e := d.e
 	ended := e.tasksEnded()
 	why := ""
-	switch {
+	switch { // cheapest first: the last runs only when the pool looks stuck
 	case ended != d.ended:
 		why = "a task ended"
-	case !e.hasWork():
-		why = "no work queued"
 	case !e.allBusy():
 		why = "a worker is free"
+	case !e.anyQueued():
+		why = "no work queued"
 	}
 	d.ended = ended
 	switch {
@@ -189,6 +191,21 @@ func (e *engine) tasksEnded() uint64 {
 		}
 	})
 	return n
+}
+
+// anyQueued reports whether some task waits: in the summary or a run buffer
+// (hasWork), or in a channel at its cap, whose queues the summary hides
+// (limit.go).
+func (e *engine) anyQueued() bool {
+	if e.hasWork() {
+		return true
+	}
+	for _, n := range e.queued() {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // allBusy reports whether every worker below target exists and is busy

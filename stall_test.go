@@ -71,13 +71,16 @@ func flatten(m map[string]string, prefix string, a slog.Attr) {
 }
 
 // stalledPool starts a pool of workers workers that logs into a fresh
-// logRecords, with StallAfter after, and a release channel that free
+// logRecords, with StallAfter after: channels "jobs" and "capped"
+// (MaxRunning 1) on one level. It returns a release channel that free
 // closes; free is called, and the pool closed, at cleanup if the test has
 // not, so that a failing test still ends its bubble.
 func stalledPool(t *testing.T, workers int, after time.Duration) (*smartpool.OwnedPool[string], *logRecords, <-chan struct{}, func()) {
 	t.Helper()
 	logs := &logRecords{}
-	b := stallBehavior{&behavior{workers: workers, levels: [][]ch{{fifo("jobs")}}, logger: slog.New(logs)}, after}
+	capped := fifo("capped")
+	capped.maxRunning = 1
+	b := stallBehavior{&behavior{workers: workers, levels: [][]ch{{fifo("jobs"), capped}}, logger: slog.New(logs)}, after}
 	o, err := smartpool.New[string](b)
 	require.NoError(t, err)
 	release := make(chan struct{})
@@ -214,6 +217,45 @@ func TestStall_HealthyPoolNeverStalls(t *testing.T) {
 		r, err := o.Close(context.Background())
 		require.NoError(t, err)
 		require.Zero(t, r.Stalls)
+	})
+}
+
+// Work queued behind a channel's cap while a worker is free is no stall: the
+// pool waits on its own cap, not on blocked workers.
+func TestStall_FreeWorkerIsNoStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, logs, release, free := stalledPool(t, 2, time.Second)
+		submit(t, o, "capped", blockOnPlainChannel(release))
+		submit(t, o, "capped", blockOnPlainChannel(release)) // queued behind the cap
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		s := o.Pool().Stats()
+		require.Equal(t, 1, s.Busy)
+		require.Equal(t, 1, s.Channels[1].Queued)
+		require.Empty(t, logs.lines("smartpool: stall"))
+		require.Zero(t, s.Stalls)
+		free()
+		_, err := o.Close(context.Background())
+		require.NoError(t, err)
+	})
+}
+
+// Work queued behind a channel's cap, which the pool's summary hides, counts
+// as queued: a worker stuck in the capped channel's task stalls it.
+func TestStall_WorkBehindACap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, logs, release, free := stalledPool(t, 1, time.Second)
+		submit(t, o, "capped", blockOnPlainChannel(release))
+		submit(t, o, "capped", func(context.Context) {})
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		warns := logs.lines("smartpool: stalled")
+		require.Len(t, warns, 1)
+		require.Equal(t, "1", warns[0]["queued"])
+		require.Equal(t, "1", warns[0]["running.capped"])
+		free()
+		_, err := o.Close(context.Background())
+		require.NoError(t, err)
 	})
 }
 
