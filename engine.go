@@ -142,7 +142,7 @@ func (e *engine) worker(i int) *worker { return e.workers.get(i) }
 // exit is called by each worker goroutine as it ends, and once by the closer.
 func (e *engine) exit() {
 	if e.live.Add(-1) == 0 {
-		e.stall.stop() // before the report, which counts its stalls
+		e.stall.stop(e) // before the report, which counts its stalls
 		e.finish()
 		e.cancelTasks()
 		close(e.done)

@@ -118,7 +118,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, err
 	}
 	e.setAccounting(preQueued)
-	e.stall = newWatchdog(e, cfg.StallAfter, func(ch int) any { return p.keys[ch] })
+	e.stall = newWatchdog(e, cfg.StallAfter, p.keys)
 	e.finish = func() { e.report = p.buildReport(); p.logClosed() }
 	e.start()
 	p.logStart(workers)

@@ -35,6 +35,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 )
 
 // DefaultStallAfter is the stall watchdog's delay when Config.StallAfter is 0.
@@ -43,7 +44,9 @@ const DefaultStallAfter = 10 * time.Second
 // watchdog is a pool's stall watchdog. Its timer's callback (check) and stop
 // take mu; Stats reads stalls and stalled from any goroutine.
 type watchdog struct {
-	e     *engine
+	// pool is the engine, weakly: the timer holds the watchdog, and a pool
+	// dropped without Close must still be collected (its timer then stops).
+	pool  weak.Pointer[engine]
 	after time.Duration    // Config.StallAfter resolved, > 0; read-only
 	keyOf func(ch int) any // the key of channel ch, for the log; read-only
 
@@ -58,15 +61,15 @@ type watchdog struct {
 }
 
 // newWatchdog returns the watchdog of e for Config.StallAfter after, nil if
-// after is negative (off).
-func newWatchdog(e *engine, after time.Duration, keyOf func(ch int) any) *watchdog {
+// after is negative (off); keys are the channels' keys, by index.
+func newWatchdog[K comparable](e *engine, after time.Duration, keys []K) *watchdog {
 	switch {
 	case after < 0:
 		return nil
 	case after == 0:
 		after = DefaultStallAfter
 	}
-	return &watchdog{e: e, after: after, keyOf: keyOf}
+	return &watchdog{pool: weak.Make(e), after: after, keyOf: func(ch int) any { return keys[ch] }}
 }
 
 // period is the time between two checks: a stall shows between StallAfter
@@ -83,10 +86,10 @@ func (d *watchdog) start() {
 	d.timer = time.AfterFunc(d.period(), d.check)
 }
 
-// stop stops the timer and waits for a check in progress; the pool calls it
+// stop stops the timer and waits for a check in progress; engine e calls it
 // as its last worker exits, before the report is built. A stall still
 // reported ends here, with its Info line. Nil-safe.
-func (d *watchdog) stop() {
+func (d *watchdog) stop(e *engine) {
 	if d == nil {
 		return
 	}
@@ -97,20 +100,21 @@ func (d *watchdog) stop() {
 		d.timer.Stop()
 	}
 	if d.stalled.Load() {
-		d.over("pool closed", time.Now())
+		d.over(e, "pool closed", time.Now())
 	}
 }
 
-// check runs on the timer's goroutine, period after period.
+// check runs on the timer's goroutine, period after period, until stop or
+// until the pool, dropped without Close, was collected.
 func (d *watchdog) check() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopped {
+	e := d.pool.Value()
+	if d.stopped || e == nil {
 		return
 	}
 	defer d.timer.Reset(d.period())
 	now := time.Now()
-	e := d.e
 	ended := e.tasksEnded()
 	why := ""
 	switch { // cheapest first: the last runs only when the pool looks stuck
@@ -125,7 +129,7 @@ func (d *watchdog) check() {
 	switch {
 	case why != "":
 		if d.stalled.Load() {
-			d.over(why, now)
+			d.over(e, why, now)
 		}
 		d.since = time.Time{}
 	case d.since.IsZero():
@@ -133,19 +137,18 @@ func (d *watchdog) check() {
 	case !d.stalled.Load() && now.Sub(d.since) >= d.after:
 		d.stalls.Add(1)
 		d.stalled.Store(true)
-		d.report(now)
+		d.report(e, now)
 	}
 }
 
 // over logs the end of the reported stall. Under mu.
-func (d *watchdog) over(why string, now time.Time) {
+func (d *watchdog) over(e *engine, why string, now time.Time) {
 	d.stalled.Store(false)
-	d.e.log.Info("smartpool: stall over", "reason", why, "stalled", now.Sub(d.since).Round(time.Millisecond))
+	e.log.Info("smartpool: stall over", "reason", why, "stalled", now.Sub(d.since).Round(time.Millisecond))
 }
 
 // report logs a stall just noticed, at Warn. Under mu.
-func (d *watchdog) report(now time.Time) {
-	e := d.e
+func (d *watchdog) report(e *engine, now time.Time) {
 	busy := map[string]int{}
 	for i := range int(e.target.Load()) {
 		if w := e.worker(i); w != nil {
