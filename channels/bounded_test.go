@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1031,5 +1032,38 @@ func BenchmarkBoundedPoolSubmit(b *testing.B) {
 			})
 			closePool(b, o) // runs what is left: part of the cost
 		})
+	}
+}
+
+// A task of the pool that submits to its full Bounded does not wait for
+// room only tasks can free: it runs the new task in its own place, at once,
+// and Submit returns nil once it ended. On a one-worker pool a wait would
+// hold the only worker the queued task needs: a deadlock.
+func TestBounded_SubmitFromTaskAtCapacityRunsInPlace(t *testing.T) {
+	b := channels.NewBounded(1)
+	o := newPool(t, poolOpts{workers: 1, coc: true}, b)
+	var order []string // written by the one task goroutine, read after done
+	done := make(chan struct{})
+	var err1, err2 error
+	if err := b.Submit(context.Background(), func(ctx context.Context) {
+		defer close(done)
+		bounded, cancel := context.WithTimeout(ctx, 10*time.Second) // a hang fails, it does not hang the binary
+		defer cancel()
+		err1 = b.Submit(bounded, func(context.Context) { order = append(order, "queued") }) // fills the Bounded
+		err2 = b.Submit(bounded, func(context.Context) { order = append(order, "in place") })
+		order = append(order, "after Submit")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitOrFail(t, done, "the submitting task")
+	if err1 != nil || err2 != nil {
+		t.Fatalf("Submit from a task: %v, then on the full Bounded %v; want nil, nil", err1, err2)
+	}
+	rep := closePool(t, o) // the queued task has run
+	if got := strings.Join(order, ", "); got != "in place, after Submit, queued" {
+		t.Fatalf("ran %s; want in place, after Submit, queued", got)
+	}
+	if rep.Total().Ran != 3 || b.Stats().CallerRan != 0 {
+		t.Fatalf("%d ran, %d CallerRan; want 3 ran, none by CallerRuns", rep.Total().Ran, b.Stats().CallerRan)
 	}
 }
