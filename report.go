@@ -66,9 +66,7 @@ type Stats[K comparable] struct {
 	Busy int
 	// Rate is the tasks finished per second over the interval between the
 	// pool's previous Stats call at least a second old and this one (0 on
-	// the first call).
-	// In a Report (Close's), Rate is the tasks finished per second over the
-	// pool's whole life instead.
+	// the first call); in Close's Report, over the pool's whole life.
 	Rate float64
 	// Stalls counts the stalls the watchdog noticed (Config.StallAfter):
 	// times every worker was busy, work was queued and no task ended for
