@@ -76,7 +76,10 @@ type Config[K comparable] struct {
 	// when the pool moves on. Tasks that each run longer than StallAfter
 	// while work waits look the same: raise it for them. The watchdog is one
 	// timer per pool, checking four times per StallAfter; tasks pay nothing
-	// for it. 0 means DefaultStallAfter; negative turns it off.
+	// for it. 0 means DefaultStallAfter; negative turns it off. In tests
+	// that run a pool in a testing/synctest bubble, turn it off: its
+	// pending timer keeps fake time moving, so a deadlock would spin until
+	// the test's timeout instead of failing at once.
 	StallAfter time.Duration
 }
 

@@ -78,6 +78,11 @@ func (b *behavior) Config() smartpool.Config[string] {
 	if b.idle == 0 {
 		cfg.IdleTimeout = testIdleTimeout
 	}
+	// The watchdog's timer is always pending, so in a synctest bubble a
+	// deadlock would advance fake time for ever instead of failing at once
+	// (the endings matrix relies on it): off, except where stall_test.go
+	// turns it on.
+	cfg.StallAfter = -1
 	for _, lv := range b.levels {
 		var ps []smartpool.ChannelParams[string]
 		for _, c := range lv {
