@@ -22,15 +22,31 @@ type EmbeddedOptions struct {
 	// MaxPayload is the largest message the server accepts, in bytes.
 	// Default 1 MiB (the NATS default).
 	MaxPayload int32
+	// SyncInterval is how often the server flushes its files to disk
+	// (fsync). Default: the server's, 2 minutes: a power loss (not a
+	// process crash) may lose up to that much acknowledged work. Shorter
+	// costs disk writes; see BENCHMARKS.md.
+	SyncInterval time.Duration
+	// SyncAlways flushes every write to disk before it is acknowledged:
+	// nothing acknowledged is lost to a power loss, at the price measured
+	// in BENCHMARKS.md. It overrides SyncInterval.
+	SyncAlways bool
 	// Client configures the client connected to the server.
 	Client Options
 }
 
 // Embedded starts a NATS server with JetStream inside this process and
 // returns a client connected to it. Client.Close shuts the server down.
+//
+// An embedded server stands alone: it does not join a cluster. For
+// replicated streams run nats-server in a cluster of three (or five) and
+// use Connect with Options.Replicas 3 in every process.
 func Embedded(ctx context.Context, o EmbeddedOptions) (*Client, error) {
 	if o.Dir == "" {
 		return nil, fmt.Errorf("jetstream: EmbeddedOptions.Dir is required")
+	}
+	if o.SyncInterval < 0 {
+		return nil, fmt.Errorf("jetstream: EmbeddedOptions.SyncInterval %v: negative", o.SyncInterval)
 	}
 	sopts := &server.Options{
 		ServerName: "smartpool",
@@ -39,6 +55,10 @@ func Embedded(ctx context.Context, o EmbeddedOptions) (*Client, error) {
 		MaxPayload: o.MaxPayload,
 		NoSigs:     true,
 		NoLog:      true,
+		SyncAlways: o.SyncAlways,
+	}
+	if o.SyncInterval > 0 {
+		sopts.SyncInterval = o.SyncInterval
 	}
 	if o.Listen == "" {
 		sopts.DontListen = true
