@@ -12,20 +12,27 @@
 // # Guarantees
 //
 // Delivery is at least once. A handler's message is acknowledged after the
-// handler returns nil; an error or a panic asks for redelivery after a
-// backoff; after ChannelOptions.MaxDeliver attempts, or for a handler name
-// no one registered, the message is terminated and passed to the
-// dead-letter callback, never redelivered forever. A process that dies
-// mid-task never acknowledges it, so the server delivers it again after
-// AckWait: a handler can run twice for one message (the duplicate-run
-// window is from the start of a run that will not be acknowledged until
-// AckWait after the last sign of life the process gave). Handlers must be
-// idempotent. Order holds only within one channel and only with a single
-// consuming process and one worker.
+// handler returns nil; an error, a panic or a run past its timeout asks for
+// redelivery after a backoff; after ChannelOptions.MaxDeliver attempts or a
+// Permanent error the message is moved to the channel's dead-letter stream
+// (Client.DeadLetters, Client.Replay), never redelivered forever. A process
+// that lacks a message's handler (a rolling deploy) passes it on to the
+// others; only a message no process ran within UnknownMaxAge is
+// dead-lettered for it. A process that dies mid-task never acknowledges
+// it, so the server delivers it again after AckWait: a handler can run
+// twice for one message. Handlers must be idempotent. Order holds only
+// within one channel and only with a single consuming process and one
+// worker.
+//
+// Publish tries again across a lost connection with one message ID until
+// its context ends: nil means stored once; an error wrapping
+// ErrNotConfirmed means maybe stored (publish again with its MsgID); any
+// other error means not stored.
 //
 // # Setup
 //
 // Embedded starts an in-process NATS server with JetStream file storage in a
 // directory: one binary, durable across restarts, no setup. Connect takes the
-// URL of an existing NATS cluster instead; the rest of the code is the same.
+// URL of an existing NATS cluster instead (and any nats.Option: TLS,
+// credentials, nkeys); the rest of the code is the same.
 package jetstream
