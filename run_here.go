@@ -8,8 +8,8 @@ import "context"
 // panic is recovered and sent to the pool's panic handler (or to the task's
 // Future or Group); runtime.Goexit is counted and then ends the calling
 // goroutine, as it would without the pool. The task's context is ctx, which
-// is context.Background() if nil; Yield inside it is a plain wait, since the
-// task holds no worker.
+// is context.Background() if nil. Its waits are plain waits, except on the
+// goroutine of a pool task, whose worker they give back (see Yield).
 //
 // The channel must have given back the task's unit of Config.Limit first
 // (Bits.Refund), since the task never enters the pool. Without a pool (zero
@@ -55,8 +55,19 @@ func (c inlineContext) Value(key any) any {
 func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 	stats := &e.chans[ch].inline
 	run := &inlineRun{}
+	// On a pool task's goroutine, recoveredPanic marks that task: keep its
+	// own flag apart from t's, as runInline does.
+	host := taskOf(ctx)
+	var hostRecovered bool
+	if host != nil {
+		hostRecovered, host.recovered = host.recovered, false
+	}
 	finished := false
 	defer func() {
+		if host != nil {
+			run.recovered = run.recovered || host.recovered
+			host.recovered = hostRecovered
+		}
 		if finished {
 			return
 		}
@@ -69,9 +80,10 @@ func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 	}()
 	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true
+	recovered := run.recovered || (host != nil && host.recovered)
 	switch {
 	case run.skipped:
-	case run.recovered:
+	case recovered:
 		stats.panicked.Add(1)
 	default:
 		stats.ran.Add(1)

@@ -2,10 +2,12 @@ package smartpool_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 )
 
@@ -61,5 +63,44 @@ func TestRunHere_CancelledInlineTaskReleasesNoUnit(t *testing.T) {
 	r := closeWithin(t, o, long)
 	if tot := r.Total(); tot.Ran != 2 || tot.Cancelled != 1 || r.Admitted != 0 {
 		t.Errorf("report: Ran %d Cancelled %d Admitted %d, want 2 1 0", tot.Ran, tot.Cancelled, r.Admitted)
+	}
+}
+
+// attachedFIFO is a FIFO that keeps the Bits its pool gave it, as a channel
+// that runs tasks on the caller would.
+type attachedFIFO struct {
+	*channels.FIFO
+	bits smartpool.Bits
+}
+
+func (c *attachedFIFO) Attach(b smartpool.Bits) error {
+	c.bits = b
+	return c.FIFO.Attach(b)
+}
+
+// A task whose Future panics while a channel runs it on a pool task's
+// goroutine (Bits.RunHere) is counted as panicked in its own channel: the
+// task whose goroutine ran it returns and is counted as ran, not panicked.
+func TestRunHere_OnATaskGoroutineKeepsOutcomesApart(t *testing.T) {
+	here := &attachedFIFO{FIFO: channels.NewFIFO()}
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a"), {key: "here", c: here, coc: true}}}})
+	var err error
+	done := make(chan struct{})
+	submit(t, o, "a", func(ctx context.Context) {
+		defer close(done)
+		task, f := smartpool.NewFuture(func(context.Context) (int, error) { panic("boom") })
+		here.bits.RunHere(ctx, task)
+		_, err = f.Wait(ctx)
+	})
+	waitFor(t, done, "the task")
+	var pe *smartpool.PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("the Future resolved with %v, want a *PanicError", err)
+	}
+	r := closeWithin(t, o, long)
+	a, _ := r.Channel("a")
+	h, _ := r.Channel("here")
+	if a.Ran != 1 || a.Panicked != 0 || h.Panicked != 1 {
+		t.Fatalf("a: ran %d panicked %d; here: panicked %d; want 1 0 1", a.Ran, a.Panicked, h.Panicked)
 	}
 }
