@@ -27,7 +27,10 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 // a task of this pool (whatever ctx), ErrNilTask, ErrUnknownKey, ErrFull,
 // then the channel's (ErrClosed during Close only from inside a Yield's
 // wait or from a dropped channel). fn receives a context of its own,
-// as any task does: nothing of ctx but its unit passes on.
+// as any task does: nothing of ctx but its unit passes on. A child that its
+// parent runs in its own place (Group.Go, SubmitContext and a full
+// channels.Bounded from a task with no room: see Group) hands off the
+// parent's unit, which it runs on.
 func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context)) error {
 	if fn == nil {
 		if tc := taskOf(ctx); tc == nil || tc.e != p.e {
