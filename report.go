@@ -49,6 +49,13 @@ type Stats[K comparable] struct {
 	// Workers is the worker count asked for: Config.Workers or the last
 	// SetWorkers (surplus workers stop after their current task).
 	Workers int
+	// Live counts the workers that have a goroutine now: running a task,
+	// or parked waiting for one. Workers get a goroutine when work needs
+	// them and lose it after Config.IdleTimeout idle, so Live is what the
+	// pool costs in goroutines at the moment (ants' Running), from 0 after
+	// New or a quiet spell to Workers under load. Goroutines of yielded
+	// tasks, which hold no worker, are not counted.
+	Live int
 	// Wakeups counts the times a parked worker was woken because work
 	// arrived (not counting Close's wake-ups): a measure of wake-up churn.
 	Wakeups uint64
@@ -139,7 +146,11 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		e.eachWorker(func(w *worker) { c.addOutcomes(&w.stats[i]) })
 		c.Wait, c.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
 	}
+	live := e.live.Load() > 0 // zero once the last worker exited: the report's snapshot
 	e.eachWorker(func(w *worker) {
+		if live && w.active.Load() && w.idle.Load() != orphaned { // in service, and not idle without a goroutine (park.go)
+			s.Live++
+		}
 		if r := w.running.Load(); r > 0 && int(r) <= len(s.Channels) {
 			s.Busy++
 			s.Channels[r-1].Running++

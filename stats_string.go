@@ -12,7 +12,7 @@ import (
 // Keys print with %v.
 func (s *Stats[K]) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workers %d (busy %d)  rate %.1f/s  wakeups %d  suspended %d", s.Workers, s.Busy, s.Rate, s.Wakeups, s.Suspended)
+	fmt.Fprintf(&b, "workers %d (live %d, busy %d)  rate %.1f/s  wakeups %d  suspended %d", s.Workers, s.Live, s.Busy, s.Rate, s.Wakeups, s.Suspended)
 	if s.Limit > 0 {
 		fmt.Fprintf(&b, "  limit %d (admitted %d, waiting %d)", s.Limit, s.Admitted, s.Waiting)
 	}

@@ -11,7 +11,7 @@
 //	smartpool_queued_tasks, smartpool_running_tasks, smartpool_yielded_tasks  gauges
 //	smartpool_cap_slots, smartpool_held_slots                                 gauges (MaxRunning/MaxInFlight)
 //	smartpool_queue_wait_seconds, smartpool_run_seconds                       histograms
-//	smartpool_workers, smartpool_busy_workers                                 gauges (pool)
+//	smartpool_workers, smartpool_live_workers, smartpool_busy_workers         gauges (pool)
 //	smartpool_wakeups_total                                                   counter (pool)
 //	smartpool_limit_units, smartpool_admitted_units                           gauges (pool, Config.Limit)
 //	smartpool_stalls_total                                                    counter (pool, Config.StallAfter)
@@ -52,6 +52,7 @@ var (
 	waitDesc     = desc("queue_wait_seconds", "Queue wait of a channel's timed tasks: submit to start, re-entry to restart.", chanLabels...)
 	runDesc      = desc("run_seconds", "Run time of a channel's timed tasks, start to end.", chanLabels...)
 	workersDesc  = desc("workers", "Workers the pool runs.", poolLabels...)
+	liveDesc     = desc("live_workers", "Workers with a goroutine now, running or parked: they start on need and end when idle.", poolLabels...)
 	busyDesc     = desc("busy_workers", "Workers running a task now.", poolLabels...)
 	wakeupsDesc  = desc("wakeups_total", "Parked workers woken for new work.", poolLabels...)
 	limitDesc    = desc("limit_units", "The pool's in-flight limit, 0 if none.", poolLabels...)
@@ -76,7 +77,7 @@ func NewCollector[K comparable](name string, p *smartpool.Pool[K]) *Collector[K]
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector[K]) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{tasksDesc, queuedDesc, runningDesc, yieldedDesc, capDesc, heldDesc,
-		waitDesc, runDesc, workersDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc, stallsDesc, stalledDesc} {
+		waitDesc, runDesc, workersDesc, liveDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc, stallsDesc, stalledDesc} {
 		ch <- d
 	}
 }
@@ -88,6 +89,7 @@ func (c *Collector[K]) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	gauge(workersDesc, float64(s.Workers), c.name)
+	gauge(liveDesc, float64(s.Live), c.name)
 	gauge(busyDesc, float64(s.Busy), c.name)
 	gauge(limitDesc, float64(s.Limit), c.name)
 	gauge(admittedDesc, float64(s.Admitted), c.name)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,36 @@ func TestHTTPScrape(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("the scrape lacks %s\n%s", want, body)
 		}
+	}
+}
+
+// smartpool_live_workers follows the worker goroutines: one per worker a
+// blocking task holds, none once the pool closed.
+func TestLiveWorkers(t *testing.T) {
+	b := &twoLevels{urgent: channels.NewFIFO(), bulk: channels.NewFIFO()}
+	o, err := smartpool.New[string](b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := smartprom.NewCollector("jobs", o.Pool())
+	want := func(n int) string {
+		return "# HELP smartpool_live_workers Workers with a goroutine now, running or parked: they start on need and end when idle.\n" +
+			"# TYPE smartpool_live_workers gauge\n" +
+			"smartpool_live_workers{pool=\"jobs\"} " + strconv.Itoa(n) + "\n"
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	_ = b.urgent.Submit(func(context.Context) { close(started); <-release })
+	<-started
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want(1)), "smartpool_live_workers"); err != nil {
+		t.Error(err)
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := o.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want(0)), "smartpool_live_workers"); err != nil {
+		t.Error(err)
 	}
 }

@@ -77,6 +77,7 @@ type view struct {
 	Title    string  `json:"title"`
 	State    string  `json:"state"`
 	Workers  int     `json:"workers"`
+	Live     int     `json:"live"` // Stats.Live: worker goroutines now
 	Busy     int     `json:"busy"`
 	Rate     float64 `json:"rate"`
 	Wakeups  uint64  `json:"wakeups"`
@@ -148,7 +149,7 @@ func (h *handler[K]) view() view {
 	samples := append([]sample(nil), h.samples...)
 	h.mu.Unlock()
 
-	v := view{Title: h.o.Title, State: h.p.State().String(), Workers: s.Workers, Busy: s.Busy, Rate: s.Rate,
+	v := view{Title: h.o.Title, State: h.p.State().String(), Workers: s.Workers, Live: s.Live, Busy: s.Busy, Rate: s.Rate,
 		Wakeups: s.Wakeups, Limit: s.Limit, Admitted: s.Admitted, Stalls: s.Stalls, Stalled: s.Stalled}
 	first := samples[0]
 	for i, c := range s.Channels {
