@@ -101,7 +101,7 @@ func (e *engine) helper(ctx context.Context) *taskContext {
 // task runs the task it submits itself (RunInTask). It costs a lookup, so
 // ask it only when there is no room.
 func (b Bits) InTask() bool {
-	return b.e != nil && b.e.helper(nil) != nil
+	return b.e != nil && b.e.helper(context.Background()) != nil
 }
 
 // RunInTask runs t on the calling goroutine, in the place of the pool task
@@ -127,7 +127,7 @@ func (b Bits) RunInTask(t Task) bool {
 	if ch < 0 {
 		return false
 	}
-	tc := b.e.helper(nil)
+	tc := b.e.helper(context.Background())
 	if tc == nil || !b.e.inlineSlot(ch) {
 		return false
 	}

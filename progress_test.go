@@ -213,7 +213,7 @@ func TestProgress_Crawler(t *testing.T) {
 // inlineAtLimit runs body as the only task of a one-place group on a
 // one-worker pool, so that every Go body makes is at the group's limit and
 // runs inline, and returns Wait's error and the close report.
-func inlineAtLimit(t *testing.T, onPanic func(string, *smartpool.PanicError), body func(ctx context.Context, g *smartpool.Group[string]) error) (error, *smartpool.Report[string]) {
+func inlineAtLimit(t *testing.T, onPanic func(string, *smartpool.PanicError), body func(ctx context.Context, g *smartpool.Group[string]) error) (*smartpool.Report[string], error) {
 	t.Helper()
 	o := start(t, &behavior{workers: 1, onPanic: onPanic, levels: [][]ch{{fifo("a"), fifo("c")}}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -223,7 +223,7 @@ func inlineAtLimit(t *testing.T, onPanic func(string, *smartpool.PanicError), bo
 	g.Go("a", func(ctx context.Context) error { return body(ctx, g) })
 	var err error
 	withinLong(t, goIn(func() { err = g.Wait(context.Background()) }), "the group", cancel)
-	return err, closeWithin(t, o, long)
+	return closeWithin(t, o, long), err
 }
 
 // A child run inline at the group's limit ends as any child: its error and
@@ -241,7 +241,7 @@ func TestProgress_InlineOutcomes(t *testing.T) {
 
 	t.Run("error", func(t *testing.T) {
 		var after error
-		err, r := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
+		r, err := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
 			g.Go("c", func(context.Context) error { return errBoom })
 			after = context.Cause(ctx) // Go returned once the child ended
 			return nil
@@ -253,7 +253,7 @@ func TestProgress_InlineOutcomes(t *testing.T) {
 	})
 	t.Run("panic", func(t *testing.T) {
 		went := false
-		err, r := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
+		r, err := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
 			g.Go("c", func(context.Context) error { panic("child") })
 			went = true
 			return nil
@@ -268,7 +268,7 @@ func TestProgress_InlineOutcomes(t *testing.T) {
 	})
 	t.Run("runtime.Goexit", func(t *testing.T) {
 		went := false
-		err, r := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
+		r, err := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
 			g.Go("c", func(context.Context) error { runtimeGoexit(); return nil })
 			went = true
 			return nil
@@ -281,7 +281,7 @@ func TestProgress_InlineOutcomes(t *testing.T) {
 	t.Run("TryGo never runs inline", func(t *testing.T) {
 		var tried bool
 		ran := false
-		err, r := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
+		r, err := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
 			tried = g.TryGo("c", func(context.Context) error { ran = true; return nil })
 			return nil
 		})
@@ -291,7 +291,7 @@ func TestProgress_InlineOutcomes(t *testing.T) {
 	})
 	t.Run("nested inline children", func(t *testing.T) {
 		var depth atomic.Int32
-		err, r := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
+		r, err := inlineAtLimit(t, onPanic, func(ctx context.Context, g *smartpool.Group[string]) error {
 			var spawn func(d int32) func(context.Context) error
 			spawn = func(d int32) func(context.Context) error {
 				return func(context.Context) error {
