@@ -6,8 +6,6 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"go.uber.org/atomic"
-
 	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
@@ -28,16 +26,20 @@ import (
 // never runs; the pool counts it in ChannelStats.Cancelled. Go on a group
 // whose context is done queues nothing and counts nothing.
 //
-// Errors: Wait returns once every task has ended, with the first error in
-// this order of events: a task's error; a panic, as *PanicError (every later
+// Errors: by default, as in errgroup.WithContext, the first error cancels
+// the group and Wait returns it, once every task has ended. The first error
+// is, in this order of events: a task's error; a panic, as *PanicError (every later
 // panic goes to the pool's panic handler, Config.PanicHandler, so none is
 // lost; each is counted in ChannelStats.Panicked); ErrGoexit; ErrDropped for
 // a task Close dropped; a submit error (ErrClosed, ErrUnknownKey,
 // ErrNilTask); or the context's error, when a task was skipped or a Go gave
-// up waiting because the context given to NewGroup ended.
+// up waiting because the context given to NewGroup ended. CollectErrors
+// switches to conc's default instead: no error cancels anything, and Wait
+// returns every error.
 //
 // Room: SetLimit bounds the group's tasks in flight (queued, running or
-// yielded), as errgroup's SetLimit bounds its goroutines. Go needs room in
+// yielded), as errgroup's SetLimit bounds its goroutines; SetLimit(0)
+// blocks every Go from outside the group's tasks, as errgroup's does. Go needs room in
 // the group, a unit of the pool's in-flight limit (Config.Limit) and room in
 // a full channels.Bounded; TryGo never waits for any of them.
 //
@@ -67,18 +69,27 @@ import (
 // waiting on its own children: Wait yields with the context it is given,
 // Go with the group's.
 //
-// A Group is safe for concurrent use and must not be copied. It is used
-// once: Go after Wait returned finds the group's context cancelled.
+// Reuse: a Group may be used again after Wait, as errgroup's and conc's
+// can. Wait ends a round: it cancels the round's context, as errgroup's
+// Wait does. The next Go (or Context) starts a new round, with a new
+// context derived from the one given to NewGroup, unless the round failed
+// in the default mode: then, as in errgroup, the first error stays, the
+// context stays cancelled, later Gos queue nothing and every Wait returns
+// that error. With CollectErrors, each Wait returns the errors of its own
+// round only, as conc's pools do, and every round starts afresh.
+//
+// A Group is safe for concurrent use and must not be copied. As with
+// errgroup and sync.WaitGroup, a Go that starts a round must happen before
+// the Wait that ends it.
 type Group[K comparable] struct {
 	p      *Pool[K]
-	ctx    context.Context // the tasks' context; read-only
-	cancel context.CancelCauseFunc
-	stop   func() bool  // unregisters the group's cancel on the pool's base context
-	err    atomic.Error // the first error; set once, by compare-and-swap from nil
+	parent context.Context // NewGroup's; each round's context derives from it
 
 	mu      sync.Mutex
+	r       *round        // the round in progress, or the last one; guarded by mu
+	collect bool          // CollectErrors was called; guarded by mu
 	pending int           // tasks spawned and not ended; guarded by mu
-	limit   int           // SetLimit's bound on pending, 0 for none; guarded by mu
+	limit   int           // SetLimit's bound on pending, -1 for none; guarded by mu
 	idle    chan struct{} // closed when pending drops to 0 while someone waits; guarded by mu
 	room    chan struct{} // closed when pending drops or the limit changes while a Go waits; guarded by mu
 	// inline counts, by goroutine (gid), the group's tasks running there
@@ -95,10 +106,8 @@ func NewGroup[K comparable](ctx context.Context, p *Pool[K]) *Group[K] {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	gctx, cancel := context.WithCancelCause(ctx)
-	g := &Group[K]{p: p, ctx: gctx, cancel: cancel}
-	base := p.e.base // cancelled when a Close gives up waiting, and when the pool has closed
-	g.stop = context.AfterFunc(base, func() { cancel(context.Cause(base)) })
+	g := &Group[K]{p: p, parent: ctx, limit: -1}
+	g.r = g.newRound()
 	return g
 }
 
@@ -117,7 +126,7 @@ func Scope[K comparable](ctx context.Context, p *Pool[K], body func(g *Group[K])
 	returned := false
 	defer func() {
 		if !returned {
-			g.cancel(errScopePanicked)
+			g.current().cancel(errScopePanicked)
 			_ = g.Wait(wait)
 		}
 	}()
@@ -130,15 +139,19 @@ func Scope[K comparable](ctx context.Context, p *Pool[K], body func(g *Group[K])
 var errScopePanicked = errors.New("smartpool: scope body panicked")
 
 // SetLimit bounds the number of the group's tasks in flight (queued, running
-// or yielded) to n, as errgroup's SetLimit does; n <= 0 removes the bound.
+// or yielded) to n, as errgroup's SetLimit does: a negative n removes the
+// bound, and 0, as in errgroup, leaves no room: every Go from outside the
+// group's tasks waits (TryGo reports false) until SetLimit raises the
+// bound or the group's context ends, where errgroup's would wait for ever.
 // Unlike errgroup's, it may be called at any time: a raised bound lets
 // waiting Go calls in at once; a lowered one stops nothing that was
-// spawned. A task of the group that calls Go at the limit runs the child
-// itself in its own place instead of waiting (see Group), so tasks that
-// spawn tasks never deadlock on the limit, whatever n.
+// spawned, so SetLimit(0) pauses the group's spawning from outside. A task
+// of the group that calls Go at the limit runs the child itself in its own
+// place instead of waiting (see Group), so tasks that spawn tasks never
+// deadlock on the limit, whatever n, 0 included.
 func (g *Group[K]) SetLimit(n int) {
 	g.mu.Lock()
-	g.limit = max(n, 0)
+	g.limit = max(n, -1)
 	g.wakeRoomLocked()
 	g.mu.Unlock()
 }
@@ -174,55 +187,60 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 	ch, ok := g.p.index[key]
 	switch {
 	case fn == nil:
-		g.fail(ErrNilTask)
+		g.fail(g.current(), ErrNilTask)
 		return false
 	case !ok:
-		g.fail(unknownKey(key))
+		g.fail(g.current(), unknownKey(key))
 		return false
 	}
-	help, err := g.enter(ch, wait)
+	r, help, err := g.enter(ch, wait)
 	switch {
 	case err == errNoRoom:
 		return false
 	case err != nil:
-		g.fail(err)
+		g.failContext(r, err)
 		return false
 	case help:
-		g.help(ch, fn)
+		g.help(r, ch, fn)
 		return true
 	}
-	t := &groupTask[K]{g: g, fn: fn, ch: ch}
-	err = g.p.e.submitContext(g.ctx, ch, t, submitMode{wait: wait, room: wait})
+	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
+	err = g.p.e.submitContext(r.ctx, ch, t, submitMode{wait: wait, room: wait})
 	switch {
 	case err == nil:
 		return true
 	case !wait && errors.Is(err, ErrFull):
 		g.leave()
+	case r.ctx.Err() != nil && errors.Is(err, r.ctx.Err()):
+		g.failContext(r, err)
+		g.leave()
 	default:
-		g.fail(err)
+		g.fail(r, err)
 		g.leave()
 	}
 	return false
 }
 
-// enter takes a place for a new task under the group's limit. At the limit,
-// it refuses with errNoRoom unless wait; it reports help, taking no place,
-// to a caller that runs a task of the group, which then runs the new task
-// itself (see Group); any other caller waits for a place until the group's
-// context ends.
-func (g *Group[K]) enter(ch int, wait bool) (help bool, err error) {
+// enter takes a place for a new task under the group's limit, in the round
+// it returns (starting one if the last has ended). At the limit, it refuses
+// with errNoRoom unless wait; it reports help, taking no place, to a caller
+// that runs a task of the group, which then runs the new task itself (see
+// Group); any other caller waits for a place until the round's context
+// ends.
+func (g *Group[K]) enter(ch int, wait bool) (r *round, help bool, err error) {
 	g.mu.Lock()
+	r = g.roundLocked()
 	tried := false // to help: a capped channel may have no slot (help.go)
-	for g.limit > 0 && g.pending >= g.limit {
+	for g.limit >= 0 && g.pending >= g.limit {
 		if !wait {
 			g.mu.Unlock()
-			return false, errNoRoom
+			return r, false, errNoRoom
 		}
-		if !tried && g.ownTaskLocked() {
+		if !tried && g.ownTaskLocked(r.ctx) {
 			tried = true
 			g.mu.Unlock()
 			if g.p.e.inlineSlot(ch) {
-				return true, nil
+				return r, true, nil
 			}
 			g.mu.Lock()
 			continue
@@ -232,33 +250,34 @@ func (g *Group[K]) enter(ch int, wait bool) (help bool, err error) {
 		}
 		room := g.room
 		g.mu.Unlock()
-		if err := g.ctx.Err(); err != nil {
-			return false, err
+		if err := r.ctx.Err(); err != nil {
+			return r, false, err
 		}
-		Yield(g.ctx, func() {
+		Yield(r.ctx, func() {
 			select {
 			case <-room:
-			case <-g.ctx.Done():
+			case <-r.ctx.Done():
 			}
 		})
-		if err := g.ctx.Err(); err != nil {
-			return false, err
+		if err := r.ctx.Err(); err != nil {
+			return r, false, err
 		}
+		tried = false // a capped channel's slot may have come free meanwhile
 		g.mu.Lock()
 	}
 	g.pending++
 	g.mu.Unlock()
-	return false, nil
+	return r, false, nil
 }
 
 // ownTaskLocked reports whether the calling goroutine runs a task of the
 // group: the task a worker polled for it, or one it runs inline (inline).
 // Called with mu held.
-func (g *Group[K]) ownTaskLocked() bool {
+func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 	if g.inline[gid.Current()] > 0 {
 		return true
 	}
-	tc := g.p.e.helper(g.ctx)
+	tc := g.p.e.helper(ctx)
 	if tc == nil {
 		return false
 	}
@@ -269,10 +288,10 @@ func (g *Group[K]) ownTaskLocked() bool {
 // help runs fn, a child spawned by a task of the group at the group's
 // limit, on the calling goroutine in that task's place (see Group): it
 // takes no place, unit or slot of its own. Like any Go, it queues nothing
-// once the group's context ended or the pool's Close started.
-func (g *Group[K]) help(ch int, fn func(ctx context.Context) error) {
+// once the round's context ended or the pool's Close started.
+func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error) {
 	e := g.p.e
-	err := g.ctx.Err()
+	err := r.ctx.Err()
 	if err == nil && e.stopped.Load() {
 		err = ErrClosed
 	}
@@ -280,11 +299,15 @@ func (g *Group[K]) help(ch int, fn func(ctx context.Context) error) {
 		if e.chans[ch].capped {
 			e.release(ch) // the slot inlineSlot took
 		}
-		g.fail(err)
+		if err == ErrClosed {
+			g.fail(r, err)
+		} else {
+			g.failContext(r, err)
+		}
 		return
 	}
-	t := &groupTask[K]{g: g, fn: fn, ch: ch, shared: true}
-	if tc := e.helper(g.ctx); tc != nil {
+	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch, shared: true}
+	if tc := e.helper(r.ctx); tc != nil {
 		e.runInline(tc, ch, tc, t) // gives the slot back
 		return
 	}
@@ -319,9 +342,10 @@ func (g *Group[K]) leaveInline(id uintptr) {
 	g.mu.Unlock()
 }
 
-// Wait blocks until every spawned task has ended, then cancels the group's
-// context and returns the first error (see Group); or it returns ctx.Err()
-// if ctx ends first, and the group goes on. From a pool task, pass its
+// Wait blocks until every spawned task has ended, then ends the round: it
+// cancels the round's context and returns its first error, or with
+// CollectErrors all its errors (see Group). It returns ctx.Err() instead if
+// ctx ends first, and the round goes on. From a pool task, pass its
 // context: the wait then yields the worker.
 func (g *Group[K]) Wait(ctx context.Context) error {
 	if ctx == nil {
@@ -345,22 +369,14 @@ func (g *Group[K]) Wait(ctx context.Context) error {
 		default:
 			return ctx.Err()
 		}
-	} else {
-		g.mu.Unlock()
+		g.mu.Lock()
 	}
-	g.stop()
-	g.cancel(nil)
-	return g.err.Load()
-}
-
-// fail records err as the group's error if it is the first, and then
-// cancels the group's context with it; it reports whether err was first.
-func (g *Group[K]) fail(err error) bool {
-	if err == nil || !g.err.CompareAndSwap(nil, err) {
-		return false
-	}
-	g.cancel(err)
-	return true
+	r := g.r
+	r.ended = true
+	g.mu.Unlock()
+	r.stop()
+	r.cancel(nil)
+	return r.result()
 }
 
 // leave ends one spawned task (its outcome recorded by fail before).
@@ -385,6 +401,7 @@ func (g *Group[K]) wakeRoomLocked() {
 // groupTask runs one function of a group and records its outcome.
 type groupTask[K comparable] struct {
 	g      *Group[K]
+	r      *round // the round it belongs to
 	fn     func(ctx context.Context) error
 	ch     int          // the channel it was spawned into: a later panic is reported as its
 	shared bool         // run inline in its parent's place at the group's limit: it took no place, so it leaves none
@@ -410,7 +427,7 @@ func (c *groupContext) Value(key any) any {
 
 func (t *groupTask[K]) Run(ctx context.Context) {
 	g := t.g
-	t.ctx = groupContext{Context: g.ctx, task: ctx}
+	t.ctx = groupContext{Context: t.r.ctx, task: ctx}
 	guest := g.enterInline(ctx, t)
 	finished := false
 	var err error
@@ -424,18 +441,18 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 		}
 		switch {
 		case finished:
-			g.fail(err)
+			g.fail(t.r, err)
 		case r != nil:
 			recoveredPanic(ctx)
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			if !g.fail(pe) {
+			if !g.fail(t.r, pe) {
 				g.p.e.panicked(t.ch, pe) // the group reports its first error only
 			}
 		default:
 			if tc := taskOf(ctx); tc != nil && tc.dropped {
-				g.fail(ErrDropped)
+				g.fail(t.r, ErrDropped)
 			} else {
-				g.fail(ErrGoexit)
+				g.fail(t.r, ErrGoexit)
 			}
 		}
 		if !t.shared {
@@ -448,12 +465,12 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 
 // dropped resolves a task the pool dropped before it ran.
 func (t *groupTask[K]) dropped() {
-	t.g.fail(ErrDropped)
+	t.g.fail(t.r, ErrDropped)
 	t.g.leave()
 }
 
-// cancelled resolves a task skipped because the group's context ended.
+// cancelled resolves a task skipped because the round's context ended.
 func (t *groupTask[K]) cancelled(err error) {
-	t.g.fail(err)
+	t.g.failContext(t.r, err)
 	t.g.leave()
 }
