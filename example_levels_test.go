@@ -67,3 +67,29 @@ func ExampleLevels_levels() {
 	// batch: store
 	// ran: urgent 2 batch 1
 }
+
+// The four-line pool grown a line at a time: a cap on the channel, then
+// pool-wide settings through With, without a PoolBehavior type.
+func ExampleLevels_With() {
+	jobs := channels.NewFIFO()
+	owned, err := smartpool.New(smartpool.Levels[string]{
+		{{Key: "jobs", Channel: jobs, CompleteOnClose: true, MaxRunning: 2}},
+	}.With(smartpool.Config[string]{
+		Workers: 4,
+		Limit:   100,
+		PanicHandler: func(key string, p *smartpool.PanicError) {
+			fmt.Println("panic in", key+":", p.Value)
+		},
+	}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = jobs.Submit(func(context.Context) { panic("boom") })
+	report, _ := owned.Close(context.Background())
+	st, _ := report.Channel("jobs")
+	fmt.Println("workers:", report.Workers, "limit:", report.Limit, "cap:", st.Cap, "panicked:", st.Panicked)
+	// Output:
+	// panic in jobs: boom
+	// workers: 4 limit: 100 cap: 2 panicked: 1
+}

@@ -10,13 +10,21 @@ package smartpool
 //	report, err := owned.Close(ctx) // runs what jobs still holds, then reports
 //
 // Each LevelChannel also sets its close policy and, optionally, its
-// followup. The rest of Config keeps its defaults: GOMAXPROCS workers
-// (Pool.SetWorkers changes them), scheduler.HighestFirst, no in-flight
-// limit, no caps, no drop callbacks, the default panic handler. A pool that
-// needs any of those declares its own PoolBehavior, which is the way to
-// build real pools; New treats a Levels value like any other behavior, so a
-// key listed twice, a nil channel or a followup that no level lists is an
-// error wrapping ErrConfig.
+// followup, drop callback and cap. The pool-wide settings keep their
+// defaults (GOMAXPROCS workers, scheduler.HighestFirst, no in-flight limit,
+// the default panic handler and logger, DefaultIdleTimeout,
+// DefaultStallAfter) unless With sets them, so the pool grows a field at a
+// time:
+//
+//	owned, err := smartpool.New(smartpool.Levels[string]{
+//		{{Key: "jobs", Channel: jobs, CompleteOnClose: true, MaxRunning: 4}},
+//	}.With(smartpool.Config[string]{Workers: 8, Limit: 1000, PanicHandler: onPanic}))
+//
+// A behavior with code of its own (followups that depend on more than the
+// key, channels built on demand) declares its own PoolBehavior. New treats a
+// Levels value like any other behavior, so a key listed twice, a nil
+// channel, a bad cap or a followup that no level lists is an error wrapping
+// ErrConfig.
 //
 // A lookup by key scans the list, which suits the handful of channels a
 // pool of this kind has; New makes one lookup per key.
@@ -35,20 +43,56 @@ type LevelChannel[K comparable] struct {
 	// tasks re-enter after a Yield (see PoolBehavior.Followup); nil means
 	// this channel itself. Write it Followup: new("urgent").
 	Followup *K
+	// OnDrop, if set, learns each of this channel's dropped tasks (see
+	// ChannelParams.OnDrop).
+	OnDrop func(t Task)
+	// MaxRunning and MaxInFlight cap this channel's tasks running, or in
+	// progress (see ChannelParams.MaxRunning and MaxInFlight); 0 means no
+	// cap. Set at most one.
+	MaxRunning, MaxInFlight int
 }
 
-// Config returns the levels as a Config, with every other field at its
+// Config returns the levels as a Config, with every pool-wide field at its
 // default.
-func (ls Levels[K]) Config() Config[K] {
+func (ls Levels[K]) Config() Config[K] { return Config[K]{Levels: ls.params()} }
+
+// params lists each channel's ChannelParams, level by level.
+func (ls Levels[K]) params() [][]ChannelParams[K] {
 	levels := make([][]ChannelParams[K], len(ls))
 	for l, lv := range ls {
 		levels[l] = make([]ChannelParams[K], len(lv))
 		for i, c := range lv {
-			levels[l][i] = ChannelParams[K]{Key: c.Key, CompleteOnClose: c.CompleteOnClose}
+			levels[l][i] = ChannelParams[K]{Key: c.Key, CompleteOnClose: c.CompleteOnClose, OnDrop: c.OnDrop,
+				MaxRunning: c.MaxRunning, MaxInFlight: c.MaxInFlight}
 		}
 	}
-	return Config[K]{Levels: levels}
+	return levels
 }
+
+// With returns a behavior of these levels with the pool-wide settings of
+// cfg: Workers, Schedule, Limit, PanicHandler, Logger, TimingEvery,
+// IdleTimeout and StallAfter, each documented on Config, zero meaning its
+// default as there. The levels are ls: leave cfg.Levels empty. A channel
+// listed there too is not ignored: New refuses it with an error wrapping
+// ErrConfig (its key is listed twice, or it has no channel in ls).
+func (ls Levels[K]) With(cfg Config[K]) PoolBehavior[K] {
+	return levelsWith[K]{ls: ls, cfg: cfg}
+}
+
+// levelsWith is Levels.With's behavior.
+type levelsWith[K comparable] struct {
+	ls  Levels[K]
+	cfg Config[K]
+}
+
+func (b levelsWith[K]) Config() Config[K] {
+	cfg := b.cfg
+	cfg.Levels = append(b.ls.params(), b.cfg.Levels...)
+	return cfg
+}
+
+func (b levelsWith[K]) Channel(k K) Channel { return b.ls.Channel(k) }
+func (b levelsWith[K]) Followup(from K) K   { return b.ls.Followup(from) }
 
 // Channel returns the channel listed under key k, or nil if none is (which
 // New cannot ask for: it asks only for listed keys).
