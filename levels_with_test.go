@@ -113,7 +113,9 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 // a panic, and leave no goroutine: a Config that lists levels of its own, a
 // bad setting, a bad cap.
 func TestLevels_WithValidates(t *testing.T) {
-	one := func() smartpool.Levels[string] { return smartpool.Levels[string]{{{Key: "a", Channel: channels.NewFIFO()}}} }
+	one := func() smartpool.Levels[string] {
+		return smartpool.Levels[string]{{{Key: "a", Channel: channels.NewFIFO()}}}
+	}
 	cases := []struct {
 		name string
 		b    smartpool.PoolBehavior[string]
