@@ -1,5 +1,21 @@
+# The core module only (the library, channels, scheduler, statuspage,
+# examples): the README's quick command.
 test:
 	go test -race -count=1 ./...
+
+# Every module: the core and the three with a go.mod of their own
+# (prometheus/, jetstream/, benchmarks/), each vetted and tested under -race
+# (the benchmark suite's tests without it, as its harness times pools), then
+# the README's instructions for using the sub-modules from a checkout, tried
+# from a scratch module outside the repository (needs the module proxy or a
+# warm module cache).
+test-all:
+	go vet ./...
+	go test -race -count=1 ./...
+	cd prometheus && go vet ./... && go test -race -count=1 ./...
+	cd jetstream && go vet ./... && go test -race -count=1 -timeout=3m ./...
+	cd benchmarks && go vet ./... && go test -count=1 -timeout=5m ./...
+	bash scripts/scratch-module.sh
 
 soak:
 	SMARTPOOL_SOAK=30m go test -run Soak -count=1 -v -timeout 40m .
@@ -13,4 +29,4 @@ ci:
 nightly:
 	bash scripts/nightly.sh $(STEPS)
 
-.PHONY: test soak ci nightly
+.PHONY: test test-all soak ci nightly
