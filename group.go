@@ -14,11 +14,12 @@ import (
 // use Scope.
 //
 // Context: every task receives a context derived from the one given to
-// NewGroup. Its values (trace IDs, a deadline stored as a value) reach the
+// NewGroup (Context returns it, as errgroup.WithContext does). Its values (trace IDs, a deadline stored as a value) reach the
 // task, and so do its deadline and cancellation. It is cancelled when that
 // context ends, when a task of the group fails (returns an error, panics,
-// calls runtime.Goexit or is dropped), when the pool's Close gives up
-// waiting, and when Wait returns; context.Cause gives the first error. It
+// calls runtime.Goexit or is dropped; not with CollectErrors), when the
+// pool's Close gives up waiting, and when Wait returns; context.Cause gives
+// the first error. It
 // also carries the pool's task handle, so Yield, Sleep, Recv and waits on a
 // Future or another Group work in the task as in any task.
 //
@@ -28,8 +29,8 @@ import (
 //
 // Errors: by default, as in errgroup.WithContext, the first error cancels
 // the group and Wait returns it, once every task has ended. The first error
-// is, in this order of events: a task's error; a panic, as *PanicError (every later
-// panic goes to the pool's panic handler, Config.PanicHandler, so none is
+// is, in this order of events: a task's error; a panic, as *PanicError
+// (every later panic goes to the pool's panic handler, Config.PanicHandler, so none is
 // lost; each is counted in ChannelStats.Panicked); ErrGoexit; ErrDropped for
 // a task Close dropped; a submit error (ErrClosed, ErrUnknownKey,
 // ErrNilTask); or the context's error, when a task was skipped or a Go gave
@@ -39,9 +40,10 @@ import (
 //
 // Room: SetLimit bounds the group's tasks in flight (queued, running or
 // yielded), as errgroup's SetLimit bounds its goroutines; SetLimit(0)
-// blocks every Go from outside the group's tasks, as errgroup's does. Go needs room in
-// the group, a unit of the pool's in-flight limit (Config.Limit) and room in
-// a full channels.Bounded; TryGo never waits for any of them.
+// blocks every Go from outside the group's tasks, as errgroup's does. Go
+// needs room in the group, a unit of the pool's in-flight limit
+// (Config.Limit) and room in a full channels.Bounded; TryGo never waits for
+// any of them.
 //
 // Spawning from inside the group never deadlocks. errgroup's crawler, where
 // every task spawns its children with Go under SetLimit, hangs once the
