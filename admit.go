@@ -166,12 +166,12 @@ func (e *engine) unitsDone(k int) {
 func (p *Pool[K]) SetLimit(n int) error {
 	a := &p.e.admit
 	switch {
-	case p.e.stopped.Load():
-		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	case !a.on:
 		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
 	case n < 1:
 		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 1", n)
+	case p.e.stopped.Load():
+		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	}
 	a.limit.Store(int64(n))
 	a.broadcast()

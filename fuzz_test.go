@@ -2104,13 +2104,13 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			waiters := r.alivePending() // before SetLimit, which may let them through
 			err := r.pool.SetLimit(op.n)
 			want := error(nil)
-			switch {
-			case closing && (r.exact || errors.Is(err, smartpool.ErrClosed)):
-				want = smartpool.ErrClosed // with two workers, Close may not have started yet
+			switch { // bad values first, then a closed pool
 			case r.limit == 0:
 				want = smartpool.ErrConfig
 			case op.n < 1:
 				want = smartpool.ErrBadLimit
+			case closing && (r.exact || errors.Is(err, smartpool.ErrClosed)):
+				want = smartpool.ErrClosed // with two workers, Close may not have started yet
 			}
 			if (want == nil) != (err == nil) || !errors.Is(err, want) {
 				t.Fatalf("SetLimit(%d): %v, want %v", op.n, err, want)

@@ -88,12 +88,12 @@ func (p *Pool[K]) SetCap(key K, n int) error {
 	switch {
 	case !ok:
 		return unknownKey(key)
-	case p.e.stopped.Load():
-		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
 	case !p.e.chans[i].capped:
 		return configErr(errNotConfigured, "SetCap(%v, %d): channel %v has no cap: set MaxRunning or MaxInFlight at New", key, n, key)
 	case n < 1:
 		return configErr(ErrBadLimit, "SetCap(%v, %d): a cap must be at least 1", key, n)
+	case p.e.stopped.Load():
+		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
 	}
 	c := &p.e.chans[i]
 	c.maxRunning.Store(int64(n))
