@@ -29,6 +29,14 @@
 // ErrNotConfirmed means maybe stored (publish again with its MsgID); any
 // other error means not stored.
 //
+// # Operating
+//
+// Channel.Stats counts what a channel did with its messages (acked,
+// retried, timed out, dead-lettered, passed on, handed back) and carries
+// the connection's state (Client.ConnStats). NewCollector exports both,
+// and each channel's count of kept dead letters, as Prometheus metrics,
+// next to the pool's own collector.
+//
 // # Setup
 //
 // Embedded starts an in-process NATS server with JetStream file storage in a
