@@ -31,6 +31,26 @@ type Options struct {
 	// LateWait highlights a channel whose queue wait p99 over the last
 	// minute reaches it; 0 means 100ms.
 	LateWait time.Duration
+	// Sections, if set, is called on each request for tables of figures
+	// the pool does not keep, drawn under the levels and served in the
+	// JSON: a channel's own counters, such as the jetstream module's
+	// Client.StatusSection (connection, dead letters). It must not block
+	// for long: the page waits for it.
+	Sections func() []Section
+}
+
+// Section is a table of extra figures on the page.
+type Section struct {
+	Title string `json:"title"`
+	Rows  []Row  `json:"rows"`
+}
+
+// Row is one figure of a Section; Alert highlights it (an outage, dead
+// letters waiting).
+type Row struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Alert bool   `json:"alert"`
 }
 
 // Window is how far back the sparklines and the highlights look.
@@ -74,18 +94,19 @@ type sample struct {
 
 // View is the page's data, also served as JSON.
 type view struct {
-	Title    string  `json:"title"`
-	State    string  `json:"state"`
-	Workers  int     `json:"workers"`
-	Live     int     `json:"live"` // Stats.Live: worker goroutines now
-	Busy     int     `json:"busy"`
-	Rate     float64 `json:"rate"`
-	Wakeups  uint64  `json:"wakeups"`
-	Limit    int     `json:"limit"`
-	Admitted int     `json:"admitted"`
-	Stalls   uint64  `json:"stalls"`  // Stats.Stalls
-	Stalled  bool    `json:"stalled"` // Stats.Stalled: flagged on the page
-	Levels   []level `json:"levels"`
+	Title    string    `json:"title"`
+	State    string    `json:"state"`
+	Workers  int       `json:"workers"`
+	Live     int       `json:"live"` // Stats.Live: worker goroutines now
+	Busy     int       `json:"busy"`
+	Rate     float64   `json:"rate"`
+	Wakeups  uint64    `json:"wakeups"`
+	Limit    int       `json:"limit"`
+	Admitted int       `json:"admitted"`
+	Stalls   uint64    `json:"stalls"`  // Stats.Stalls
+	Stalled  bool      `json:"stalled"` // Stats.Stalled: flagged on the page
+	Levels   []level   `json:"levels"`
+	Sections []Section `json:"sections"` // Options.Sections
 }
 
 type level struct {
@@ -151,6 +172,9 @@ func (h *handler[K]) view() view {
 
 	v := view{Title: h.o.Title, State: h.p.State().String(), Workers: s.Workers, Live: s.Live, Busy: s.Busy, Rate: s.Rate,
 		Wakeups: s.Wakeups, Limit: s.Limit, Admitted: s.Admitted, Stalls: s.Stalls, Stalled: s.Stalled}
+	if h.o.Sections != nil {
+		v.Sections = h.o.Sections()
+	}
 	first := samples[0]
 	for i, c := range s.Channels {
 		for len(v.Levels) <= c.Level {

@@ -1,0 +1,50 @@
+package statuspage_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/statuspage"
+)
+
+// Options.Sections adds tables of figures the pool does not keep, under the
+// levels, in the HTML and in the JSON, read afresh on each request.
+func TestSections(t *testing.T) {
+	jobs := channels.NewFIFO()
+	o, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = o.Close(context.Background()) })
+	deadLetters := 0
+	h := statuspage.Handler(o.Pool(), statuspage.Options{Sections: func() []statuspage.Section {
+		deadLetters++
+		return []statuspage.Section{{Title: "queue server", Rows: []statuspage.Row{
+			{Name: "connected", Value: "yes"},
+			{Name: "dead letters", Value: strings.Repeat("I", deadLetters), Alert: true},
+		}}}
+	}})
+	get := func(query string) string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/smartpool"+query, nil))
+		return rec.Body.String()
+	}
+	html := get("")
+	for _, want := range []string{"queue server", "dead letters", `<tr class="alert"><td class="key">dead letters</td><td>I</td>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	var v struct{ Sections []statuspage.Section }
+	if err := json.Unmarshal([]byte(get("?format=json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Sections) != 1 || len(v.Sections[0].Rows) != 2 || v.Sections[0].Rows[1].Value != "II" || !v.Sections[0].Rows[1].Alert {
+		t.Fatalf("JSON sections %+v: want the section read again, its alert kept", v.Sections)
+	}
+}
