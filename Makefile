@@ -12,6 +12,11 @@ test:
 test-all:
 	go vet ./...
 	go test -race -count=1 ./...
+	$(MAKE) test-modules
+
+# The sub-modules and the scratch-module check alone (CI runs the core's
+# tests in steps of its own, then this).
+test-modules:
 	cd prometheus && go vet ./... && go test -race -count=1 ./...
 	cd jetstream && go vet ./... && go test -race -count=1 -timeout=3m ./...
 	cd benchmarks && go vet ./... && go test -count=1 -timeout=5m ./...
@@ -29,4 +34,4 @@ ci:
 nightly:
 	bash scripts/nightly.sh $(STEPS)
 
-.PHONY: test test-all soak ci nightly
+.PHONY: test test-all test-modules soak ci nightly
