@@ -115,40 +115,6 @@ func BenchmarkSubmitRunLevels(b *testing.B) {
 	}
 }
 
-// BenchmarkBurst: what the wake-up throttle protects against. A producer
-// submits bursts of tasks to a pool with many more workers than processors,
-// each burst after the previous one ran (so most workers are idle at every
-// burst: a wake-up storm if each submit woke one to look for work), and,
-// as spawn-spam, an unpaced stream to the same wide pool (workers=64,
-// burst=0). Reports ns and wake-ups per task.
-func BenchmarkBurst(b *testing.B) {
-	for _, c := range []struct{ workers, burst int }{{64, 0}, {64, 4}, {64, 32}, {8, 8}} {
-		b.Run(fmt.Sprintf("workers=%d/burst=%d", c.workers, c.burst), func(b *testing.B) {
-			o := benchPool(b, &behavior{workers: c.workers, levels: [][]ch{{fifo("a")}}})
-			p := o.Pool()
-			var ran sync.WaitGroup
-			task := func(context.Context) { ran.Done() }
-			b.ReportAllocs()
-			b.ResetTimer()
-			if c.burst == 0 {
-				ran.Add(b.N)
-			}
-			for i := 0; i < b.N; i++ {
-				if c.burst > 0 && i%c.burst == 0 {
-					ran.Wait()
-					ran.Add(min(c.burst, b.N-i))
-				}
-				if err := p.Submit("a", task); err != nil {
-					b.Fatal(err)
-				}
-			}
-			ran.Wait()
-			b.StopTimer()
-			b.ReportMetric(float64(p.Stats().Wakeups)/float64(b.N), "wakeups/task")
-		})
-	}
-}
-
 // BenchmarkPick: submit+run per task with many queues, tasks spread evenly
 // over all of them; the cost must not grow with the number of queues. Tasks
 // go straight to their FIFO's Submit, so no key lookup is measured.

@@ -137,13 +137,7 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // channel's OnDrop callback. Running tasks are never interrupted, and a task
 // submitted to a pool with an idle worker has started when its submit
 // returns (the wake-up hands it to that worker), so a Close right after it
-// runs it. This holds for each submit of a burst that finds an idle worker
-// (the channels package's channels; see Bits.WakesOutsideLock): a Close
-// right after 20 submits to a pool of 20 idle workers runs all 20, and
-// after 20 submits to 5 idle workers at least 5; except that a task a
-// worker already awake took first is, like any task a worker polls, dropped
-// if Close starts before that worker checks it. Close returns the report
-// once every worker has exited.
+// runs it. Close returns the report once every worker has exited.
 //
 // If ctx ends first, Close returns ctx.Err() and a nil report, and cancels
 // the context of every task (a hint to stop early; nothing is interrupted);

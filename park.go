@@ -17,11 +17,8 @@ package smartpool
 //
 //  1. if the idle stack is empty, stop: every worker is awake and will re-read
 //     the summary before it parks;
-//  2. if another wake-up is already in flight (waking is set), do not wake a
-//     worker to look for work: the woken worker will, and pass a wake-up on
-//     if it finds more; but a channel that hands tasks over (below) still
-//     hands this submit's task to another idle worker ("Every submit of a
-//     burst");
+//  2. if another wake-up is already in flight (waking is set), stop: the woken
+//     worker will look for work, and pass a wake-up on if it finds more;
 //  3. otherwise set waking, pop a worker and send it a wake-up that makes it
 //     the waking worker (or, if the stack emptied meanwhile, clear waking
 //     and start over while the summary shows work).
@@ -68,29 +65,6 @@ package smartpool
 // could take that lock again. (internal/model/park.pml and close.pml,
 // HANDOFF.)
 //
-// Every submit of a burst: the throttle (waking) keeps one worker at a time
-// awake to look for work, as the Go runtime keeps at most one spinning
-// thread (proc.go, wakep): a woken worker that looks and finds nothing costs
-// a wake-up and a park, and a burst of submits that each woke one would wake
-// every idle worker for a few tasks (a wake-up storm). A worker handed a
-// task is not looking for work: like a goroutine put in a P's runnext, it
-// has its next task in hand. So a submit to a channel that hands tasks
-// over, finding the token held, still pops an idle worker (or creates one),
-// searches for it and wakes it with what it found, without the token
-// (handIdle); if the search found nothing, it wakes nobody and pushes the
-// worker back, with the parker's re-check (giveBack; internal/model, BURST).
-// The rule: while idle workers remain, every submit of a burst is handed to
-// one; the only worker woken to look for work is still the token holder
-// (and a worker created for a search that found nothing, which looks once
-// and parks). A submit that finds an idle worker leaves a started task with
-// it (the drop rule spares it), and finds none only when every worker is
-// busy or a worker polled the task itself: on one processor, where no woken
-// worker runs before the submits return, 5 of 20 submits to 5 idle workers
-// have started when the 20th returns, and all 20 of 20 submits to 20 idle
-// workers (burst_test.go). A wake-up inside that search (a Poll's
-// back-wake) may hand a task over in turn, one idle worker deeper each
-// time.
-//
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
 // and is marked orphan; whoever pops it starts a goroutine for it instead of
@@ -126,16 +100,7 @@ func (e *engine) wake() { e.wakeFrom(-1) }
 // worker it wakes is handed a task ("Waking with a task"). The declaration
 // is read only once a worker is to be woken, off the busy pool's path.
 func (e *engine) wakeFrom(q int) {
-	for !e.idle.Empty() || e.unborn() {
-		if !e.waking.CompareAndSwap(false, true) {
-			// A wake-up is in flight: its worker looks for work. This
-			// submit's task may still go to another idle worker, which then
-			// wakes with work in hand ("Every submit of a burst").
-			if e.wakeHands(q) {
-				e.handIdle()
-			}
-			return
-		}
+	for (!e.idle.Empty() || e.unborn()) && e.waking.CompareAndSwap(false, true) {
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
 			e.worker(i).rouse(true, e.wakeHands(q))
@@ -149,32 +114,6 @@ func (e *engine) wakeFrom(q int) {
 		if !e.hasWork() || e.live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
 			return
 		}
-	}
-}
-
-// handIdle is wakeFrom's hand-off without the waking token, for a submit
-// that found a wake-up in flight: it pops an idle worker (or creates one),
-// searches on its behalf (handOver) and, if that found a task, wakes it with
-// the task; if not (another worker took it, Close started, the worker is
-// surplus), it puts the popped worker back as the worker would park itself,
-// so no worker is woken without a task by this path. The woken worker runs
-// its task and then searches as usual; without the token, it passes no
-// wake-up on.
-func (e *engine) handIdle() {
-	if i := e.idle.Pop(); i >= 0 {
-		w := e.worker(i)
-		if w.handOver(); w.next != nil {
-			e.wakeups.Add(1)
-			w.rouse(false, false)
-			return
-		}
-		w.giveBack()
-		return
-	}
-	// A worker not created yet is idle in effect (workers.go): it starts
-	// with the task, or, if the search found none, looks for work and parks.
-	if e.bear(false, true) {
-		e.wakeups.Add(1)
 	}
 }
 
@@ -247,8 +186,6 @@ func (w *worker) park() (waking, stay bool) {
 			return waking, true
 		case <-expired:
 			if w.idle.CompareAndSwap(parked, orphaned) {
-				// Also while a submit that popped w searches for it (rouse
-				// then starts a goroutine, giveBack pushes w back orphaned).
 				return false, false
 			}
 			// Popped meanwhile: its wake-up is on the way, or a re-entering
@@ -275,21 +212,6 @@ func (w *worker) goIdle(state int32) {
 	e := w.e
 	w.running.Store(0) // not busy (timing.go)
 	w.idle.Store(state)
-	e.idle.Push(w.id)
-	if e.hasWork() || (e.closing.Load() && e.inflight.Load() == 0) {
-		e.wakeAny()
-	}
-}
-
-// giveBack pushes w, popped by handIdle and woken by nobody, back on the
-// idle stack in the state it has (parked, or orphaned if its goroutine timed
-// out meanwhile: park), and re-checks as a parker does (steps 2-3): while w
-// was off the stack, a submitter may have found the stack empty and skipped
-// its wake-up, and Close may have woken every worker on it (park.pml and
-// close.pml, BURST: close.pml mutant m13; leaving the state as it is:
-// park.pml m19).
-func (w *worker) giveBack() {
-	e := w.e
 	e.idle.Push(w.id)
 	if e.hasWork() || (e.closing.Load() && e.inflight.Load() == 0) {
 		e.wakeAny()

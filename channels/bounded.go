@@ -30,9 +30,7 @@ import (
 // idle worker, a submit's wake-up hands it a task at once (see
 // smartpool.Bits.WakesOutsideLock), so on an idle one-worker pool a
 // NewBounded(1) takes one task that runs and one that waits, as pond's
-// queue size does. Every submit hands a task over while idle workers
-// remain, so on a pool of n idle workers a NewBounded(c) takes at least
-// n + c tasks before it refuses one: n running, c waiting.
+// queue size does.
 //
 // In a pool with an in-flight limit (smartpool.Config.Limit), Submit first
 // waits for a unit of the limit and then for room; TrySubmit takes a unit

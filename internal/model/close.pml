@@ -66,9 +66,6 @@
  *      born before its poll but the worker's share of live only when it
  *      starts the goroutine: Close's exit can take live to 0 and build the
  *      report while the waker holds a COC task
- *  13  (BURST) giveBack pushes the worker whose search found nothing back
- *      without park's re-check: if Close's wakeAll ran while the worker was
- *      off the stack, it stays parked and Close never ends
  *
  * HANDOFF=1 (default 0): the hand-off on wake. The Submitter's wake-up, once
  * it holds the token and has popped a worker (or, LAZY, reserved a new one),
@@ -84,12 +81,6 @@
  * stores it, the waker polls the DROP task and hands it over, Close's
  * Close(drop) finds the channel empty and wakeAll pops nothing (the worker
  * is the waker's), and the woken worker runs the task.
- *
- * BURST=1 (with HANDOFF): every submit of a burst handed over. A Submitter
- * whose CAS on waking fails pops a worker anyway (or reserves a new one),
- * hfinds for it and, with an item (or a new worker), rouses it with PLAIN;
- * with none (stopped, or the queue empty) it pushes the worker back and
- * re-checks as park does (giveBack).
  *
  * Orphans (park.go): a worker whose goroutine left with a yielded task while
  * the summary read empty is pushed on the idle stack without a process;
@@ -167,16 +158,6 @@
 #endif
 #ifndef HANDOFF
 #define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops */
-#endif
-#ifndef BURST
-#define BURST 0        /* with HANDOFF: a submitter that finds the token held hands its task
-                          to another idle worker, without the token (engine.handIdle) */
-#endif
-#if BURST == 1 && HANDOFF == 0
-#error "BURST needs HANDOFF=1"
-#endif
-#if MUTANT == 13 && BURST == 0
-#error "mutant 13 needs BURST=1"
 #endif
 #ifndef HANDDROP
 #define HANDDROP 2     /* with HANDOFF: 2: the drop rule spares a handed item whose waker read
@@ -891,70 +872,21 @@ inline hfind(it, hc, lt) {
 /* w.next = it, then rouse w with the token: the claim (swap) here, after
  * the poll, so a parked process that timed out since the pop gets a new
  * one; nb: w was just born (bear's goroutine) */
-inline handRouse(i, nb, it, hc, lt, v) {
+inline handRouse(i, nb, it, hc, lt) {
 	atomic {
 		nxt[i] = it; nxch[i] = hc; nxlate[i] = lt;
 		if
 #if MUTANT == 12
-		:: nb -> live++; run Worker(i, v == TOKEN)   /* the share only now */
+		:: nb -> live++; run Worker(i, true)   /* the share only now */
 #else
-		:: nb -> run Worker(i, v == TOKEN)
+		:: nb -> run Worker(i, true)
 #endif
-		:: !nb && ISORPHAN(i) -> CLAIM(i); run Worker(i, v == TOKEN)
-		:: !nb && !ISORPHAN(i) -> CLAIM(i); assert(len(tok[i]) == 0); tok[i]!v
+		:: !nb && ISORPHAN(i) -> CLAIM(i); run Worker(i, true)
+		:: !nb && !ISORPHAN(i) -> CLAIM(i); assert(len(tok[i]) == 0); tok[i]!TOKEN
 		fi;
 		it = 0; hc = 0; lt = false
 	}
 }
-
-#if BURST == 1
-/* engine.handIdle: the hand-off without the token, for a submit whose CAS
- * on waking failed: pop a worker (or, LAZY, reserve a new one), hfind for
- * it, and with an item (or a new worker) handRouse it with PLAIN; with
- * none, giveBack: push it back without touching worker.idle (a time-out
- * while it was popped made it an orphan) and re-check as park does: the
- * summary, then closing && inflight == 0 (Close's wakeAll may have run
- * while it was off the stack). */
-inline bhand(i, nb, it, hc, lt, ok, c) {
-	pop(i);
-#if LAZY == 1
-	if
-	:: i == NONE -> breserve(i, nb, it)
-	:: else -> skip
-	fi;
-#endif
-	if
-	:: i != NONE ->
-		hfind(it, hc, lt);
-#if HANDDROP == 2
-		nxst[i] = stopped;                  /* stopped again, after the poll */
-#endif
-		if
-		:: it != NONE || nb -> handRouse(i, nb, it, hc, lt, PLAIN)
-		:: else ->
-			nxst[i] = false;
-			atomic { stk[sp] = i; sp++ }    /* giveBack: idle.Push, state untouched */
-			i = 0;
-#if MUTANT != 13
-			if
-			:: SUMMARY -> parkWake(i, ok)
-			:: else ->
-				c = closing;
-				if
-				:: c && (inflight == 0) -> parkWake(i, ok)
-				:: else -> skip
-				fi;
-				c = false
-			fi
-#else
-			skip
-#endif
-		fi
-	:: else -> skip
-	fi;
-	i = 0; nb = false; ok = false
-}
-#endif
 
 /* Bits.Wake with the hand-off: engine.wake's loop up to the pop (or bear),
  * then hfind for that worker and handRouse */
@@ -975,11 +907,7 @@ inline hwake(i, ok, it, hc, lt, nb) {
 		fi;
 		atomic { ok = !waking; waking = true }
 		if
-		:: !ok ->
-#if BURST == 1
-			bhand(i, nb, it, hc, lt, ok, c);
-#endif
-			break
+		:: !ok -> break
 		:: else -> skip
 		fi;
 		pop(i);
@@ -995,7 +923,7 @@ inline hwake(i, ok, it, hc, lt, nb) {
 #if HANDDROP == 2
 			nxst[i] = stopped;              /* stopped again, after the poll */
 #endif
-			handRouse(i, nb, it, hc, lt, TOKEN);
+			handRouse(i, nb, it, hc, lt);
 			break
 		:: else -> skip
 		fi;
@@ -1020,7 +948,7 @@ proctype Submitter() {
 	bool ok, z;
 #if HANDOFF == 1
 	byte it, hc;
-	bool lt, nb, c;
+	bool lt, nb;
 #endif
 	do
 	:: t < NT ->

@@ -102,14 +102,6 @@
  *      starting a goroutine from worker.idle as it read it at the pop, and
  *      stores claimed only at the wake-up after its poll: a goroutine that
  *      timed out meanwhile is sent a token it never reads
- *  18  (BURST) giveBack pushes the worker whose search found nothing back
- *      on the stack without the parker's re-check. NOT caught here (W=2
- *      1+1 tasks, W=3 LAZY 2+1): without Close, the worker that polled the
- *      task is awake and re-checks before it parks; close.pml m13 catches
- *      it with Close. Not in run.sh's sets (README)
- *  19  (BURST, IDLE) giveBack stores parked (as goIdle does) instead of
- *      leaving worker.idle as it is: a goroutine that timed out while the
- *      worker was popped is later sent a wake-up it never reads
  *
  * Protocol switches (1 = the fix, the default and the Go code now; 0 = the Go
  * code before the fix; each 0 breaks a property, see README "Bugs
@@ -150,14 +142,6 @@
  * repair (inside the waker's own poll they find the token held and return
  * at once, as any wake-up does), find's Tidy, passing on, park's wakeAny,
  * start.
- * BURST=1 (with HANDOFF) is every submit of a burst handed over: a
- * submitter whose CAS on waking fails (a wake-up is in flight) does not
- * stop but pops a worker (or, LAZY, reserves a new one), runs find for it
- * and, if it got a task (or the worker is new), stores next[w] and rouses
- * it without the token; if not, it pushes the worker back without touching
- * worker.idle and re-checks the summary, as a parker does (giveBack). The
- * Poll's back-wake inside that find is the plain wake here, as in every
- * find of this model (in Go it is Bits.Wake, which may hand over in turn).
  */
 
 #ifndef W
@@ -218,22 +202,6 @@
 #endif
 #ifndef HANDOFF
 #define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops (next[w]) */
-#endif
-#ifndef BURST
-#define BURST 0        /* with HANDOFF: a submitter that finds the token held hands its task
-                        * to another idle worker, without the token (engine.handIdle) */
-#endif
-#if BURST == 1 && HANDOFF == 0
-#error "BURST needs HANDOFF=1"
-#endif
-#if (MUTANT == 18 || MUTANT == 19) && BURST == 0
-#error "mutants 18 and 19 need BURST=1"
-#endif
-#if MUTANT == 19 && IDLE == 0
-#error "mutant 19 needs IDLE=1"
-#endif
-#if MUTANT == 17 && BURST == 1
-#error "mutant 17 is checked without BURST"
 #endif
 #define GOING (LAZY == 1 || IDLE == 1)   /* workers can be without a goroutine */
 #if HANDOFF == 1 && WAKE == 0
@@ -777,9 +745,9 @@ inline handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w) {
  * with the waking token, after the hand-off: w.idle.Swap(claimed) at this
  * point, so a parked goroutine that timed out between the pop and here
  * (idle.CompareAndSwap(parked, orphaned) won) gets a new goroutine */
-inline handRouse(i, nb, v) {
+inline handRouse(i, nb) {
 #if !GOING
-	atomic { assert(len(tok[i]) == 0); tok[i]!v }
+	atomic { assert(len(tok[i]) == 0); tok[i]!true }
 #elif MUTANT == 17
 	atomic {                                 /* rs: w.idle as loaded at the pop */
 		ist[i] = CLAIMED;
@@ -792,63 +760,13 @@ inline handRouse(i, nb, v) {
 #else
 	atomic {
 		if
-		:: nb -> startW(i, v)                /* bear's goroutine: go e.loop(..., v) */
-		:: !nb && ist[i] == ORPHANED -> ist[i] = CLAIMED; startW(i, v)
-		:: !nb && ist[i] != ORPHANED -> assert(ist[i] == PARKED); ist[i] = CLAIMED; sendW(i, v)
+		:: nb -> startW(i, true)             /* bear's goroutine: go e.loop(..., true) */
+		:: !nb && ist[i] == ORPHANED -> ist[i] = CLAIMED; startW(i, true)
+		:: !nb && ist[i] != ORPHANED -> assert(ist[i] == PARKED); ist[i] = CLAIMED; sendW(i, true)
 		fi
 	}
 #endif
 }
-
-#if BURST == 1
-/* engine.handIdle: the hand-off without the token, for a submit whose CAS on
- * waking failed. Pop a worker (or, LAZY, reserve a new one: bear(false,
- * true)); find for it; with a task (or a new worker) store next[i] and rouse
- * it without the token; with none, giveBack: push it back as it is
- * (worker.idle untouched: parked, or orphaned if its goroutine timed out
- * since the pop) and re-check as a parker does (summary: parkWake). */
-inline bhand(i, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
-	pop(i);
-#if LAZY == 1
-	if
-	:: i == NONE ->
-		atomic {
-			if
-			:: STARTED && born < W -> i = born; born++; nb = true
-			:: else -> skip
-			fi
-		}
-	:: else -> skip
-	fi;
-#endif
-	if
-	:: i != NONE ->
-		handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w);
-		if
-		:: t != NONE || nb ->
-			next[i] = t;                     /* w.next = t */
-			handRouse(i, nb, false)          /* rouse(false, ...): no token */
-		:: else ->
-#if MUTANT == 19
-			atomic { ist[i] = PARKED; stk[sp] = i; sp++ }   /* as goIdle(parked) */
-#else
-			atomic { stk[sp] = i; sp++ }     /* giveBack: idle.Push, state untouched */
-#endif
-#if MUTANT != 18
-			if
-			:: summary -> parkWake(i2, ok2)  /* hasWork(): wakeAny */
-			:: else -> skip
-			fi
-#else
-			skip
-#endif
-		fi;
-		t = 0
-	:: else -> skip
-	fi;
-	i = 0; nb = false
-}
-#endif
 
 /* Bits.Wake with the hand-off: engine.wake's loop up to the pop; then find
  * for the worker popped (or born), store next[i], rouse it with the token */
@@ -868,11 +786,7 @@ inline hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
 		fi;
 		atomic { ok = !waking; waking = true }
 		if
-		:: !ok ->
-#if BURST == 1
-			bhand(i, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w);
-#endif
-			break
+		:: !ok -> break
 		:: else -> skip
 		fi;
 #if MUTANT == 15
@@ -905,11 +819,11 @@ inline hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
 			handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w);
 #endif
 #if MUTANT == 16
-			handRouse(i, nb, true);
+			handRouse(i, nb);
 			next[i] = t;                     /* w.next stored after the wake-up */
 #else
 			next[i] = t;                     /* w.next = t (nil: NONE) */
-			handRouse(i, nb, true);
+			handRouse(i, nb);
 #endif
 			t = 0;
 			break
