@@ -39,8 +39,12 @@ import (
 // Sharing the CPU: a worker that has run tasks back to back for shareEvery
 // lets other goroutines of the program run (runtime.Gosched), as Go only
 // preempts a busy goroutine after about 10 ms: with every worker busy, a
-// submitter woken by a timer would otherwise wait that long for a P. The
-// clock is read once per checkEvery tasks, to keep it off the per-task path.
+// submitter woken by a timer would otherwise wait that long for a P (and
+// so would the network goroutines that bring a JetStream channel's urgent
+// message in). The clock is read once per checkEvery tasks, to keep it off
+// the per-task path of short tasks; once checkEvery tasks took shareEvery
+// or more, after every task, so that tasks of milliseconds still share the
+// processor every shareEvery and not every checkEvery tasks.
 const (
 	checkEvery = 16
 	shareEvery = 100 * time.Microsecond
@@ -105,6 +109,7 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	}()
 	yielded := false
 	streak, lastYield := 0, time.Now()
+	every, lastCheck := checkEvery, lastYield // tasks between clock reads, and the last read
 	for {
 		w := tc.w
 		var t Task
@@ -183,8 +188,19 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 		if !w.run(tc, t, q) {
 			return true // the task yielded and took the worker's goroutine, and has ended (runtime.Goexit does not return here)
 		}
-		if streak++; streak%checkEvery == 0 {
-			if now := time.Now(); now.Sub(lastYield) >= shareEvery {
+		if streak++; streak%every == 0 {
+			now := time.Now()
+			// Long tasks (checkEvery of them took shareEvery or more):
+			// read the clock after each, a cost lost in their length, so
+			// that the processor is shared every shareEvery and not every
+			// checkEvery tasks.
+			if now.Sub(lastCheck) >= shareEvery/checkEvery*time.Duration(every) {
+				every = 1 // tasks average shareEvery/checkEvery or more
+			} else {
+				every = checkEvery
+			}
+			lastCheck = now
+			if now.Sub(lastYield) >= shareEvery {
 				runtime.Gosched()
 				lastYield = now
 			}
