@@ -67,7 +67,7 @@ func (p *Pool[K]) SubmitContextTask(ctx context.Context, key K, t Task) error {
 type submitMode struct {
 	values bool // the task's context looks values up in the submitter's ctx first
 	wait   bool // wait for a unit of the in-flight limit, else ErrFull
-	room   bool // also wait for room in a full channel that can wait for it (pushWaiter), and yield while waiting
+	room   bool // also wait for room in a full channel that can wait for it (pushWaiter)
 }
 
 // pushWaiter is implemented by channels whose Push refuses a task with
@@ -85,9 +85,10 @@ type cancelHook interface{ cancelled(err error) }
 
 // submitContext queues t in channel ch, to be cancelled if ctx ends while
 // it is queued. It waits, as how says, for a unit of the in-flight limit
-// and for room in the channel, until ctx ends; with how.room, a wait from a
-// pool task's goroutine yields the worker. A task of this pool never waits:
-// where it would, it runs t itself and returns nil (help.go).
+// and (how.room) for room in the channel, until ctx ends; a wait from a
+// pool task's goroutine (another pool's, or this pool's at a channel's cap)
+// yields the worker. A task of this pool otherwise never waits: where it
+// would, it runs t itself and returns nil (help.go).
 func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMode) error {
 	if e.stopped.Load() {
 		return ErrClosed
@@ -105,11 +106,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 			return nil
 		}
 		var err error
-		if how.room {
-			Yield(ctx, func() { err = e.admitWait(ctx) })
-		} else {
-			err = e.admitWait(ctx)
-		}
+		Yield(ctx, func() { err = e.admitWait(ctx) }) // a plain wait on a goroutine that runs no task
 		if err != nil {
 			return err
 		}

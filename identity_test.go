@@ -190,3 +190,25 @@ func TestIdentity_HandoffByGoroutine(t *testing.T) {
 	require.Contains(t, errs, smartpool.ErrNotInTask)
 	waitFor(t, ran, "the handed-off task")
 }
+
+// A task of one pool that submits to another pool at that pool's in-flight
+// limit waits for a unit without holding its worker: the unit frees only
+// once a task queued behind it, on its own one-worker pool, has run.
+func TestIdentity_SubmitContextToAnotherPoolYields(t *testing.T) {
+	caller := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	full := start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("a")}}})
+	release, started := make(chan struct{}), make(chan struct{})
+	submit(t, full, "a", func(context.Context) { close(started); <-release }) // holds full's only unit
+	waitFor(t, started, "the task holding the unit")
+	errc := make(chan error, 1)
+	submit(t, caller, "a", func(context.Context) {
+		errc <- full.Pool().SubmitContext(context.Background(), "a", func(context.Context) {})
+	})
+	submit(t, caller, "a", func(context.Context) { close(release) })
+	select {
+	case err := <-errc:
+		require.NoError(t, err)
+	case <-time.After(long):
+		t.Fatal("SubmitContext to a full pool held the calling task's only worker")
+	}
+}
