@@ -28,14 +28,7 @@ func (p *Pool[K]) Submit(key K, fn func(ctx context.Context)) error {
 	if fn == nil {
 		return ErrNilTask
 	}
-	if p.e.stopped.Load() {
-		return ErrClosed
-	}
-	i, ok := p.index[key]
-	if !ok {
-		return unknownKey(key)
-	}
-	return p.e.submit(i, Func(fn))
+	return p.submit(key, Func(fn))
 }
 
 // SubmitTask is Submit for a Task value.
@@ -43,6 +36,12 @@ func (p *Pool[K]) SubmitTask(key K, t Task) error {
 	if nilTask(t) {
 		return ErrNilTask
 	}
+	return p.submit(key, t)
+}
+
+// submit is Submit and SubmitTask once t is known not to be nil (Submit
+// skips nilTask's reflection: a func value is checked with ==).
+func (p *Pool[K]) submit(key K, t Task) error {
 	if p.e.stopped.Load() {
 		return ErrClosed
 	}
