@@ -233,22 +233,26 @@ func (b Bits) Refund(n int) {
 }
 
 // Discard is called by a channel that throws away a queued task the pool
-// never ran (a late deadline, a displaced oldest task), outside the
-// channel's lock. The pool ends the task as dropped, as Close ends the tasks
-// it drops: it releases the task's unit of the in-flight limit, counts it in
-// ChannelStats.Dropped, resolves its Future or Group with ErrDropped and
-// passes it to ChannelParams.OnDrop. It returns the task to hand to the
-// channel's own drop callback, if it has one, or false if there is nothing
-// to hand on (the task was cancelled by its submitter and already reported,
-// or it was a yielded task re-entering, which ends itself as dropped).
-// Discard each task once.
-func (b Bits) Discard(t Task) (Task, bool) {
+// never ran, outside the channel's lock, with why it did: DroppedLate (a
+// late deadline) or DroppedDisplaced (a displaced oldest task). The pool
+// ends the task as dropped, as Close ends the tasks it drops: it releases
+// the task's unit of the in-flight limit, counts it in ChannelStats.Dropped,
+// resolves its Future or Group with ErrDropped and passes it to
+// ChannelParams.OnEnd with why. A task its submitter cancelled was reported
+// already, and a yielded task re-entering ends itself as dropped: Discard
+// reports false for them, and true when it ended t as dropped now (so a
+// channel counts its own drops alike). Discard each task once.
+func (b Bits) Discard(t Task, why Outcome) bool {
 	if b.e == nil {
-		return t, true
+		return true
+	}
+	if !why.Dropped() {
+		why = DroppedOnClose
 	}
 	ch := b.e.channelOf(b)
 	if ch < 0 { // a slice of no queues, or a standalone engine: no channel to count in
-		return b.e.discard(-1, t)
+		_, ok := b.e.discard(-1, t)
+		return ok
 	}
-	return b.e.dropQueued(ch, t)
+	return b.e.dropQueued(ch, t, why)
 }

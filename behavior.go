@@ -96,20 +96,20 @@ type ChannelParams[K comparable] struct {
 	// before it returns. Otherwise Close drops the queued tasks and reports
 	// them. Tasks already running are never interrupted either way.
 	CompleteOnClose bool
-	// OnDrop, if set, is called exactly once for every task of this channel
-	// that is dropped, whatever dropped it: Close, for tasks still queued
-	// (or polled by a worker but not started; a task handed to an idle
-	// worker by its submit's wake-up has started); Close, for a yielded
-	// task of a channel that does not complete on close, when its wait
-	// returns; the channel itself, through Bits.Discard (channels.DropLate's
-	// late tasks, channels.DropOldest's displaced ones, which the channel's
-	// own callback receives too). It runs outside every pool lock, after the task was
-	// counted in ChannelStats.Dropped and its Future or Group resolved with
-	// ErrDropped (a yielded task's resolves in its deferred calls, right
-	// after), so that resources the task held can be released. It receives
-	// the task as submitted (a func arrives as a Func). It may call Submit.
-	// A panic in it is recovered and sent to the panic handler.
-	OnDrop func(t Task)
+	// OnEnd, if set, learns how each task of this channel ended, exactly
+	// once per task, whatever ended it: it ran, panicked or called
+	// runtime.Goexit (on the worker that ran it, right after; a task run
+	// inline by its spawner too), its submit's context cancelled it while
+	// queued (Cancelled), or it was dropped (DroppedOnClose, DroppedLate,
+	// DroppedDisplaced; see Outcome). A yielded task ends once, when it
+	// finally ends, on its origin channel. OnEnd runs outside every pool
+	// and channel lock, after the end was counted in ChannelStats and the
+	// task's Future or Group resolved, so a server can keep its books from
+	// it alone, and release what a dropped task held. It receives the task
+	// as submitted (a func arrives as a Func). It may submit. A panic in it
+	// is recovered and sent to the panic handler. A nil OnEnd costs a task
+	// one branch.
+	OnEnd func(t Task, o Outcome)
 	// MaxRunning, if positive, caps how many of this channel's tasks run at
 	// once (a yielded task does not count while it waits; it counts on the
 	// channel it re-enters through while it runs again): a CPU-side cap. A

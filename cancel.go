@@ -7,65 +7,10 @@ import (
 	"sync/atomic"
 )
 
-// SubmitContext is Submit for work whose submitter may give up. It waits for
-// a unit of the in-flight limit (Config.Limit) until ctx ends, then queues
-// fn; if ctx ends while fn is still queued, fn never runs: it is counted in
-// ChannelStats.Cancelled, its unit is released at once, and the channel
-// skips it when it comes up.
-//
-// Called from a task of the pool when every unit is held, it does not wait:
-// the calling task runs fn itself, at once, in its own place and on its own
-// unit, and SubmitContext returns nil once fn ended. Tasks that spawn tasks
-// therefore never deadlock on the limit, even when every unit is held by a
-// task waiting to spawn (the fork-join "help while you wait" rule; see
-// Group for how such a run is counted, and for runtime.Goexit in it).
-//
-// What of ctx reaches fn: its values (a trace ID, a request's deadline
-// stored as a value), looked up before the pool's own. Not its cancellation:
-// once fn started, ctx ending does nothing, and the context fn receives is
-// done only when a Close gives up waiting (see Task); its Deadline is not
-// ctx's either. A task that must stop with ctx can watch ctx itself (fn
-// closes over it), or run in a Group, whose tasks get its cancellation. A
-// nil ctx means context.Background().
-//
-// It returns ErrNilTask, ErrClosed (also to a submitter waiting when Close
-// starts, even if ctx ended since), ErrUnknownKey, ctx.Err(), or the
-// channel's error. A task the channel refused is not counted as cancelled,
-// whenever ctx ends.
-//
-// Queuing allocates nothing with context.Background() or context.TODO(),
-// one object with a context that only carries values, and four with one
-// that can be cancelled (the wrapper and the context's AfterFunc).
-func (p *Pool[K]) SubmitContext(ctx context.Context, key K, fn func(ctx context.Context)) error {
-	if fn == nil {
-		return ErrNilTask
-	}
-	return p.SubmitContextTask(ctx, key, Func(fn))
-}
-
-// SubmitContextTask is SubmitContext for a Task value. A task made by
-// NewFuture resolves its Future with ctx.Err() if it is cancelled while
-// queued.
-func (p *Pool[K]) SubmitContextTask(ctx context.Context, key K, t Task) error {
-	if nilTask(t) {
-		return ErrNilTask
-	}
-	if p.e.stopped.Load() {
-		return ErrClosed // before the key, as every submit
-	}
-	ch, ok := p.index[key]
-	if !ok {
-		return unknownKey(key)
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return p.e.submitContext(ctx, ch, t, submitMode{values: true, wait: true})
-}
-
 // submitMode says how submitContext queues a task.
 type submitMode struct {
-	values bool // the task's context looks values up in the submitter's ctx first
+	order  Order // the key the channel orders the task by (WithDeadline, WithPriority)
+	values bool  // the task's context looks values up in the submitter's ctx first
 	wait   bool // wait for a unit of the in-flight limit, else ErrFull
 	room   bool // also wait for room in a full channel that can wait for it (pushWaiter)
 }
@@ -122,7 +67,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	e.credited(ch, 1)
 	channel := e.chans[ch].c
 	stamped := e.timing.stamp(ch, t)
-	err := channel.Push(stamped)
+	err := channel.Push(stamped, how.order)
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
 		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // the channel is full: see help.go
 			if c != nil {
@@ -320,5 +265,6 @@ func (c *cancellable) cancelUnit(fromQueue, release bool) {
 		if h, ok := c.Task.(cancelHook); ok {
 			h.cancelled(c.ctx.Err())
 		}
+		c.e.ended(c.ch, c.Task, Cancelled)
 	}
 }

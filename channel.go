@@ -72,8 +72,11 @@ type Unwrapper interface {
 // Wake on behalf of an idle worker); it returns nil when the queue is empty.
 // A channel may also implement BatchPoller, to give a worker several tasks
 // per call, and OrderedPoller.
-// Push is the by-key submit (Pool.Submit): it enqueues a task with the
-// channel's default ordering.
+// Push is the by-key submit (Pool.Submit), and the way a channel's own
+// submit given options (Bits.Submit) queues: it enqueues a task ordered by
+// o, the key WithDeadline or WithPriority gave, or with the channel's
+// default ordering for the zero Order. A channel that does not order by a
+// key o has returns Unordered(o), before anything else.
 // Requeue enqueues a task that already ran and yielded, re-entering through
 // this channel as its followup (see Yield), with the default ordering too; it
 // must accept the task even after Bits.Closed turned true, and refuse it with
@@ -121,7 +124,7 @@ type Unwrapper interface {
 type Channel interface {
 	Queues() int
 	Attach(b Bits) error
-	Push(t Task) error
+	Push(t Task, o Order) error
 	Requeue(t Task) error
 	Poll(queue int) Task
 	Len() int

@@ -92,7 +92,7 @@ type chanInfo struct {
 	first     int // global number of its queue 0
 	queues    int
 	coc       bool
-	onDrop    func(Task)
+	onEnd     func(Task, Outcome) // ChannelParams.OnEnd; read-only
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
@@ -149,9 +149,10 @@ func (e *engine) exit() {
 	}
 }
 
-// submit is the by-key submit: refused once Close started, then a unit of
-// the in-flight limit, then the channel's Push.
-func (e *engine) submit(ch int, t Task) error {
+// submit queues t in channel ch without waiting, ordered by o: refused
+// once Close started, then a unit of the in-flight limit, then the
+// channel's Push.
+func (e *engine) submit(ch int, t Task, o Order) error {
 	if e.stopped.Load() {
 		return ErrClosed
 	}
@@ -159,7 +160,7 @@ func (e *engine) submit(ch int, t Task) error {
 		return err
 	}
 	e.credited(ch, 1)
-	err := e.chans[ch].c.Push(e.timing.stamp(ch, t))
+	err := e.chans[ch].c.Push(e.timing.stamp(ch, t), o)
 	if err != nil {
 		e.queuedUnitsDone(ch, 1)
 	}
@@ -198,46 +199,34 @@ func (e *engine) startClose() {
 // dropTasks reports tasks removed from channel ch by Close (see dropQueued).
 func (e *engine) dropTasks(ch int, ts []Task) {
 	for _, t := range ts {
-		e.dropQueued(ch, t)
+		e.dropQueued(ch, t, DroppedOnClose)
 	}
 }
 
 // dropQueued ends a queued task of channel ch that the pool will not run,
-// whatever dropped it (Close, a channel through Bits.Discard), by the drop
-// rule of ChannelParams.OnDrop: it releases the task's unit, counts it as
-// dropped, resolves its Future or Group, and hands it to the channel's OnDrop,
-// in that order, outside every pool lock. It returns the task as submitted,
-// or false if there is nothing left to report: its submitter cancelled it
-// (counted already), or it is a yielded task's resumption, whose goroutine is
-// told instead and ends itself as dropped from its origin channel
-// (taskContext.endDropped).
-func (e *engine) dropQueued(ch int, t Task) (Task, bool) {
+// whatever dropped it (Close, a channel through Bits.Discard): it releases
+// the task's unit, counts it as dropped, resolves its Future or Group, and
+// hands it to the channel's OnEnd with why, in that order, outside every
+// pool lock, and reports true. Nothing is left to report (false) if its
+// submitter cancelled it
+// (counted already), or if it is a yielded task's resumption, whose
+// goroutine is told instead and ends itself as dropped from its origin
+// channel (taskContext.endDropped).
+func (e *engine) dropQueued(ch int, t Task, why Outcome) bool {
 	if r, ok := t.(*resumption); ok {
 		r.drop()
-		return nil, false
+		return false
 	}
 	t, ok := e.discard(ch, t)
 	if !ok {
-		return nil, false
+		return false
 	}
-	c := &e.chans[ch]
-	c.dropped.Add(1)
+	e.chans[ch].dropped.Add(1)
 	if d, ok := t.(droppable); ok {
 		d.dropped()
 	}
-	if c.onDrop != nil {
-		e.callOnDrop(ch, t)
-	}
-	return t, true
-}
-
-func (e *engine) callOnDrop(ch int, t Task) {
-	defer func() {
-		if r := recover(); r != nil {
-			e.panicked(ch, &PanicError{Value: r, Stack: stack()})
-		}
-	}()
-	e.chans[ch].onDrop(t)
+	e.ended(ch, t, why)
+	return true
 }
 
 // discard releases the unit of a queued task of channel ch the pool will

@@ -63,7 +63,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	}
 	c := e.chans[ch].c
 	e.credited(ch, 1)
-	err := c.Push(t)
+	err := c.Push(t, Order{})
 	if errors.Is(err, ErrClosed) && tc.w != nil {
 		// Draining: the work goes on, like a yielded task's re-entry. The
 		// calling task holds a worker, which looks for work again when the

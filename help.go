@@ -61,24 +61,31 @@ func (e *engine) runInline(tc *taskContext, ch int, ctx context.Context, t Task)
 	defer func() {
 		recovered := tc.recovered || run.recovered
 		tc.recovered = outer
+		var how Outcome
 		switch {
 		case finished && run.skipped:
 		case finished && recovered:
 			c.inline.panicked.Add(1)
+			how = Panicked
 		case finished:
 			c.inline.ran.Add(1)
+			how = Ran
 		default:
 			if r := recover(); r != nil {
 				c.inline.panicked.Add(1)
 				e.panicked(ch, &PanicError{Value: r, Stack: debug.Stack()})
-				return
+				how = Panicked
+				break
 			}
 			if tc.dropped { // it yielded, and Close dropped the parent's re-entry
 				c.dropped.Add(1)
-				return
+				how = DroppedOnClose
+				break
 			}
 			c.inline.goexited.Add(1) // runtime.Goexit goes on unwinding the parent
+			how = Goexited
 		}
+		e.ended(ch, t, how)
 	}()
 	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true

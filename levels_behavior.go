@@ -43,9 +43,9 @@ type LevelChannel[K comparable] struct {
 	// tasks re-enter after a Yield (see PoolBehavior.Followup); nil means
 	// this channel itself. Write it Followup: new("urgent").
 	Followup *K
-	// OnDrop, if set, learns each of this channel's dropped tasks (see
-	// ChannelParams.OnDrop).
-	OnDrop func(t Task)
+	// OnEnd, if set, learns how each of this channel's tasks ended (see
+	// ChannelParams.OnEnd).
+	OnEnd func(t Task, o Outcome)
 	// MaxRunning and MaxInFlight cap this channel's tasks running, or in
 	// progress (see ChannelParams.MaxRunning and MaxInFlight); 0 means no
 	// cap. Set at most one.
@@ -62,7 +62,7 @@ func (ls Levels[K]) params() [][]ChannelParams[K] {
 	for l, lv := range ls {
 		levels[l] = make([]ChannelParams[K], len(lv))
 		for i, c := range lv {
-			levels[l][i] = ChannelParams[K]{Key: c.Key, CompleteOnClose: c.CompleteOnClose, OnDrop: c.OnDrop,
+			levels[l][i] = ChannelParams[K]{Key: c.Key, CompleteOnClose: c.CompleteOnClose, OnEnd: c.OnEnd,
 				MaxRunning: c.MaxRunning, MaxInFlight: c.MaxInFlight}
 		}
 	}

@@ -2,6 +2,8 @@ package smartpool
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 )
@@ -18,30 +20,37 @@ type Pool[K comparable] struct {
 	closeOnce sync.Once    // the "close begun" line is logged once (logging.go)
 }
 
-// Submit queues fn in the channel named key, with that channel's default
-// ordering (see each channel's Push). It returns ErrNilTask for a nil fn,
-// then ErrClosed once Close started, then ErrUnknownKey for a key the
-// configuration does not list, then ErrFull if the pool's in-flight limit
-// (Config.Limit) is reached, then whatever the channel's Push returns (ErrFull
-// from a full channels.Bounded). It does not block: see SubmitContext.
-func (p *Pool[K]) Submit(key K, fn func(ctx context.Context)) error {
+// Submit queues fn in the channel named key, ordered and tied as opts say
+// (WithContext, WithDeadline, WithPriority; none: the channel's default
+// ordering, see each channel's Push). Without WithContext it never waits:
+// at the pool's in-flight limit (Config.Limit) or in a full
+// channels.Bounded it returns ErrFull.
+//
+// It returns ErrNilTask for a nil fn, then ErrClosed once Close started,
+// then an error wrapping ErrUnknownKey for a key the configuration does not
+// list, then one wrapping ErrOption for an option the channel cannot honour,
+// then ErrFull or, with WithContext, ctx.Err() if ctx ended first, then the
+// channel's error.
+func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...Option) error {
 	if fn == nil {
 		return ErrNilTask
 	}
-	return p.submit(key, Func(fn))
+	return p.submit(key, Func(fn), opts)
 }
 
-// SubmitTask is Submit for a Task value.
-func (p *Pool[K]) SubmitTask(key K, t Task) error {
+// SubmitTask is Submit for a Task value: a type of the user's that can be
+// reused, or a task made by NewFuture (resolved with ctx.Err() if
+// WithContext cancels it, ErrDropped if it is dropped).
+func (p *Pool[K]) SubmitTask(key K, t Task, opts ...Option) error {
 	if nilTask(t) {
 		return ErrNilTask
 	}
-	return p.submit(key, t)
+	return p.submit(key, t, opts)
 }
 
 // submit is Submit and SubmitTask once t is known not to be nil (Submit
 // skips nilTask's reflection: a func value is checked with ==).
-func (p *Pool[K]) submit(key K, t Task) error {
+func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if p.e.stopped.Load() {
 		return ErrClosed
 	}
@@ -49,7 +58,19 @@ func (p *Pool[K]) submit(key K, t Task) error {
 	if !ok {
 		return unknownKey(key)
 	}
-	return p.e.submit(i, t)
+	if len(opts) == 0 {
+		return p.e.submit(i, t, Order{})
+	}
+	return p.named(key, p.e.submitWith(i, t, Order{}, opts))
+}
+
+// named adds the channel's key to an option error, which a channel returns
+// without knowing its name.
+func (p *Pool[K]) named(key K, err error) error {
+	if err != nil && errors.Is(err, ErrOption) {
+		return fmt.Errorf("smartpool: channel %v: %w", key, err)
+	}
+	return err
 }
 
 // State is a pool's lifecycle stage. It only moves forward.

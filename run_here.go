@@ -74,9 +74,11 @@ func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 		if r := recover(); r != nil {
 			stats.panicked.Add(1)
 			e.panicked(ch, &PanicError{Value: r, Stack: stack()})
+			e.ended(ch, t, Panicked)
 			return
 		}
 		stats.goexited.Add(1) // runtime.Goexit: it goes on unwinding the caller
+		e.ended(ch, t, Goexited)
 	}()
 	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true
@@ -85,7 +87,9 @@ func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 	case run.skipped:
 	case recovered:
 		stats.panicked.Add(1)
+		e.ended(ch, t, Panicked)
 	default:
 		stats.ran.Add(1)
+		e.ended(ch, t, Ran)
 	}
 }

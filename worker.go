@@ -332,23 +332,32 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 		e.endSegment(q.ch)
 		e.endTask(q.ch)
 		tc.releaseUnit()
+		var how Outcome // none for a task its submitter cancelled (skipped): reported then
 		switch {
 		case finished:
 			switch {
 			case tc.recovered: // its Future or Group reported the panic
 				inc(&w.stats[q.ch].panicked)
+				how = Panicked
 			case !tc.skipped:
 				inc(&w.stats[q.ch].ran)
+				how = Ran
 			}
 			ok = true
 		case r != nil:
 			inc(&w.stats[q.ch].panicked)
 			e.panicked(q.ch, &PanicError{Value: r, Stack: debug.Stack()})
-			ok = true
+			how, ok = Panicked, true
 		default:
+			inc(&w.stats[q.ch].goexited)
+			how = Goexited
+		}
+		if e.chans[q.ch].onEnd != nil {
+			e.ended(q.ch, t, how)
+		}
+		if !ok {
 			// runtime.Goexit is unwinding the worker's goroutine: hand the
 			// worker to a new one.
-			inc(&w.stats[q.ch].goexited)
 			tc.w = nil
 			e.carry(w, false) // a spare or a fresh goroutine: this one still reads tc while it unwinds
 		}

@@ -266,9 +266,7 @@ func (tc *taskContext) endDropped() {
 	tc.releaseUnit()
 	c.dropped.Add(1)
 	c.suspended.Add(-1)
-	if c.onDrop != nil {
-		e.callOnDrop(tc.origin, userTask(tc.task))
-	}
+	e.ended(tc.origin, tc.task, DroppedOnClose)
 	tc.task = nil
 	if tc.counted {
 		e.leaveInflight() // last: Close may report once inflight reaches zero
@@ -355,6 +353,12 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		c.inWait.goexited.Add(1)
 	}
 	c.suspended.Add(-1)
+	if w != nil {
+		// This goroutine carries w until it lets it go below (a host waits
+		// in resume for release), so it counts in w's stats itself.
+		w.count(tc.origin, how)
+	}
+	e.ended(tc.origin, tc.task, how.public())
 	if tc.counted {
 		e.leaveInflight()
 	}
@@ -367,7 +371,6 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		tc.release <- how
 		return false
 	}
-	w.count(tc.origin, how)
 	switch {
 	case tc.borrowed:
 		tc.borrowed, tc.w = false, nil
@@ -415,19 +418,19 @@ func (r *resumption) Run(ctx context.Context) {
 }
 
 // resume hands w's slot to the suspended task r and waits until it yields
-// again or ends, counting its outcome. The task ends its run segments itself.
+// again or ends. The task ends its run segments and counts its outcome
+// itself.
 func (w *worker) resume(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
-	origin := tc.origin
 	tc.endReentry(q.ch)
 	tc.cur, tc.hosted = q, true
 	w.running.Store(int32(q.ch) + 1)
 	tc.grant <- w
-	w.count(origin, <-tc.release)
+	<-tc.release // suspended again, or ended: counted by the task (end)
 }
 
 // count records how a yielded task of channel origin ended, in the stats of
-// the worker it ended on; suspended counts nothing.
+// the worker it ended on.
 func (w *worker) count(origin int, how outcome) {
 	switch how {
 	case ran:
@@ -437,6 +440,20 @@ func (w *worker) count(origin int, how outcome) {
 	case goexited:
 		inc(&w.stats[origin].goexited)
 	}
+}
+
+// public is how's Outcome; suspended and dropped have none (a dropped
+// task's end is reported by endDropped).
+func (how outcome) public() Outcome {
+	switch how {
+	case ran:
+		return Ran
+	case panicked:
+		return Panicked
+	case goexited:
+		return Goexited
+	}
+	return 0
 }
 
 // drop tells a suspended task that Close removed its resumption.

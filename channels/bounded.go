@@ -345,7 +345,12 @@ func (b *Bounded) TrySubmitTask(t smartpool.Task) error {
 // default policy.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (b *Bounded) Push(t smartpool.Task) error { return b.offer(t, pushed) }
+func (b *Bounded) Push(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline || o.HasPriority {
+		return smartpool.Unordered(o)
+	}
+	return b.offer(t, pushed)
+}
 
 // PushWait is Push for the pool's waiting submits (smartpool.Group.Go): on
 // a full Bounded it waits for room like SubmitTask, whatever the overflow
@@ -665,8 +670,7 @@ func (b *Bounded) evictLocked() smartpool.Task {
 // drop reports a task DropOldest displaced, releasing its unit of the
 // pool's in-flight limit. It runs without the lock.
 func (b *Bounded) drop(t smartpool.Task, bits smartpool.Bits) {
-	t, ok := bits.Discard(t)
-	if !ok {
+	if !bits.Discard(t, smartpool.DroppedDisplaced) {
 		return // its submitter cancelled it: reported already
 	}
 	b.droppedOldest.Add(1)

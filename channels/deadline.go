@@ -140,7 +140,7 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
 	}
-	return d.push(deadline, t, submitted)
+	return d.push(deadline, t, submitted, false)
 }
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
@@ -149,9 +149,9 @@ func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
 // otherwise. It is never dropped as late.
 //
 // Called by the pool; not for users.
-func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued) }
+func (d *Deadline) Requeue(t smartpool.Task) error { return d.push(time.Now(), t, requeued, true) }
 
-func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
+func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry, keep bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
@@ -170,7 +170,7 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), keep: how != submitted})
+	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), keep: keep})
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}
@@ -189,11 +189,16 @@ func (d *Deadline) push(deadline time.Time, t smartpool.Task, how entry) error {
 // task a deadline that late-dropping applies to.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (d *Deadline) Push(t smartpool.Task) error {
-	if t == nil {
+func (d *Deadline) Push(t smartpool.Task, o smartpool.Order) error {
+	switch {
+	case o.HasPriority:
+		return smartpool.Unordered(o)
+	case t == nil:
 		return smartpool.ErrNilTask
+	case o.HasDeadline:
+		return d.push(o.Deadline, t, pushed, false)
 	}
-	return d.push(time.Now(), t, pushed)
+	return d.push(time.Now(), t, pushed, true)
 }
 
 // Poll removes and returns the task with the earliest deadline, or nil if the
@@ -243,9 +248,9 @@ func (d *Deadline) PollOrder(int) (smartpool.Task, smartpool.Order) {
 		for i := range n {
 			// Discard releases the task's unit of the pool's in-flight
 			// limit; a task its submitter cancelled was reported already.
-			if t, ok := b.Discard(dropped[i]); ok {
+			if b.Discard(dropped[i], smartpool.DroppedLate) {
 				d.droppedLate.Add(1)
-				d.callOnDrop(t)
+				d.callOnDrop(dropped[i])
 			}
 		}
 		switch {

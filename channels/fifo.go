@@ -60,7 +60,12 @@ func (f *FIFO) Submit(fn func(ctx context.Context)) error {
 // Push queues t; it is the by-key submit of smartpool.Pool.Submit.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (f *FIFO) Push(t smartpool.Task) error { return f.push(t, pushed) }
+func (f *FIFO) Push(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline || o.HasPriority {
+		return smartpool.Unordered(o)
+	}
+	return f.push(t, pushed)
+}
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
 //

@@ -162,7 +162,10 @@ func (k *Keyed[G]) SubmitTask(group G, t smartpool.Task) error {
 // and its limit.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (k *Keyed[G]) Push(t smartpool.Task) error {
+func (k *Keyed[G]) Push(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline || o.HasPriority {
+		return smartpool.Unordered(o)
+	}
 	var zero G
 	return k.push(zero, t, pushed)
 }

@@ -128,12 +128,12 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
 	}
 	b := m.bits.Load()
 	if b == nil {
-		return m.Push(smartpool.Func(fn))
+		return m.Push(smartpool.Func(fn), smartpool.Order{})
 	}
 	if err := b.Admit(1); err != nil {
 		return err
 	}
-	err := m.Push(b.Stamp(smartpool.Func(fn)))
+	err := m.Push(b.Stamp(smartpool.Func(fn)), smartpool.Order{})
 	if err != nil {
 		b.Refund(1)
 	}
@@ -144,14 +144,14 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
 // submit of smartpool.Pool.Submit. Errors are as for Submit.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (m *Multi[C]) Push(t smartpool.Task) error {
+func (m *Multi[C]) Push(t smartpool.Task, o smartpool.Order) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
 	if len(m.shards) == 0 {
 		return smartpool.ErrNoQueues
 	}
-	return m.Next().Push(t)
+	return m.Next().Push(t, o)
 }
 
 // Requeue queues a yielded task re-entering the pool in the next shard,

@@ -111,7 +111,12 @@ func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
 // before those of negative priority.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (p *Priority) Push(t smartpool.Task) error { return p.push(0, t, pushed) }
+func (p *Priority) Push(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline {
+		return smartpool.Unordered(o)
+	}
+	return p.push(o.Priority, t, pushed) // 0 for the zero Order
+}
 
 // Poll removes and returns the task with the highest priority, or nil if the
 // Priority is empty.

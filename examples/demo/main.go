@@ -63,7 +63,7 @@ type gameServer struct {
 	realtime, responsive *channels.FIFO
 	backlog              *channels.Multi[*channels.FIFO]
 	backlogDeadline      *channels.Deadline
-	backlogDrops         atomic.Int64 // counted by Backlog's OnDrop
+	backlogDrops         atomic.Int64 // counted by Backlog's OnEnd
 }
 
 func (g *gameServer) Config() smartpool.Config[lane] {
@@ -74,7 +74,11 @@ func (g *gameServer) Config() smartpool.Config[lane] {
 			{{Key: Realtime, CompleteOnClose: true}},
 			{{Key: Responsive, CompleteOnClose: true}},
 			{
-				{Key: Backlog, OnDrop: func(smartpool.Task) { g.backlogDrops.Add(1) }},
+				{Key: Backlog, OnEnd: func(_ smartpool.Task, o smartpool.Outcome) {
+					if o.Dropped() {
+						g.backlogDrops.Add(1)
+					}
+				}},
 				{Key: BacklogDeadline},
 			},
 		},
@@ -234,7 +238,7 @@ func main() {
 	}
 	tw.Flush()
 	bl, _ := report.Channel(Backlog)
-	fmt.Printf("every task accounted for: %v; Backlog's OnDrop counted %d drops, the report %d\n\n",
+	fmt.Printf("every task accounted for: %v; Backlog's OnEnd counted %d drops, the report %d\n\n",
 		accounted, g.backlogDrops.Load(), bl.Dropped)
 
 	fmt.Fprintln(tw, "submit to start\tstarted\tp50\tp99\tmax\t")

@@ -103,7 +103,12 @@ func (s *Spatial) SubmitTask(at Point, t smartpool.Task) error { return s.push(a
 // Pool.Submit. The focus may move away before t runs.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (s *Spatial) Push(t smartpool.Task) error { return s.push(s.focus.At(), t, false) }
+func (s *Spatial) Push(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline || o.HasPriority {
+		return smartpool.Unordered(o)
+	}
+	return s.push(s.focus.At(), t, false)
+}
 
 // Requeue queues a task that yielded and re-enters the pool, as Push does;
 // see smartpool.Channel. It is refused only once Close(true) emptied s, or

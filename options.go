@@ -1,0 +1,163 @@
+package smartpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Option adjusts one submit. Every submit takes the same options, by key
+// (Pool.Submit, Pool.SubmitTask, Go, Group.Go) and through a channel's own
+// submit methods:
+//
+//	err := pool.Submit("render", fn, smartpool.WithContext(ctx), smartpool.WithDeadline(due))
+//
+// An option the channel cannot honour (a deadline for a FIFO) makes the
+// submit fail with an error wrapping ErrOption; it is never ignored. The
+// zero Option does nothing. Passing options allocates nothing.
+type Option struct {
+	ctx      context.Context
+	deadline time.Time
+	priority int
+	set      optionSet
+}
+
+type optionSet uint8
+
+const (
+	optContext optionSet = 1 << iota
+	optDeadline
+	optPriority
+)
+
+// ErrOption is wrapped by the error of a submit given an option its channel
+// cannot honour: a deadline for a channel that does not order by deadline,
+// a priority for one that does not order by priority, or the same option
+// twice. The message names the channel and the option.
+var ErrOption = errors.New("smartpool: option not supported")
+
+// WithContext ties the task to ctx while it waits: a submit given it waits
+// for room (a unit of Config.Limit, room in a full channels.Bounded) until
+// ctx ends, where without it the submit returns ErrFull at once; and if ctx
+// ends while the task is still queued, the task never runs: it ends as
+// Cancelled (counted in ChannelStats.Cancelled, its unit of the limit
+// released at once, its Future or Group resolved with ctx.Err()).
+//
+// What of ctx reaches the task: its values (a trace ID), looked up before
+// the pool's own. Not its cancellation: once the task started, ctx ending
+// does nothing (a task that must stop with ctx closes over it, or runs in a
+// Group, whose tasks get its cancellation).
+//
+// From a task of the pool, a submit that would wait for a unit of the limit
+// or for room does not: the calling task runs the new one itself, at once,
+// in its own place, and the submit returns nil once it ended (the fork-join
+// "help while you wait" rule; see Group). Queuing allocates nothing with
+// context.Background(), one object with a context that only carries values,
+// and four with one that can be cancelled. A nil ctx means
+// context.Background().
+func WithContext(ctx context.Context) Option {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return Option{ctx: ctx, set: optContext}
+}
+
+// WithDeadline orders the task by deadline t in a channel that orders by
+// deadline (channels.Deadline, or a channels.Multi of them): earliest first,
+// and late (see channels.DropLate) once t has passed. Any other channel
+// refuses it with ErrOption.
+func WithDeadline(t time.Time) Option { return Option{deadline: t, set: optDeadline} }
+
+// WithPriority orders the task by priority p in a channel that orders by
+// priority (channels.Priority, or a channels.Multi of them): highest first.
+// Any other channel refuses it with ErrOption.
+func WithPriority(p int) Option { return Option{priority: p, set: optPriority} }
+
+// submitOptions is what a submit's options add up to.
+type submitOptions struct {
+	ctx   context.Context // nil: not given
+	order Order
+}
+
+// gather merges opts into the order a channel's own submit method gives (a
+// Deadline's deadline argument, say): an option given twice, or one the
+// order already has, is an error.
+func gather(order Order, opts []Option) (submitOptions, error) {
+	so := submitOptions{order: order}
+	for _, o := range opts {
+		switch {
+		case o.set == 0:
+		case o.set == optContext:
+			if so.ctx != nil {
+				return so, twice("WithContext")
+			}
+			so.ctx = o.ctx
+		case o.set == optDeadline:
+			if so.order.HasDeadline {
+				return so, twice("WithDeadline")
+			}
+			so.order.Deadline, so.order.HasDeadline = o.deadline, true
+		case o.set == optPriority:
+			if so.order.HasPriority {
+				return so, twice("WithPriority")
+			}
+			so.order.Priority, so.order.HasPriority = o.priority, true
+		}
+	}
+	return so, nil
+}
+
+func twice(name string) error {
+	return fmt.Errorf("%w: %s given twice, or with a channel argument that sets it", ErrOption, name)
+}
+
+// Unordered is the error a channel's Push returns for an Order with a key it
+// does not order by: o names the key. The pool adds the channel's name.
+func Unordered(o Order) error {
+	switch {
+	case o.HasDeadline && o.HasPriority:
+		return fmt.Errorf("%w: the channel orders by neither deadline nor priority", ErrOption)
+	case o.HasDeadline:
+		return fmt.Errorf("%w: the channel does not order by deadline (WithDeadline)", ErrOption)
+	case o.HasPriority:
+		return fmt.Errorf("%w: the channel does not order by priority (WithPriority)", ErrOption)
+	}
+	return nil
+}
+
+// submitWith queues t in channel ch as opts say, merged into the order the
+// channel's own submit method gives: with a context through submitContext,
+// which may wait and cancels; without one as submit, which does neither.
+func (e *engine) submitWith(ch int, t Task, order Order, opts []Option) error {
+	so, err := gather(order, opts)
+	if err != nil {
+		return err
+	}
+	if so.ctx == nil {
+		return e.submit(ch, t, so.order)
+	}
+	return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, values: true, wait: true, room: true})
+}
+
+// Submit is a channel's own submit method given options (see Option): it
+// queues t in the channel through the pool, which admits it, ties it to
+// the context of WithContext and hands it to the channel's Push with order,
+// merged with the options' ordering (a key set both ways is an error
+// wrapping ErrOption). A channel calls it only when its caller passed
+// options, and queues as usual otherwise, so that submits without options
+// cost nothing more. It returns ErrClosed when no running pool serves the
+// channel.
+func (b Bits) Submit(t Task, order Order, opts []Option) error {
+	if b.Closed() {
+		return ErrClosed
+	}
+	if nilTask(t) {
+		return ErrNilTask
+	}
+	ch := b.e.channelOf(b)
+	if ch < 0 {
+		return ErrClosed
+	}
+	return b.e.submitWith(ch, t, order, opts)
+}
