@@ -9,10 +9,11 @@ import (
 
 // submitMode says how submitContext queues a task.
 type submitMode struct {
-	order  Order // the key the channel orders the task by (WithDeadline, WithPriority)
-	values bool  // the task's context looks values up in the submitter's ctx first
-	wait   bool // wait for a unit of the in-flight limit, else ErrFull
-	room   bool // also wait for room in a full channel that can wait for it (pushWaiter)
+	order  Order                   // the key the channel orders the task by (WithDeadline, WithPriority)
+	push   func(Task, Order) error // queues the task; nil: the channel's Push
+	values bool                    // the task's context looks values up in the submitter's ctx first
+	wait   bool                    // wait for a unit of the in-flight limit, else ErrFull
+	room   bool                    // also wait for room in a full channel that can wait for it (pushWaiter)
 }
 
 // pushWaiter is implemented by channels whose Push refuses a task with
@@ -67,7 +68,11 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	e.credited(ch, 1)
 	channel := e.chans[ch].c
 	stamped := e.timing.stamp(ch, t)
-	err := channel.Push(stamped, how.order)
+	push := how.push
+	if push == nil {
+		push = channel.Push
+	}
+	err := push(stamped, how.order)
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
 		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // the channel is full: see help.go
 			if c != nil {

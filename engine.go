@@ -150,9 +150,9 @@ func (e *engine) exit() {
 }
 
 // submit queues t in channel ch without waiting, ordered by o: refused
-// once Close started, then a unit of the in-flight limit, then the
-// channel's Push.
-func (e *engine) submit(ch int, t Task, o Order) error {
+// once Close started, then a unit of the in-flight limit, then push (nil:
+// the channel's Push).
+func (e *engine) submit(ch int, t Task, o Order, push func(Task, Order) error) error {
 	if e.stopped.Load() {
 		return ErrClosed
 	}
@@ -160,7 +160,10 @@ func (e *engine) submit(ch int, t Task, o Order) error {
 		return err
 	}
 	e.credited(ch, 1)
-	err := e.chans[ch].c.Push(e.timing.stamp(ch, t), o)
+	if push == nil {
+		push = e.chans[ch].c.Push
+	}
+	err := push(e.timing.stamp(ch, t), o)
 	if err != nil {
 		e.queuedUnitsDone(ch, 1)
 	}

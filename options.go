@@ -127,28 +127,31 @@ func Unordered(o Order) error {
 }
 
 // submitWith queues t in channel ch as opts say, merged into the order the
-// channel's own submit method gives: with a context through submitContext,
-// which may wait and cancels; without one as submit, which does neither.
-func (e *engine) submitWith(ch int, t Task, order Order, opts []Option) error {
+// channel's own submit method gives, through push (nil: the channel's
+// Push): with a context through submitContext, which may wait and cancels;
+// without one as submit, which does neither.
+func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push func(Task, Order) error) error {
 	so, err := gather(order, opts)
 	if err != nil {
 		return err
 	}
 	if so.ctx == nil {
-		return e.submit(ch, t, so.order)
+		return e.submit(ch, t, so.order, push)
 	}
-	return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, values: true, wait: true, room: true})
+	return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, push: push, values: true, wait: true, room: true})
 }
 
 // Submit is a channel's own submit method given options (see Option): it
 // queues t in the channel through the pool, which admits it, ties it to
-// the context of WithContext and hands it to the channel's Push with order,
-// merged with the options' ordering (a key set both ways is an error
-// wrapping ErrOption). A channel calls it only when its caller passed
-// options, and queues as usual otherwise, so that submits without options
-// cost nothing more. It returns ErrClosed when no running pool serves the
-// channel.
-func (b Bits) Submit(t Task, order Order, opts []Option) error {
+// the context of WithContext and queues it with push, or with the channel's
+// Push if push is nil, ordered by order merged with the options' ordering
+// (a key set both ways is an error wrapping ErrOption). push receives a
+// task the pool admitted, perhaps wrapped, and must queue it as Push would
+// (channels.Keyed passes one that queues under the submit's group). A
+// channel calls Submit only when its caller passed options, and queues as
+// usual otherwise, so that submits without options cost nothing more. It
+// returns ErrClosed when no running pool serves the channel.
+func (b Bits) Submit(t Task, order Order, opts []Option, push func(Task, Order) error) error {
 	if b.Closed() {
 		return ErrClosed
 	}
@@ -159,5 +162,5 @@ func (b Bits) Submit(t Task, order Order, opts []Option) error {
 	if ch < 0 {
 		return ErrClosed
 	}
-	return b.e.submitWith(ch, t, order, opts)
+	return b.e.submitWith(ch, t, order, opts, push)
 }

@@ -59,9 +59,9 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 		return unknownKey(key)
 	}
 	if len(opts) == 0 {
-		return p.e.submit(i, t, Order{})
+		return p.e.submit(i, t, Order{}, nil)
 	}
-	return p.named(key, p.e.submitWith(i, t, Order{}, opts))
+	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil))
 }
 
 // named adds the channel's key to an option error, which a channel returns

@@ -136,7 +136,7 @@ func (tm *Timer) fire() {
 	s.mu.Unlock()
 	defer s.firing.Done()
 
-	err := s.e.submit(tm.ch, tm.task, Order{})
+	err := s.e.submit(tm.ch, tm.task, Order{}, nil)
 	if errors.Is(err, ErrFull) {
 		tm.skipped.Add(1)
 	}
