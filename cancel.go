@@ -68,11 +68,12 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	e.credited(ch, 1)
 	channel := e.chans[ch].c
 	stamped := e.timing.stamp(ch, t)
-	push := how.push
-	if push == nil {
-		push = channel.Push
+	var err error
+	if how.push == nil {
+		err = channel.Push(stamped, how.order)
+	} else {
+		err = how.push(stamped, how.order)
 	}
-	err := push(stamped, how.order)
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
 		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // the channel is full: see help.go
 			if c != nil {

@@ -160,10 +160,12 @@ func (e *engine) submit(ch int, t Task, o Order, push func(Task, Order) error) e
 		return err
 	}
 	e.credited(ch, 1)
-	if push == nil {
-		push = e.chans[ch].c.Push
+	var err error
+	if push == nil { // not a method value: that would allocate on the hot path
+		err = e.chans[ch].c.Push(e.timing.stamp(ch, t), o)
+	} else {
+		err = push(e.timing.stamp(ch, t), o)
 	}
-	err := push(e.timing.stamp(ch, t), o)
 	if err != nil {
 		e.queuedUnitsDone(ch, 1)
 	}

@@ -15,13 +15,15 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"github.com/smartpool-go/smartpool/internal/show"
 	"html/template"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/internal/show"
 )
 
 // Options tune the page. The zero value is ready to use.
@@ -53,20 +55,42 @@ type Row struct {
 	Alert bool   `json:"alert"`
 }
 
-// Window is how far back the sparklines and the highlights look.
-const window = time.Minute
-
-// minGap is the least time between two samples: two browser tabs refreshing
-// do not sample twice as often.
-const minGap = 500 * time.Millisecond
+// window is how far back the sparklines and the highlights look, and every
+// how often the page samples the pool's stats: it keeps the samples of the
+// last window, keep of them, in a ring.
+const (
+	window = time.Minute
+	every  = time.Second
+	keep   = int(window/every) + 1
+)
 
 //go:embed page.html
 var pageHTML string
 
 var page = template.Must(template.New("page").Parse(pageHTML))
 
-// Handler returns the page of pool p. It reads p's Stats on each request
-// and keeps the last minute of samples; it starts no goroutine.
+// Handler returns the page of pool p, and starts recording its history: it
+// reads p's Stats once a second, keeping the last minute of readings, so
+// that the page's first view already shows the rates and sparklines of the
+// minute before (or of the time since Handler was called, if less). The
+// recording is a timer, not a goroutine; it stops once p has closed (in a
+// testing/synctest bubble, it keeps fake time moving until then). Each
+// request reads p's Stats afresh for the other figures.
+//
+// The handler does not look at the request's path: it serves the page at
+// whatever path the mux hands it, and the page's JSON at the same path with
+// ?format=json, which the page fetches relative to its own URL. So the
+// mux decides where it is served. A pattern without a trailing slash
+// matches that path only:
+//
+//	mux.Handle("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{}))
+//
+// serves /debug/smartpool, and /debug/smartpool/ is the mux's 404. A
+// pattern with a trailing slash serves both, the mux redirecting
+// /debug/smartpool to /debug/smartpool/, with or without http.StripPrefix
+// (either prefix, with or without its slash):
+//
+//	mux.Handle("/debug/smartpool/", http.StripPrefix("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{})))
 func Handler[K comparable](p *smartpool.Pool[K], o Options) http.Handler {
 	if o.Title == "" {
 		o.Title = "smartpool"
@@ -74,15 +98,18 @@ func Handler[K comparable](p *smartpool.Pool[K], o Options) http.Handler {
 	if o.LateWait <= 0 {
 		o.LateWait = 100 * time.Millisecond
 	}
-	return &handler[K]{p: p, o: o}
+	h := &handler[K]{p: p, o: o}
+	h.tick()
+	return h
 }
 
 type handler[K comparable] struct {
 	p *smartpool.Pool[K]
 	o Options
 
-	mu      sync.Mutex // guards samples
-	samples []sample   // oldest first, spanning about a window
+	mu   sync.Mutex // guards ring and next
+	ring []sample   // up to keep samples; once full, the oldest at next
+	next int
 }
 
 // sample is what the page remembers of one Stats reading, per channel.
@@ -92,6 +119,44 @@ type sample struct {
 	wait              [][]smartpool.TimingBucket
 }
 
+// tick records a sample and, unless the pool had closed before it, asks
+// for the next one a second later.
+func (h *handler[K]) tick() {
+	closed := h.p.State() == smartpool.Closed // before the reading: a pool closed since gets one more
+	h.record(takeSample(h.p.Stats(), time.Now()))
+	if !closed {
+		time.AfterFunc(every, h.tick)
+	}
+}
+
+func takeSample[K comparable](s *smartpool.Stats[K], now time.Time) sample {
+	n := len(s.Channels)
+	cur := sample{at: now, finished: make([]uint64, n), dropped: make([]uint64, n), wait: make([][]smartpool.TimingBucket, n)}
+	for i, c := range s.Channels {
+		cur.finished[i], cur.dropped[i], cur.wait[i] = c.Finished(), c.Dropped, c.Wait.Buckets
+	}
+	return cur
+}
+
+// record adds s to the ring, in place of the oldest sample once it is full.
+func (h *handler[K]) record(s sample) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.ring) < keep {
+		h.ring = append(h.ring, s)
+		return
+	}
+	h.ring[h.next] = s
+	h.next = (h.next + 1) % keep
+}
+
+// history returns the samples, oldest first.
+func (h *handler[K]) history() []sample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(slices.Clone(h.ring[h.next:]), h.ring[:h.next]...)
+}
+
 // View is the page's data, also served as JSON.
 type view struct {
 	Title    string    `json:"title"`
@@ -99,12 +164,13 @@ type view struct {
 	Workers  int       `json:"workers"`
 	Live     int       `json:"live"` // Stats.Live: worker goroutines now
 	Busy     int       `json:"busy"`
-	Rate     float64   `json:"rate"`
+	Rate     float64   `json:"rate"`    // tasks finished per second, all channels, over the last second sampled
+	History  int       `json:"history"` // seconds the sparklines span: up to a minute
 	Wakeups  uint64    `json:"wakeups"`
 	Limit    int       `json:"limit"`
 	Admitted int       `json:"admitted"`
 	Stalls   uint64    `json:"stalls"`  // Stats.Stalls
-	Stalled  bool      `json:"stalled"` // Stats.Stalled: flagged on the page
+	Stalled  bool      `json:"stalled"` // Stats.Stalled: a banner at the top of the page
 	Levels   []level   `json:"levels"`
 	Sections []Section `json:"sections"` // Options.Sections
 }
@@ -132,8 +198,8 @@ type channelView struct {
 	RunP50    string    `json:"runP50"`
 	Late      bool      `json:"late"`
 	Dropping  bool      `json:"dropping"`
-	Spark     []float64 `json:"spark"` // tasks finished per second, oldest first, over the window
-	Points    string    `json:"points"`
+	Spark     []float64 `json:"spark"`  // tasks finished per second, oldest first, between successive samples
+	Points    string    `json:"points"` // Spark drawn in a sparkBox square (see sparkPoints)
 }
 
 func (h *handler[K]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -151,31 +217,18 @@ func (h *handler[K]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// view reads the pool's stats, records a sample and builds the page data.
+// view reads the pool's stats and builds the page data from them and the
+// recorded samples.
 func (h *handler[K]) view() view {
 	s := h.p.Stats()
-	now := time.Now()
-	cur := sample{at: now, finished: make([]uint64, len(s.Channels)), dropped: make([]uint64, len(s.Channels)),
-		wait: make([][]smartpool.TimingBucket, len(s.Channels))}
-	for i, c := range s.Channels {
-		cur.finished[i], cur.dropped[i], cur.wait[i] = c.Finished(), c.Dropped, c.Wait.Buckets
-	}
-	h.mu.Lock()
-	if n := len(h.samples); n == 0 || now.Sub(h.samples[n-1].at) >= minGap {
-		h.samples = append(h.samples, cur)
-	}
-	for len(h.samples) > 2 && now.Sub(h.samples[1].at) >= window {
-		h.samples = h.samples[1:]
-	}
-	samples := append([]sample(nil), h.samples...)
-	h.mu.Unlock()
-
-	v := view{Title: h.o.Title, State: h.p.State().String(), Workers: s.Workers, Live: s.Live, Busy: s.Busy, Rate: s.Rate,
+	samples := h.history()
+	first, last := samples[0], samples[len(samples)-1]
+	v := view{Title: h.o.Title, State: h.p.State().String(), Workers: s.Workers, Live: s.Live, Busy: s.Busy,
+		History: int(last.at.Sub(first.at).Round(time.Second) / time.Second),
 		Wakeups: s.Wakeups, Limit: s.Limit, Admitted: s.Admitted, Stalls: s.Stalls, Stalled: s.Stalled}
 	if h.o.Sections != nil {
 		v.Sections = h.o.Sections()
 	}
-	first := samples[0]
 	for i, c := range s.Channels {
 		for len(v.Levels) <= c.Level {
 			v.Levels = append(v.Levels, level{Level: len(v.Levels)})
@@ -186,18 +239,17 @@ func (h *handler[K]) view() view {
 		if c.CompleteOnClose {
 			cv.Close = "complete"
 		}
-		var ages []float64
 		for j := 1; j < len(samples); j++ {
 			dt := samples[j].at.Sub(samples[j-1].at).Seconds()
 			cv.Spark = append(cv.Spark, float64(samples[j].finished[i]-samples[j-1].finished[i])/dt)
-			ages = append(ages, now.Sub(samples[j].at).Seconds())
 		}
 		if n := len(cv.Spark); n > 0 {
 			cv.PerSec = cv.Spark[n-1]
+			v.Rate += cv.PerSec
 		}
 		cv.Dropping = c.Dropped > first.dropped[i]
 		cv.Late = p99Since(first.wait[i], c.Wait.Buckets, c.Wait.Count) >= h.o.LateWait
-		cv.Points = sparkPoints(cv.Spark, ages)
+		cv.Points = sparkPoints(cv.Spark)
 		v.Levels[c.Level].Channels = append(v.Levels[c.Level].Channels, cv)
 	}
 	return v
@@ -235,19 +287,27 @@ func p99Since(then, now []smartpool.TimingBucket, total uint64) time.Duration {
 	return now[len(now)-1].Le
 }
 
-// sparkPoints draws rates as an SVG polyline in a 120×24 box: time runs
-// left to right over the window (ages: seconds before now), rates are
-// scaled to their maximum.
-func sparkPoints(rates, ages []float64) string {
-	const w, h = 120.0, 24.0
+// sparkBox is the side of the square sparkPoints draws in: the page's
+// sparklines have viewBox="0 0 100 100" and are stretched to their size.
+const sparkBox = 100.0
+
+// sparkPoints draws rates, one per sample interval, as an SVG polyline in a
+// sparkBox square: the oldest at the left edge, the newest at the right,
+// from zero at the bottom to their maximum at the top (a 2% margin keeps
+// the line inside). Samples are a second apart, so the line spans the
+// recorded history, up to a minute.
+func sparkPoints(rates []float64) string {
 	top := 1.0
 	for _, r := range rates {
 		top = max(top, r)
 	}
 	pts := make([]byte, 0, 12*len(rates))
 	for i, r := range rates {
-		x := max(0, w-ages[i]/window.Seconds()*w)
-		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, h-1-r/top*(h-2))
+		x := sparkBox
+		if len(rates) > 1 {
+			x = float64(i) / float64(len(rates)-1) * sparkBox
+		}
+		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, sparkBox*(0.98-0.96*r/top))
 	}
-	return string(pts)
+	return strings.TrimSpace(string(pts))
 }
