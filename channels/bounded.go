@@ -14,17 +14,16 @@ import (
 // methods never take it over that many queued tasks (yielded tasks
 // re-entering may, and a lowered capacity may leave it over; see below). It
 // is one queue. A full Bounded pushes back on its producers; what a submit
-// does on a full channel depends on the method and on the overflow policy
-// chosen at NewBounded:
+// does on a full channel depends on whether it was given a context, as for
+// every submit of the pool (smartpool.WithContext), and on the overflow
+// policy chosen at NewBounded:
 //
-//	                          default   DropOldest        CallerRuns
-//	Submit, SubmitTask        wait      drop the oldest   wait
-//	TrySubmit(Task), Push     ErrFull   drop the oldest   run in the caller
-//	Requeue (re-entries)      always accepted
+//	                                default   DropOldest        CallerRuns
+//	Submit, SubmitTask, Pool.Submit ErrFull   drop the oldest   run in the caller
+//	  with WithContext(ctx)         wait      drop the oldest   run in the caller
+//	re-entries (a yielded task)     always accepted
 //
-// Push is the by-key submit of smartpool.Pool.Submit, so a pool's Submit to a
-// Bounded behaves like TrySubmitTask: it never blocks a caller who did not
-// pass a context.
+// So a submit never blocks a caller who did not pass a context.
 //
 // The capacity counts queued tasks, not running ones: when the pool has an
 // idle worker, a submit's wake-up hands it a task at once (see
@@ -32,38 +31,39 @@ import (
 // NewBounded(1) takes one task that runs and one that waits, as pond's
 // queue size does.
 //
-// In a pool with an in-flight limit (smartpool.Config.Limit), Submit first
-// waits for a unit of the limit and then for room; TrySubmit takes a unit
-// without waiting (smartpool.ErrFull if none is free). A task CallerRuns runs
-// in the caller gives its unit back, and so does one DropOldest displaces.
+// In a pool with an in-flight limit (smartpool.Config.Limit), a submit
+// first takes a unit of the limit (waiting for one only with a context) and
+// then room. A task CallerRuns runs in the caller gives its unit back, and
+// so does one DropOldest displaces.
 //
 // # Waiting: hand-off admission
 //
-// A Submit that finds no room joins a list of waiters, oldest first, and
-// blocks, holding no lock, on its own ready channel. Room is handed over
-// rather than announced: the call that frees a slot (Poll, or SetCapacity
-// raising the capacity) queues the oldest waiter's task itself, under the
-// channel's lock, and only then closes that waiter's ready channel. So a
-// freed slot can never be taken by a later TrySubmit while a waiter still
-// waits, waiters are admitted in the order they arrived, a wake-up cannot be
-// lost (the task is queued before its waiter is told) and nobody polls. While
-// anyone waits the channel is full: no submit jumps the line.
+// A submit with a context that finds no room joins a list of waiters,
+// oldest first, and blocks, holding no lock, on its own ready channel. Room
+// is handed over rather than announced: the call that frees a slot (a
+// worker's poll, or SetCapacity raising the capacity) queues the oldest
+// waiter's task itself, under the channel's lock, and only then closes that
+// waiter's ready channel. So a freed slot can never be taken by a later
+// submit while a waiter still waits, waiters are admitted in the order they
+// arrived, a wake-up cannot be lost (the task is queued before its waiter
+// is told) and nobody polls. While anyone waits the channel is full: no
+// submit jumps the line.
 //
-// The first of three events settles a waiter: its task is queued (Submit
-// returns nil); the pool's Close starts (Submit returns smartpool.ErrClosed
-// and the task was never queued; Close releases every waiter, and a Poll
-// after the pool stopped admission releases them too); or its ctx ends
-// (Submit removes the waiter and returns ctx.Err(); the task was never
-// queued). If ctx ends at the moment the task is handed its slot, the
-// hand-off wins and Submit returns nil. So Submit returns nil, when it
-// waited, exactly when it queued the task. Waiting starts no goroutine; from
-// a task of another pool it yields that task's worker (smartpool.Yield).
+// The first of three events settles a waiter: its task is queued (the
+// submit returns nil); the pool's Close starts (it returns
+// smartpool.ErrClosed and the task was never queued; Close releases every
+// waiter, and a poll after the pool stopped admission releases them too); or
+// its ctx ends (it removes the waiter and returns ctx.Err(); the task was
+// never queued). If ctx ends at the moment the task is handed its slot, the
+// hand-off wins and the submit returns nil. So a submit that waited returns
+// nil exactly when it queued the task. Waiting starts no goroutine; from a
+// task of another pool it yields that task's worker (smartpool.Yield).
 //
 // # Submitting from a task
 //
-// A task of the pool that serves the Bounded never waits in Submit: where it
-// would wait for room or for a unit of the in-flight limit, it runs the task
-// itself, at once, in its own place (smartpool.Bits.RunInTask), and Submit
+// A task of the pool that serves the Bounded never waits in a submit with a
+// context: where it would wait for room or for a unit of the in-flight
+// limit, it runs the task itself, at once, in its own place, and the submit
 // returns nil once the task ended. Tasks that submit tasks (a crawler, a
 // divide-and-conquer) so never deadlock on a full Bounded, even when every
 // worker runs a task waiting to submit: the fork-join "help while you wait"
@@ -90,8 +90,8 @@ import (
 // no queues: Queues returns 0, so smartpool.New refuses it with
 // smartpool.ErrNoQueues, and its submit methods and Requeue return
 // smartpool.ErrNoQueues. Use NewBounded. A Bounded must not be copied after
-// first use. All methods are safe for concurrent use; only Submit and
-// SubmitTask block, and only as described above.
+// first use. All methods are safe for concurrent use; only a submit given a
+// context blocks, and only as described above.
 //
 // A Bounded takes tasks only while a running pool serves it: before New attached
 // it, after a New that failed, and from the pool's Close on, its submit
@@ -124,7 +124,7 @@ type boundedItem struct {
 	requeue bool // a yielded task re-entering: never dropped by DropOldest
 }
 
-// boundedWaiter is a Submit blocked on a full Bounded. Every field but ready
+// boundedWaiter is a submit blocked on a full Bounded. Every field but ready
 // is guarded by the Bounded's mu; ready is closed, under mu, once settled.
 type boundedWaiter struct {
 	t          smartpool.Task // nil once settled
@@ -165,23 +165,23 @@ func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
 	}}
 }
 
-// CallerRuns makes TrySubmit, TrySubmitTask and Push on a full Bounded run the
-// task at once in the calling goroutine, and return nil, instead of returning
-// smartpool.ErrFull: a producer that outpaces the pool is slowed down by doing
-// the work itself. Submit and SubmitTask still wait for room, bounded by
-// their context, as their callers asked.
+// CallerRuns makes a submit on a full Bounded (Submit, SubmitTask,
+// smartpool.Pool.Submit, with or without a context) run the task at once
+// in the calling goroutine, and return nil, instead of returning
+// smartpool.ErrFull or waiting: a producer that outpaces the pool is slowed
+// down by doing the work itself.
 //
 // The task runs on the calling goroutine through smartpool.Bits.RunHere,
-// with context.Background(), since these methods take no context and the
-// pool's task context belongs to a worker. So smartpool.Yield inside it just
-// calls its wait function, and Close does not wait for it nor cancel it;
-// called from a task of the pool, it runs in that task's place instead
-// (smartpool.Bits.RunInTask), with its context, so its waits yield. The
-// pool counts it in its Stats like a worker's run (Ran, Panicked or
-// Goexited), and a panic in it is recovered and goes to the pool's panic
-// handler (or the task's Future or Group), not to the caller. Each is also
-// counted in BoundedStats.CallerRan. After the pool's Close started, the
-// methods return smartpool.ErrClosed and run nothing.
+// with context.Background(), since the pool's task context belongs to a
+// worker. So smartpool.Yield inside it just calls its wait function, and
+// Close does not wait for it nor cancel it; called from a task of the pool,
+// it runs in that task's place instead (smartpool.Bits.RunInTask), with its
+// context, so its waits yield. The pool counts it in its Stats like a
+// worker's run (Ran, Panicked or Goexited), and a panic in it is recovered
+// and goes to the pool's panic handler (or the task's Future or Group), not
+// to the caller. Each is also counted in BoundedStats.CallerRan. After the
+// pool's Close started, the submits return smartpool.ErrClosed and run
+// nothing.
 //
 // DropOldest and CallerRuns exclude each other: the last one given wins.
 func CallerRuns() BoundedOption {
@@ -208,88 +208,46 @@ func NewBounded(capacity int, opts ...BoundedOption) *Bounded {
 	return b
 }
 
-// Submit queues fn, waiting for room while the Bounded is full (see Bounded:
-// with DropOldest it never waits). Called from a task of the pool where it
-// would wait, it runs fn in that task's place instead (see "Submitting from
-// a task"). It returns nil when it queued or ran fn; otherwise
-// smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues for a Bounded
-// without queues, ctx.Err() if ctx is done before fn is queued (already on
-// entry, even if there is room), or smartpool.ErrClosed once the pool's
-// Close started, including for a Submit that was waiting. A nil ctx means
-// context.Background().
-func (b *Bounded) Submit(ctx context.Context, fn func(ctx context.Context)) error {
+// Submit queues fn if there is room; it is SubmitTask for a function, with
+// the same errors and options (and smartpool.ErrNilTask for a nil fn).
+func (b *Bounded) Submit(fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return b.SubmitTask(ctx, smartpool.Func(fn))
+	return b.SubmitTask(smartpool.Func(fn), opts...)
 }
 
-// SubmitTask is Submit for a Task value.
-func (b *Bounded) SubmitTask(ctx context.Context, t smartpool.Task) error {
+// SubmitTask queues t if there is room. Without smartpool.WithContext it
+// never waits: on a full Bounded it returns smartpool.ErrFull, or applies
+// the overflow policy (DropOldest, CallerRuns); it returns
+// smartpool.ErrFull too when the pool's in-flight limit is reached. With
+// WithContext(ctx) it waits, until ctx ends, for a unit of the limit and
+// then, under the default policy, for room (see "Waiting"); called from a
+// task of the pool where it would wait, it runs t in that task's place
+// instead (see "Submitting from a task"); and t is cancelled if ctx ends
+// while it is queued. A Bounded has no order key: smartpool.WithDeadline
+// and smartpool.WithPriority are refused with smartpool.ErrOption. It
+// returns nil when it queued or ran t; otherwise smartpool.ErrNilTask for a
+// nil t, smartpool.ErrNoQueues for a Bounded without queues, ctx.Err() if
+// ctx ended before t was queued (already on entry, even if there is room),
+// or smartpool.ErrClosed once the pool's Close started, including for a
+// submit that was waiting.
+func (b *Bounded) SubmitTask(t smartpool.Task, opts ...smartpool.Option) error {
 	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
+	}
+	if len(opts) == 0 {
+		return b.offer(t, submitted)
 	}
 	if b.queues == 0 {
 		return smartpool.ErrNoQueues
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	b.mu.Lock()
-	bits := b.bits
+	bits := b.bits // read under mu: Attach may run concurrently
 	b.mu.Unlock()
-	// A unit of the pool's in-flight limit first: see Bounded.
-	if helped, err := admit(ctx, bits, t); helped || err != nil {
-		return err
-	}
-	err := b.submitAdmitted(ctx, bits.Stamp(t), t)
-	if err != nil {
-		bits.Refund(1)
-	}
-	return err
-}
-
-// admit takes t's unit of the pool's in-flight limit, waiting for one;
-// from a task of the pool, when every unit is held, it runs t in that task's
-// place instead (helped). Before the pool started, Closed reports true and
-// AdmitWait waits for the start.
-func admit(ctx context.Context, bits smartpool.Bits, t smartpool.Task) (helped bool, err error) {
-	if !bits.Closed() {
-		if bits.Admit(1) == nil {
-			return false, nil
-		}
-		if bits.RunInTask(t) {
-			return true, nil
-		}
-	}
-	return false, bits.AdmitWait(ctx)
-}
-
-// submitAdmitted is SubmitTask once the task holds its unit: t stamped, user
-// as submitted.
-func (b *Bounded) submitAdmitted(ctx context.Context, t, user smartpool.Task) error {
-	if b.dropOldest {
-		return b.offer(t, pushed)
-	}
-	b.mu.Lock()
-	if done, err := b.queueOrHoldLocked(t); done {
-		return err
-	}
-	if bits := b.bits; bits.InTask() { // no room, from a task: see "Submitting from a task"
-		b.mu.Unlock()
-		if bits.RunInTask(user) { // it held its unit meanwhile
-			bits.Refund(1)
-			return nil
-		}
-		b.mu.Lock() // a cap with no slot free: wait after all
-		if done, err := b.queueOrHoldLocked(t); done {
-			return err
-		}
-	}
-	return b.waitLocked(ctx, t)
+	// The pool admits t, then queues it by Push and, if that finds the
+	// channel full, by PushWait.
+	return bits.Submit(t, smartpool.Order{}, opts, nil)
 }
 
 // waitLocked queues t as a waiter for room and waits until it is settled or
@@ -303,7 +261,8 @@ func (b *Bounded) waitLocked(ctx context.Context, t smartpool.Task) error {
 	return err
 }
 
-// await waits until w is settled or ctx ends, and returns Submit's result.
+// await waits until w is settled or ctx ends, and returns the submit's
+// result.
 func (b *Bounded) await(ctx context.Context, w *boundedWaiter) error {
 	select {
 	case <-w.ready:
@@ -320,29 +279,9 @@ func (b *Bounded) await(ctx context.Context, w *boundedWaiter) error {
 	return ctx.Err()
 }
 
-// TrySubmit queues fn if there is room, and never waits. On a full Bounded it
-// returns smartpool.ErrFull, or applies the overflow policy (DropOldest,
-// CallerRuns). It returns smartpool.ErrNilTask for a nil fn,
-// smartpool.ErrNoQueues for a Bounded without queues and smartpool.ErrClosed
-// once the pool's Close started.
-func (b *Bounded) TrySubmit(fn func(ctx context.Context)) error {
-	if fn == nil {
-		return smartpool.ErrNilTask
-	}
-	return b.offer(smartpool.Func(fn), submitted)
-}
-
-// TrySubmitTask is TrySubmit for a Task value.
-func (b *Bounded) TrySubmitTask(t smartpool.Task) error {
-	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
-		return smartpool.ErrNilTask
-	}
-	return b.offer(t, submitted)
-}
-
-// Push is TrySubmitTask; it is the by-key submit of smartpool.Pool.Submit,
-// which therefore returns smartpool.ErrFull for a full Bounded under the
-// default policy.
+// Push is SubmitTask without options for a task the pool admitted; it is
+// the by-key submit of smartpool.Pool.Submit, which therefore returns
+// smartpool.ErrFull for a full Bounded under the default policy.
 //
 // Called by the pool; not for users (Pool.Submit is the by-key submit).
 func (b *Bounded) Push(t smartpool.Task, o smartpool.Order) error {
@@ -352,13 +291,12 @@ func (b *Bounded) Push(t smartpool.Task, o smartpool.Order) error {
 	return b.offer(t, pushed)
 }
 
-// PushWait is Push for the pool's waiting submits (smartpool.Group.Go): on
-// a full Bounded it waits for room like SubmitTask, whatever the overflow
-// policy, instead of returning smartpool.ErrFull, running t or displacing a
-// task. Like Push, it receives a task that holds its unit of the pool's
-// in-flight limit already. It returns nil exactly when it queued t, ctx.Err()
-// if ctx ended first, or smartpool.ErrClosed. The pool calls it; users call
-// Submit.
+// PushWait is Push for the pool's waiting submits (a submit given
+// smartpool.WithContext, smartpool.Group.Go), which call it when Push
+// returned smartpool.ErrFull: it waits for room (see "Waiting"). Like Push,
+// it receives a task that holds its unit of the pool's in-flight limit
+// already. It returns nil exactly when it queued t, ctx.Err() if ctx ended
+// first, or smartpool.ErrClosed. The pool calls it; users call Submit.
 func (b *Bounded) PushWait(ctx context.Context, t smartpool.Task) error {
 	switch {
 	case t == nil:
@@ -493,7 +431,7 @@ func (b *Bounded) Requeue(t smartpool.Task) error {
 }
 
 // Poll removes and returns the oldest task, or nil if the Bounded is empty.
-// The slot it frees goes to the oldest waiting Submit, if any (see Bounded).
+// The slot it frees goes to the oldest waiting submit, if any (see Bounded).
 //
 // Called by the pool; not for users.
 func (b *Bounded) Poll(int) smartpool.Task {
@@ -534,7 +472,8 @@ func (b *Bounded) Cap() int {
 	return b.capacity
 }
 
-// Waiting returns the number of Submit calls blocked for room.
+// Waiting returns the number of submits blocked for room (given
+// smartpool.WithContext).
 func (b *Bounded) Waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -584,7 +523,7 @@ func (b *Bounded) Attach(bits smartpool.Bits) error {
 	return nil
 }
 
-// Close stops admission, releases every waiting Submit with
+// Close stops admission, releases every waiting submit with
 // smartpool.ErrClosed and, if drop is set, empties the Bounded and returns its
 // tasks oldest first; it is called by the pool's Close.
 //
@@ -619,7 +558,7 @@ type BoundedStats struct {
 	// DropPanics counts calls of the DropOldest callback that panicked.
 	DropPanics uint64
 	// CallerRan counts tasks CallerRuns handed to a submitting goroutine to
-	// run. A task submitted with a context (smartpool.SubmitContext, a
+	// run. A task submitted with a context (smartpool.WithContext, a
 	// Group's) whose context had ended by then is counted here and skipped
 	// there: the pool counts it as Cancelled, not Ran.
 	CallerRan uint64

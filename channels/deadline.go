@@ -123,24 +123,32 @@ func NewDeadline(opts ...DeadlineOption) *Deadline {
 	return d
 }
 
-// Submit queues fn to run by deadline. It returns smartpool.ErrNilTask for a
-// nil fn and smartpool.ErrClosed once the pool's Close started. It does not
-// block.
-func (d *Deadline) Submit(deadline time.Time, fn func(ctx context.Context)) error {
+// Submit queues fn to run by deadline; it is SubmitTask for a function,
+// with the same errors and options (and smartpool.ErrNilTask for a nil fn).
+func (d *Deadline) Submit(deadline time.Time, fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return d.SubmitTask(deadline, smartpool.Func(fn))
+	return d.SubmitTask(deadline, smartpool.Func(fn), opts...)
 }
 
 // SubmitTask queues t to run by deadline. It returns smartpool.ErrNilTask for
 // a nil t and smartpool.ErrClosed once the pool's Close started. It does not
-// block.
-func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task) error {
+// block unless opts say so: smartpool.WithContext waits for a unit of the
+// pool's in-flight limit and cancels t if ctx ends while it is queued.
+// smartpool.WithDeadline is refused with smartpool.ErrOption (deadline is
+// the task's deadline already), and so is smartpool.WithPriority.
+func (d *Deadline) SubmitTask(deadline time.Time, t smartpool.Task, opts ...smartpool.Option) error {
 	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
 	}
-	return d.push(deadline, t, submitted, false)
+	if len(opts) == 0 {
+		return d.push(deadline, t, submitted, false)
+	}
+	d.mu.Lock()
+	b := d.bits // read under mu: Attach may run concurrently
+	d.mu.Unlock()
+	return b.Submit(t, smartpool.Order{Deadline: deadline, HasDeadline: true}, opts, nil)
 }
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.

@@ -49,12 +49,21 @@ func NewFIFO() *FIFO { return new(FIFO) }
 
 // Submit queues fn. It returns smartpool.ErrNilTask for a nil fn,
 // smartpool.ErrClosed once the pool's Close started, and smartpool.ErrFull
-// when the pool's in-flight limit is reached. It does not block.
-func (f *FIFO) Submit(fn func(ctx context.Context)) error {
+// when the pool's in-flight limit is reached. It does not block unless opts
+// say so: smartpool.WithContext waits for a unit of the in-flight limit and
+// cancels fn if ctx ends while it is queued; a FIFO has no order key, so
+// WithDeadline and WithPriority are refused with smartpool.ErrOption.
+func (f *FIFO) Submit(fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return f.push(smartpool.Func(fn), submitted)
+	if len(opts) == 0 {
+		return f.push(smartpool.Func(fn), submitted)
+	}
+	f.tail.Lock()
+	b := f.bits // read under the lock: Attach may run concurrently
+	f.tail.Unlock()
+	return b.Submit(smartpool.Func(fn), smartpool.Order{}, opts, nil)
 }
 
 // Push queues t; it is the by-key submit of smartpool.Pool.Submit.

@@ -54,7 +54,7 @@ import (
 // Poll returns each submitted task wrapped (re-entries are returned as
 // they are); the wrapper's Unwrap returns the task as it was submitted, so
 // the pool's drop reports and smartpool.ChannelParams.OnDrop see the
-// submitted task, and a task queued by smartpool.Pool.SubmitContext whose
+// submitted task, and a task submitted with smartpool.WithContext whose
 // context ends while it waits here is skipped as it should be. One race is
 // left: a task a worker polls just as the pool's Close starts on a channel
 // that does not complete on close is dropped without running, so its slot
@@ -137,24 +137,41 @@ func NewKeyed[G comparable](limit int) (*Keyed[G], error) {
 }
 
 // Submit queues fn under group; it is SubmitTask for a function, with the
-// same errors (and smartpool.ErrNilTask for a nil fn). It does not block.
-func (k *Keyed[G]) Submit(group G, fn func(ctx context.Context)) error {
+// same errors and options (and smartpool.ErrNilTask for a nil fn).
+func (k *Keyed[G]) Submit(group G, fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return k.SubmitTask(group, smartpool.Func(fn))
+	return k.SubmitTask(group, smartpool.Func(fn), opts...)
 }
 
 // SubmitTask queues t under group. It returns smartpool.ErrNilTask for a nil
 // t, smartpool.ErrNoQueues for a Keyed without a limit (see Keyed),
 // smartpool.ErrClosed once the pool's Close started, and smartpool.ErrFull
 // when the pool's in-flight limit (smartpool.Config.Limit) is reached. It
-// does not block.
-func (k *Keyed[G]) SubmitTask(group G, t smartpool.Task) error {
+// does not block unless opts say so: smartpool.WithContext waits for a unit
+// of the limit and cancels t if ctx ends while it is queued; t keeps its
+// group either way. A Keyed has no order key, so WithDeadline and
+// WithPriority are refused with smartpool.ErrOption.
+func (k *Keyed[G]) SubmitTask(group G, t smartpool.Task, opts ...smartpool.Option) error {
 	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
 	}
-	return k.push(group, t, submitted)
+	if len(opts) == 0 {
+		return k.push(group, t, submitted)
+	}
+	k.mu.Lock()
+	b, limit := k.bits, k.limit // read under mu: Attach may run concurrently
+	k.mu.Unlock()
+	if limit == 0 {
+		return smartpool.ErrNoQueues
+	}
+	return b.Submit(t, smartpool.Order{}, opts, func(t smartpool.Task, o smartpool.Order) error {
+		if o.HasDeadline || o.HasPriority {
+			return smartpool.Unordered(o)
+		}
+		return k.push(group, t, pushed) // admitted by the pool, under its own group
+	})
 }
 
 // Push queues t under the zero value of G; it is the by-key submit of

@@ -121,12 +121,26 @@ func (m *Multi[C]) Next() C {
 // Push). It returns smartpool.ErrNilTask for a nil fn, smartpool.ErrNoQueues
 // if the Multi has no shards, smartpool.ErrFull when the pool's in-flight
 // limit is reached, and otherwise what the shard's Push returns
-// (smartpool.ErrClosed once the pool's Close started). It does not block.
-func (m *Multi[C]) Submit(fn func(ctx context.Context)) error {
+// (smartpool.ErrClosed once the pool's Close started). It does not block
+// unless opts say so: smartpool.WithContext waits for a unit of the limit
+// and cancels fn if ctx ends while it is queued. smartpool.WithDeadline and
+// smartpool.WithPriority order fn in the shard, which refuses them with
+// smartpool.ErrOption unless it orders by that key (a Multi of Deadline or
+// Priority shards).
+func (m *Multi[C]) Submit(fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
 	b := m.bits.Load()
+	if len(opts) > 0 {
+		if len(m.shards) == 0 {
+			return smartpool.ErrNoQueues
+		}
+		if b == nil {
+			return smartpool.ErrClosed // no pool serves it
+		}
+		return b.Submit(smartpool.Func(fn), smartpool.Order{}, opts, nil)
+	}
 	if b == nil {
 		return m.Push(smartpool.Func(fn), smartpool.Order{})
 	}

@@ -53,24 +53,34 @@ func (a *prioItem) before(b *prioItem) bool {
 // NewPriority returns an empty Priority.
 func NewPriority() *Priority { return new(Priority) }
 
-// Submit queues fn with priority prio (higher runs first). It returns
-// smartpool.ErrNilTask for a nil fn and smartpool.ErrClosed once the pool's
-// Close started. It does not block.
-func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
+// Submit queues fn with priority prio (higher runs first); it is SubmitTask
+// for a function, with the same errors and options (and
+// smartpool.ErrNilTask for a nil fn).
+func (p *Priority) Submit(prio int, fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return p.SubmitTask(prio, smartpool.Func(fn))
+	return p.SubmitTask(prio, smartpool.Func(fn), opts...)
 }
 
 // SubmitTask queues t with priority prio (higher runs first). It returns
 // smartpool.ErrNilTask for a nil t and smartpool.ErrClosed once the pool's
-// Close started. It does not block.
-func (p *Priority) SubmitTask(prio int, t smartpool.Task) error {
+// Close started. It does not block unless opts say so:
+// smartpool.WithContext waits for a unit of the pool's in-flight limit and
+// cancels t if ctx ends while it is queued. smartpool.WithPriority is
+// refused with smartpool.ErrOption (prio is the task's priority already),
+// and so is smartpool.WithDeadline.
+func (p *Priority) SubmitTask(prio int, t smartpool.Task, opts ...smartpool.Option) error {
 	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
 	}
-	return p.push(prio, t, submitted)
+	if len(opts) == 0 {
+		return p.push(prio, t, submitted)
+	}
+	p.mu.Lock()
+	b := p.bits // read under mu: Attach may run concurrently
+	p.mu.Unlock()
+	return b.Submit(t, smartpool.Order{Priority: prio, HasPriority: true}, opts, nil)
 }
 
 // Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
