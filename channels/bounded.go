@@ -108,14 +108,12 @@ type Bounded struct {
 	dropped    bool                     // Close(true) emptied it: Requeue refuses too; guarded by mu
 	bits       smartpool.Bits           // set by Attach before the pool starts; guarded by mu
 
-	queues     int                  // 1, or 0 for a Bounded made with capacity < 1; read-only
-	dropOldest bool                 // set by NewBounded, read-only after
-	onDrop     func(smartpool.Task) // set by NewBounded, read-only after
-	callerRuns bool                 // set by NewBounded, read-only after
+	queues     int  // 1, or 0 for a Bounded made with capacity < 1; read-only
+	dropOldest bool // set by NewBounded, read-only after
+	callerRuns bool // set by NewBounded, read-only after
 
 	droppedOldest atomic.Uint64
 	callerRan     atomic.Uint64
-	dropPanics    atomic.Uint64
 }
 
 // boundedItem is one queued task.
@@ -147,22 +145,15 @@ type BoundedOption struct {
 // one task, so after the capacity was lowered Len stays put until Poll
 // brings it below the capacity.
 //
-// The submit that displaced a task calls onDrop with it, on the submitting
-// goroutine, after it released the channel's lock, so onDrop may call any
-// method of the channel. A nil onDrop drops silently; drops are counted in
-// BoundedStats either way. A panic in onDrop is recovered and counted in
-// BoundedStats.DropPanics, and the submit still returns nil; recover in
-// onDrop if the panic value matters. In a pool, a displaced task ends as
-// dropped (smartpool.Bits.Discard), before onDrop is called: it is counted
-// in the pool's Stats as Dropped, its Future or Group resolves with
-// smartpool.ErrDropped, and the channel's smartpool.ChannelParams.OnDrop
-// receives it too.
+// A displaced task ends as dropped (smartpool.Bits.Discard), on the
+// submitting goroutine, after the channel's lock was released: it is
+// counted in BoundedStats.Dropped and in the pool's Stats as Dropped, its
+// Future or Group resolves with smartpool.ErrDropped, and the channel's
+// smartpool.ChannelParams.OnEnd receives it with smartpool.DroppedDisplaced.
 //
 // DropOldest and CallerRuns exclude each other: the last one given wins.
-func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
-	return BoundedOption{apply: func(b *Bounded) {
-		b.dropOldest, b.onDrop, b.callerRuns = true, onDrop, false
-	}}
+func DropOldest() BoundedOption {
+	return BoundedOption{apply: func(b *Bounded) { b.dropOldest, b.callerRuns = true, false }}
 }
 
 // CallerRuns makes a submit on a full Bounded (Submit, SubmitTask,
@@ -186,7 +177,7 @@ func DropOldest(onDrop func(t smartpool.Task)) BoundedOption {
 // DropOldest and CallerRuns exclude each other: the last one given wins.
 func CallerRuns() BoundedOption {
 	return BoundedOption{apply: func(b *Bounded) {
-		b.callerRuns, b.dropOldest, b.onDrop = true, false, nil
+		b.callerRuns, b.dropOldest = true, false
 	}}
 }
 
@@ -555,8 +546,6 @@ func (b *Bounded) Close(drop bool) []smartpool.Task {
 type BoundedStats struct {
 	// Dropped counts tasks DropOldest dropped.
 	Dropped uint64
-	// DropPanics counts calls of the DropOldest callback that panicked.
-	DropPanics uint64
 	// CallerRan counts tasks CallerRuns handed to a submitting goroutine to
 	// run. A task submitted with a context (smartpool.WithContext, a
 	// Group's) whose context had ended by then is counted here and skipped
@@ -568,9 +557,8 @@ type BoundedStats struct {
 // one instant.
 func (b *Bounded) Stats() BoundedStats {
 	return BoundedStats{
-		Dropped:    b.droppedOldest.Load(),
-		DropPanics: b.dropPanics.Load(),
-		CallerRan:  b.callerRan.Load(),
+		Dropped:   b.droppedOldest.Load(),
+		CallerRan: b.callerRan.Load(),
 	}
 }
 
@@ -609,19 +597,9 @@ func (b *Bounded) evictLocked() smartpool.Task {
 // drop reports a task DropOldest displaced, releasing its unit of the
 // pool's in-flight limit. It runs without the lock.
 func (b *Bounded) drop(t smartpool.Task, bits smartpool.Bits) {
-	if !bits.Discard(t, smartpool.DroppedDisplaced) {
-		return // its submitter cancelled it: reported already
+	if bits.Discard(t, smartpool.DroppedDisplaced) { // false: its submitter cancelled it, reported already
+		b.droppedOldest.Add(1)
 	}
-	b.droppedOldest.Add(1)
-	if b.onDrop == nil {
-		return
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			b.dropPanics.Add(1)
-		}
-	}()
-	b.onDrop(t)
 }
 
 // admitLocked hands free slots to waiters, oldest first, and returns how many

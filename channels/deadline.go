@@ -22,17 +22,16 @@ import (
 // call). By default a late task still runs: its deadline is the earliest, so
 // it is naturally the next one Poll returns, and it is counted in
 // DeadlineStats.Late. With the DropLate option, Poll instead removes late
-// tasks without running them, counts them in DeadlineStats.DroppedLate, hands
-// each to the option's callback, and goes on to the next task. In a pool,
-// such a task ends as dropped (smartpool.Bits.Discard): it is counted in the
-// pool's Stats as Dropped, its Future or Group resolves with
-// smartpool.ErrDropped, and the channel's smartpool.ChannelParams.OnDrop
-// receives it too.
+// tasks without running them, counts them in DeadlineStats.DroppedLate, and
+// goes on to the next task. Such a task ends as dropped
+// (smartpool.Bits.Discard): it is counted in the pool's Stats as Dropped,
+// its Future or Group resolves with smartpool.ErrDropped, and the channel's
+// smartpool.ChannelParams.OnEnd receives it with smartpool.DroppedLate.
 //
-// Only tasks given a deadline by Submit or SubmitTask are ever dropped as
-// late. A task queued by the pool (Push, the by-key submit) is due when it is
-// pushed, and a yielded task re-entering (Requeue) keeps its deadline: both
-// run even when late.
+// Only tasks given a deadline (Submit, SubmitTask, smartpool.WithDeadline)
+// are ever dropped as late. A task submitted without one (Pool.Submit by
+// key) is due when it is queued, and a yielded task re-entering keeps its
+// deadline: both run even when late.
 //
 // Deadlines are compared by their wall-clock reading only: the monotonic
 // clock reading that time.Now carries is dropped on submit, so that the order
@@ -46,8 +45,7 @@ import (
 //
 // The zero Deadline is ready to use and keeps late tasks. A Deadline must not
 // be copied after first use. All methods are safe for concurrent use and none
-// blocks beyond a short critical section (Poll also runs the DropLate
-// callback).
+// blocks beyond a short critical section.
 //
 // A Deadline takes tasks only while a running pool serves it: before New attached
 // it, after a New that failed, and from the pool's Close on, its submit
@@ -61,11 +59,9 @@ type Deadline struct {
 	dropped  bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
 	bits     smartpool.Bits              // set by Attach before the pool starts; guarded by mu
 	dropLate bool                        // set by NewDeadline, read-only after
-	onDrop   func(smartpool.Task)        // set by NewDeadline, read-only after
 
 	late        atomic.Uint64 // written under mu
 	droppedLate atomic.Uint64
-	dropPanics  atomic.Uint64
 }
 
 // deadlineItem is one queued task and its key (at, seq).
@@ -88,7 +84,7 @@ func deadlineLess(a, b deadlineItem) bool {
 const deadlineDegree = 32
 
 // dropBatch is how many late tasks Poll removes under one lock hold before it
-// unlocks to run the DropLate callback on them.
+// unlocks to discard them (smartpool.Bits.Discard runs outside the lock).
 const dropBatch = 16
 
 // DeadlineOption configures a Deadline built by NewDeadline.
@@ -97,19 +93,11 @@ type DeadlineOption struct {
 }
 
 // DropLate makes Poll drop late tasks instead of returning them (see
-// Deadline). Poll calls onDrop once for every dropped task, on the polling
-// goroutine (a pool worker), after it released the channel's lock, so onDrop
-// may call any method of the channel. A nil onDrop drops late tasks silently;
-// they are still counted.
-//
-// onDrop should be quick: the worker runs no task while it runs. A panic in
-// onDrop is recovered and counted in DeadlineStats.DropPanics, and Poll goes
-// on; the panic value is not kept, so recover in onDrop if it matters.
-func DropLate(onDrop func(t smartpool.Task)) DeadlineOption {
-	return DeadlineOption{apply: func(d *Deadline) {
-		d.dropLate = true
-		d.onDrop = onDrop
-	}}
+// Deadline). The pool reports each to the channel's
+// smartpool.ChannelParams.OnEnd, with smartpool.DroppedLate, on the polling
+// worker.
+func DropLate() DeadlineOption {
+	return DeadlineOption{apply: func(d *Deadline) { d.dropLate = true }}
 }
 
 // NewDeadline returns an empty Deadline configured by opts.
@@ -258,7 +246,6 @@ func (d *Deadline) PollOrder(int) (smartpool.Task, smartpool.Order) {
 			// limit; a task its submitter cancelled was reported already.
 			if b.Discard(dropped[i], smartpool.DroppedLate) {
 				d.droppedLate.Add(1)
-				d.callOnDrop(dropped[i])
 			}
 		}
 		switch {
@@ -269,18 +256,6 @@ func (d *Deadline) PollOrder(int) (smartpool.Task, smartpool.Order) {
 		}
 		// A full batch of late tasks: there may be more.
 	}
-}
-
-func (d *Deadline) callOnDrop(t smartpool.Task) {
-	if d.onDrop == nil {
-		return
-	}
-	defer func() {
-		if recover() != nil {
-			d.dropPanics.Add(1)
-		}
-	}()
-	d.onDrop(t)
 }
 
 // Len returns the number of queued tasks, late ones included.
@@ -320,7 +295,7 @@ func (d *Deadline) Attach(b smartpool.Bits) error {
 // Close stops admission and, if drop is set, empties the Deadline and
 // returns its tasks earliest deadline first; it is called by the pool's
 // Close. Tasks removed this way are not counted in DeadlineStats (the pool
-// reports them as dropped) and are not passed to the DropLate callback.
+// reports them as dropped on close).
 //
 // Called by the pool; not for users.
 func (d *Deadline) Close(drop bool) []smartpool.Task {
@@ -350,8 +325,6 @@ type DeadlineStats struct {
 	Late uint64
 	// DroppedLate counts late tasks Poll dropped (with DropLate).
 	DroppedLate uint64
-	// DropPanics counts calls of the DropLate callback that panicked.
-	DropPanics uint64
 }
 
 // Stats returns the Deadline's counters. Each is exact at some instant, not
@@ -360,6 +333,5 @@ func (d *Deadline) Stats() DeadlineStats {
 	return DeadlineStats{
 		Late:        d.late.Load(),
 		DroppedLate: d.droppedLate.Load(),
-		DropPanics:  d.dropPanics.Load(),
 	}
 }

@@ -53,7 +53,7 @@ import (
 //
 // Poll returns each submitted task wrapped (re-entries are returned as
 // they are); the wrapper's Unwrap returns the task as it was submitted, so
-// the pool's drop reports and smartpool.ChannelParams.OnDrop see the
+// the pool's reports and smartpool.ChannelParams.OnEnd see the
 // submitted task, and a task submitted with smartpool.WithContext whose
 // context ends while it waits here is skipped as it should be. One race is
 // left: a task a worker polls just as the pool's Close starts on a channel
