@@ -74,7 +74,7 @@ type engine struct {
 
 // queueRef maps a global queue number to its channel.
 type queueRef struct {
-	c       Channel
+	c       Source
 	local   int           // queue number inside the channel
 	ch      int           // channel index
 	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
@@ -87,7 +87,8 @@ type queueRef struct {
 }
 
 type chanInfo struct {
-	c         Channel
+	c         Source
+	user      Channel // c's Channel, for Len
 	level     int
 	first     int // global number of its queue 0
 	queues    int

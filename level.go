@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
 	"github.com/smartpool-go/smartpool/scheduler"
@@ -16,9 +17,10 @@ type layout[K comparable] struct {
 	index    map[K]int // key -> channel index
 	params   []ChannelParams[K]
 	channels []Channel
-	level    []int // channel index -> level
-	first    []int // channel index -> global number of its queue 0
-	perLevel []int // queues per level
+	sources  []Source // channels[i]'s
+	level    []int    // channel index -> level
+	first    []int    // channel index -> global number of its queue 0
+	perLevel []int    // queues per level
 }
 
 // buildLayout validates cfg and asks b for every channel. It calls no
@@ -44,6 +46,10 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if isNil(ch) {
 				return nil, configErr(errNilChannel, "Channel(%v) returned nil", p.Key)
 			}
+			src := SourceOf(ch)
+			if isNil(src) {
+				return nil, configErr(errNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
+			}
 			switch {
 			case p.MaxRunning < 0:
 				return nil, configErr(ErrBadLimit, "channel %v: MaxRunning = %d: want 0 (no cap) or more", p.Key, p.MaxRunning)
@@ -52,7 +58,7 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			case p.MaxRunning > 0 && p.MaxInFlight > 0:
 				return nil, configErr(errCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
 			}
-			n := ch.Queues()
+			n := src.Queues()
 			if n < 1 {
 				return nil, configErr(ErrNoQueues, "channel %v has %d queues, at least 1 needed", p.Key, n)
 			}
@@ -63,6 +69,7 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			lo.keys = append(lo.keys, p.Key)
 			lo.params = append(lo.params, p)
 			lo.channels = append(lo.channels, ch)
+			lo.sources = append(lo.sources, src)
 			lo.level = append(lo.level, l)
 			lo.first = append(lo.first, queues)
 			lo.perLevel[l] += n
@@ -86,11 +93,22 @@ func isNil(x any) bool {
 	return false
 }
 
+// constructorOf guesses the constructor of c's type by the Go convention,
+// New followed by the type's name: NewFIFO for a *channels.FIFO.
+func constructorOf(c Channel) string {
+	t := reflect.TypeOf(c)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name, _, _ := strings.Cut(t.Name(), "[") // a generic type's arguments
+	return "New" + name
+}
+
 // attach binds every channel to e. A channel that refuses (already attached
 // to another pool) fails New.
 func (lo *layout[K]) attach(e *engine) error {
-	for i, ch := range lo.channels {
-		err := ch.Attach(Bits{e: e, base: lo.first[i], n: ch.Queues()})
+	for i, src := range lo.sources {
+		err := src.Attach(Bits{e: e, base: lo.first[i], n: src.Queues()})
 		switch {
 		case errors.Is(err, ErrAttached):
 			return configErr(err, "channel %v already belongs to a pool", lo.keys[i])

@@ -81,8 +81,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	e.log = p.log
 	p.setPanicHandler(cfg.PanicHandler)
 	e.chans = make([]chanInfo, len(lo.channels))
-	for i, c := range lo.channels {
-		e.chans[i] = chanInfo{c: c, level: lo.level[i], first: lo.first[i], queues: c.Queues(),
+	for i, c := range lo.sources {
+		e.chans[i] = chanInfo{c: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], queues: c.Queues(),
 			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd}
 		if limit := max(lo.params[i].MaxRunning, lo.params[i].MaxInFlight); limit > 0 {
 			e.chans[i].capped, e.chans[i].holdsYield = true, lo.params[i].MaxInFlight > 0

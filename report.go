@@ -191,7 +191,7 @@ func (e *engine) queued() []int {
 		n := int(e.born.Load())
 		held, all := e.holdBuffers(n)
 		for i := range e.chans {
-			q[i] = e.chans[i].c.Len()
+			q[i] = e.chans[i].user.Len()
 		}
 		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
 			// A worker being created (or created meanwhile) may fill its

@@ -13,9 +13,13 @@ func init() { standalone.Attach = attachStandalone }
 // and never starts (internal/standalone): its submits are admitted, its bits
 // kept, and its Close may be called at any time.
 func attachStandalone(x any) error {
-	c, ok := x.(Channel)
+	ch, ok := x.(Channel)
 	if !ok {
 		return fmt.Errorf("smartpool: standalone: %T is not a Channel", x)
+	}
+	c := SourceOf(ch)
+	if c == nil {
+		return fmt.Errorf("smartpool: standalone: %T holds no Source", x)
 	}
 	n := c.Queues()
 	e, err := newEngine([]int{n}, 0, scheduler.HighestFirst())

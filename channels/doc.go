@@ -23,8 +23,9 @@
 // smartpool.ErrOption, as they do an option that repeats their own argument
 // (a Deadline's deadline).
 //
-// Users call a channel's submit methods, Len and its own inspection methods
-// (Stats, Shards, ...). Queues, Attach, Push, Requeue, Poll and Close belong
-// to the smartpool.Channel interface and are called by the pool; a user's
-// Close while the pool runs does nothing.
+// A channel's methods are all for its users: its constructor, its submit
+// methods, Len and its own inspection methods (Stats, Shards, ...). The
+// side the pool talks to is the channel's smartpool.Source, which each
+// channel keeps out of sight. Make every channel with its constructor
+// (NewFIFO, ...): smartpool.New refuses a zero value.
 package channels
