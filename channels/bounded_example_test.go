@@ -10,25 +10,25 @@ import (
 
 func ExampleNewBounded() {
 	jobs := channels.NewBounded(2)
-	o, free := held(jobs, jobs.TrySubmit) // the pool's one worker is busy
-	_ = jobs.TrySubmit(say("first"))
-	_ = jobs.TrySubmit(say("second"))
-	fmt.Println("TrySubmit when full:", jobs.TrySubmit(say("never runs")))
+	o, free := held(jobs, jobs.Submit) // the pool's one worker is busy
+	_ = jobs.Submit(say("first"))
+	_ = jobs.Submit(say("second"))
+	fmt.Println("TrySubmit when full:", jobs.Submit(say("never runs")))
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	fmt.Println("Submit with a cancelled context:", jobs.Submit(cancelled, say("never runs either")))
+	fmt.Println("Submit with a cancelled context:", jobs.Submit(say("never runs either"), smartpool.WithContext(cancelled)))
 
 	free()
 	// Submit waits while the channel is full: the pool's worker makes room.
 	for i := range 3 {
-		if err := jobs.Submit(context.Background(), say(fmt.Sprint("waited for room ", i))); err != nil {
+		if err := jobs.Submit(say(fmt.Sprint("waited for room ", i)), smartpool.WithContext(context.Background())); err != nil {
 			fmt.Println(err)
 		}
 	}
 	if _, err := o.Close(context.Background()); err != nil {
 		fmt.Println(err)
 	}
-	fmt.Println("Submit after Close:", jobs.Submit(context.Background(), say("refused")))
+	fmt.Println("Submit after Close:", jobs.Submit(say("refused"), smartpool.WithContext(context.Background())))
 	// Output:
 	// TrySubmit when full: smartpool: full
 	// Submit with a cancelled context: context canceled
@@ -50,9 +50,9 @@ func ExampleDropOldest() {
 	jobs := channels.NewBounded(2, channels.DropOldest(func(t smartpool.Task) {
 		fmt.Println("dropped", string(t.(reading)))
 	}))
-	o, free := held(jobs, jobs.TrySubmit)
+	o, free := held(jobs, jobs.Submit)
 	for _, r := range []reading{"08:00", "08:01", "08:02", "08:03"} {
-		_ = jobs.TrySubmitTask(r) // never fails for lack of room
+		_ = jobs.SubmitTask(r) // never fails for lack of room
 	}
 	run(o, free)
 	fmt.Println("dropped in all:", jobs.Stats().Dropped)
@@ -66,10 +66,10 @@ func ExampleDropOldest() {
 
 func ExampleCallerRuns() {
 	jobs := channels.NewBounded(1, channels.CallerRuns())
-	o, free := held(jobs, jobs.TrySubmit)
-	_ = jobs.TrySubmit(say("queued"))
+	o, free := held(jobs, jobs.Submit)
+	_ = jobs.Submit(say("queued"))
 	// The channel is full: this one runs here and now, in the caller.
-	_ = jobs.TrySubmit(say("run by the caller"))
+	_ = jobs.Submit(say("run by the caller"))
 	run(o, free)
 	fmt.Println("run by callers:", jobs.Stats().CallerRan)
 	// Output:

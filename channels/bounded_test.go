@@ -104,7 +104,7 @@ func recvNow(t testing.TB, ch <-chan error, what string) error {
 // the channel its error arrives on.
 func submitAsync(ctx context.Context, b *channels.Bounded, task smartpool.Task) <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- b.SubmitTask(ctx, task) }()
+	go func() { errc <- b.SubmitTask(task, smartpool.WithContext(ctx)) }()
 	return errc
 }
 
@@ -117,34 +117,34 @@ func wantErr(t testing.TB, what string, got, want error) {
 
 func TestBoundedTrySubmit(t *testing.T) {
 	b := served(channels.NewBounded(2))
-	if b.Queues() != 1 || b.Cap() != 2 || b.Len() != 0 || b.Waiting() != 0 {
-		t.Fatalf("new: Queues %d Cap %d Len %d Waiting %d", b.Queues(), b.Cap(), b.Len(), b.Waiting())
+	if src(b).Queues() != 1 || b.Cap() != 2 || b.Len() != 0 || b.Waiting() != 0 {
+		t.Fatalf("new: Queues %d Cap %d Len %d Waiting %d", src(b).Queues(), b.Cap(), b.Len(), b.Waiting())
 	}
-	wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
-	wantErr(t, "SubmitTask with room", b.SubmitTask(context.Background(), boundedTask{id: 1}), nil)
-	wantErr(t, "TrySubmit when full", b.TrySubmit(noop), smartpool.ErrFull)
-	wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
-	wantErr(t, "Push when full", b.Push(boundedTask{id: 9}), smartpool.ErrFull)
+	wantErr(t, "TrySubmit", b.SubmitTask(boundedTask{id: 0}), nil)
+	wantErr(t, "SubmitTask with room", b.SubmitTask(boundedTask{id: 1}, smartpool.WithContext(context.Background())), nil)
+	wantErr(t, "TrySubmit when full", b.Submit(noop), smartpool.ErrFull)
+	wantErr(t, "TrySubmitTask when full", b.SubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
+	wantErr(t, "Push when full", src(b).Push(boundedTask{id: 9}, smartpool.Order{}), smartpool.ErrFull)
 	if b.Len() != 2 {
 		t.Fatalf("Len %d, want 2", b.Len())
 	}
-	if id := boundedID(t, b.Poll(0)); id != 0 {
+	if id := boundedID(t, src(b).Poll(0)); id != 0 {
 		t.Fatalf("Poll: %d, want 0", id)
 	}
-	wantErr(t, "Push after Poll", b.Push(boundedTask{id: 2}), nil)
+	wantErr(t, "Push after Poll", src(b).Push(boundedTask{id: 2}, smartpool.Order{}), nil)
 	for _, want := range []int{1, 2, -1} {
-		if id := boundedID(t, b.Poll(0)); id != want {
+		if id := boundedID(t, src(b).Poll(0)); id != want {
 			t.Fatalf("Poll: %d, want %d", id, want)
 		}
 	}
 
 	for name, err := range map[string]error{
-		"TrySubmit":     b.TrySubmit(nil),
-		"TrySubmitTask": b.TrySubmitTask(nil),
-		"Push":          b.Push(nil),
-		"Submit":        b.Submit(context.Background(), nil),
-		"SubmitTask":    b.SubmitTask(context.Background(), nil),
-		"Requeue":       b.Requeue(nil),
+		"TrySubmit":     b.Submit(nil),
+		"TrySubmitTask": b.SubmitTask(nil),
+		"Push":          src(b).Push(nil, smartpool.Order{}),
+		"Submit":        b.Submit(nil, smartpool.WithContext(context.Background())),
+		"SubmitTask":    b.SubmitTask(nil, smartpool.WithContext(context.Background())),
+		"Requeue":       src(b).Requeue(nil),
 	} {
 		wantErr(t, name+"(nil)", err, smartpool.ErrNilTask)
 	}
@@ -159,24 +159,24 @@ func TestBoundedNoQueues(t *testing.T) {
 		"zero value":  new(channels.Bounded),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if b.Queues() != 0 || b.Cap() != 0 {
-				t.Fatalf("Queues %d Cap %d, want 0 0", b.Queues(), b.Cap())
+			if src(b).Queues() != 0 || b.Cap() != 0 {
+				t.Fatalf("Queues %d Cap %d, want 0 0", src(b).Queues(), b.Cap())
 			}
 			b.SetCapacity(4)
 			if b.Cap() != 0 {
 				t.Fatalf("SetCapacity changed Cap to %d", b.Cap())
 			}
 			for what, err := range map[string]error{
-				"Submit":        b.Submit(context.Background(), noop),
-				"SubmitTask":    b.SubmitTask(context.Background(), idTask(0)),
-				"TrySubmit":     b.TrySubmit(noop),
-				"TrySubmitTask": b.TrySubmitTask(idTask(0)),
-				"Push":          b.Push(idTask(0)),
-				"Requeue":       b.Requeue(idTask(0)),
+				"Submit":        b.Submit(noop, smartpool.WithContext(context.Background())),
+				"SubmitTask":    b.SubmitTask(idTask(0), smartpool.WithContext(context.Background())),
+				"TrySubmit":     b.Submit(noop),
+				"TrySubmitTask": b.SubmitTask(idTask(0)),
+				"Push":          src(b).Push(idTask(0), smartpool.Order{}),
+				"Requeue":       src(b).Requeue(idTask(0)),
 			} {
 				wantErr(t, what, err, smartpool.ErrNoQueues)
 			}
-			if b.Poll(0) != nil || b.Len() != 0 {
+			if src(b).Poll(0) != nil || b.Len() != 0 {
 				t.Fatal("a Bounded without queues holds a task")
 			}
 			_, err := smartpool.New[int](boundedBehavior{ch: b, workers: 1})
@@ -193,7 +193,7 @@ func TestBoundedNoQueues(t *testing.T) {
 func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := served(channels.NewBounded(1))
-		wantErr(t, "Submit with room", b.SubmitTask(context.Background(), boundedTask{id: 0}), nil)
+		wantErr(t, "Submit with room", b.SubmitTask(boundedTask{id: 0}, smartpool.WithContext(context.Background())), nil)
 		var errs []<-chan error
 		for id := 1; id <= 2; id++ {
 			errs = append(errs, submitAsync(context.Background(), b, boundedTask{id: id}))
@@ -203,8 +203,8 @@ func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 			t.Fatalf("Waiting %d Len %d, want 2 1", b.Waiting(), b.Len())
 		}
 		for want := range 3 {
-			wantErr(t, "TrySubmit while submitters wait", b.TrySubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
-			if id := boundedID(t, b.Poll(0)); id != want {
+			wantErr(t, "TrySubmit while submitters wait", b.SubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
+			if id := boundedID(t, src(b).Poll(0)); id != want {
 				t.Fatalf("Poll: %d, want %d", id, want)
 			}
 			synctest.Wait()
@@ -215,7 +215,7 @@ func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 				}
 			}
 		}
-		if b.Poll(0) != nil {
+		if src(b).Poll(0) != nil {
 			t.Fatal("Poll of an empty Bounded returned a task")
 		}
 	})
@@ -229,12 +229,12 @@ func TestBoundedSubmitCancel(t *testing.T) {
 		b := served(channels.NewBounded(1))
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
-		wantErr(t, "Submit with a done context", b.SubmitTask(done, boundedTask{id: 9}), context.Canceled)
+		wantErr(t, "Submit with a done context", b.SubmitTask(boundedTask{id: 9}, smartpool.WithContext(done)), context.Canceled)
 		if b.Len() != 0 {
 			t.Fatal("a Submit with a done context queued its task")
 		}
 
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		wantErr(t, "TrySubmit", b.SubmitTask(boundedTask{id: 0}), nil)
 		ctx1, cancel1 := context.WithCancel(context.Background())
 		defer cancel1()
 		ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
@@ -260,7 +260,7 @@ func TestBoundedSubmitCancel(t *testing.T) {
 		}
 
 		var got []int
-		for task := b.Poll(0); task != nil; task = b.Poll(0) {
+		for task := src(b).Poll(0); task != nil; task = src(b).Poll(0) {
 			got = append(got, boundedID(t, task))
 			synctest.Wait()
 		}
@@ -276,7 +276,7 @@ func TestBoundedSubmitCancel(t *testing.T) {
 func TestBoundedCloseReleasesWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := served(channels.NewBounded(1))
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		wantErr(t, "TrySubmit", b.SubmitTask(boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 3; id++ {
 			errs = append(errs, submitAsync(context.Background(), b, boundedTask{id: id}))
@@ -285,7 +285,7 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 		if b.Waiting() != 3 {
 			t.Fatalf("Waiting %d, want 3", b.Waiting())
 		}
-		if got := b.Close(false); got != nil {
+		if got := src(b).Close(false); got != nil {
 			t.Fatalf("Close(false) returned %d tasks", len(got))
 		}
 		synctest.Wait()
@@ -296,16 +296,16 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 			t.Fatalf("Waiting %d after Close", b.Waiting())
 		}
 		for what, err := range map[string]error{
-			"Submit":        b.Submit(context.Background(), noop),
-			"SubmitTask":    b.SubmitTask(context.Background(), idTask(0)),
-			"TrySubmit":     b.TrySubmit(noop),
-			"TrySubmitTask": b.TrySubmitTask(idTask(0)),
-			"Push":          b.Push(idTask(0)),
+			"Submit":        b.Submit(noop, smartpool.WithContext(context.Background())),
+			"SubmitTask":    b.SubmitTask(idTask(0), smartpool.WithContext(context.Background())),
+			"TrySubmit":     b.Submit(noop),
+			"TrySubmitTask": b.SubmitTask(idTask(0)),
+			"Push":          src(b).Push(idTask(0), smartpool.Order{}),
 		} {
 			wantErr(t, what+" after Close", err, smartpool.ErrClosed)
 		}
-		wantErr(t, "Requeue after Close(false), when full", b.Requeue(boundedTask{id: 100}), nil)
-		got := b.Close(true)
+		wantErr(t, "Requeue after Close(false), when full", src(b).Requeue(boundedTask{id: 100}), nil)
+		got := src(b).Close(true)
 		ids := make([]int, len(got))
 		for i, task := range got {
 			ids[i] = boundedID(t, task)
@@ -313,8 +313,8 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 		if !slices.Equal(ids, []int{0, 100}) {
 			t.Fatalf("Close(true) returned %v, want [0 100]", ids)
 		}
-		wantErr(t, "Requeue after Close(true)", b.Requeue(boundedTask{id: 101}), smartpool.ErrClosed)
-		if b.Len() != 0 || b.Poll(0) != nil {
+		wantErr(t, "Requeue after Close(true)", src(b).Requeue(boundedTask{id: 101}), smartpool.ErrClosed)
+		if b.Len() != 0 || src(b).Poll(0) != nil {
 			t.Fatal("Close(true) left a task")
 		}
 	})
@@ -326,7 +326,7 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 func TestBoundedSetCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := served(channels.NewBounded(1))
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		wantErr(t, "TrySubmit", b.SubmitTask(boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 3; id++ {
 			errs = append(errs, submitAsync(context.Background(), b, boundedTask{id: id}))
@@ -344,9 +344,9 @@ func TestBoundedSetCapacity(t *testing.T) {
 		if b.Len() != 3 {
 			t.Fatalf("shrinking dropped tasks: Len %d", b.Len())
 		}
-		wantErr(t, "TrySubmit over the lowered capacity", b.TrySubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
+		wantErr(t, "TrySubmit over the lowered capacity", b.SubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
 		for want := range 2 {
-			if id := boundedID(t, b.Poll(0)); id != want {
+			if id := boundedID(t, src(b).Poll(0)); id != want {
 				t.Fatalf("Poll: %d, want %d", id, want)
 			}
 		}
@@ -354,12 +354,12 @@ func TestBoundedSetCapacity(t *testing.T) {
 		if b.Waiting() != 1 || b.Len() != 1 {
 			t.Fatalf("Len at the lowered capacity: Waiting %d Len %d, want 1 1", b.Waiting(), b.Len())
 		}
-		if id := boundedID(t, b.Poll(0)); id != 2 {
+		if id := boundedID(t, src(b).Poll(0)); id != 2 {
 			t.Fatalf("Poll: %d, want 2", id)
 		}
 		synctest.Wait()
 		wantErr(t, "waiter 3", recvNow(t, errs[2], "waiter 3"), nil)
-		if id := boundedID(t, b.Poll(0)); id != 3 {
+		if id := boundedID(t, src(b).Poll(0)); id != 3 {
 			t.Fatalf("Poll: %d, want 3", id)
 		}
 
@@ -382,15 +382,15 @@ func TestBoundedDropOldest(t *testing.T) {
 		dropped = append(dropped, boundedID(t, task))
 	}))
 	served(b)
-	wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
-	wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 2}), nil)
-	wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 3}), nil)
-	wantErr(t, "SubmitTask when full", b.SubmitTask(context.Background(), boundedTask{id: 4}), nil)
-	wantErr(t, "Push when full", b.Push(boundedTask{id: 5}), nil)
-	wantErr(t, "Requeue when full", b.Requeue(boundedTask{id: 100}), nil) // [4 5 R]
-	wantErr(t, "Push", b.Push(boundedTask{id: 6}), nil)                   // drops 4: [5 R 6]
-	wantErr(t, "Push", b.Push(boundedTask{id: 7}), nil)                   // drops 5: [R 6 7]
-	wantErr(t, "Push", b.Push(boundedTask{id: 8}), nil)                   // steps over R, drops 6
+	wantErr(t, "TrySubmitTask", b.SubmitTask(boundedTask{id: 1}), nil)
+	wantErr(t, "TrySubmitTask", b.SubmitTask(boundedTask{id: 2}), nil)
+	wantErr(t, "TrySubmitTask when full", b.SubmitTask(boundedTask{id: 3}), nil)
+	wantErr(t, "SubmitTask when full", b.SubmitTask(boundedTask{id: 4}, smartpool.WithContext(context.Background())), nil)
+	wantErr(t, "Push when full", src(b).Push(boundedTask{id: 5}, smartpool.Order{}), nil)
+	wantErr(t, "Requeue when full", src(b).Requeue(boundedTask{id: 100}), nil) // [4 5 R]
+	wantErr(t, "Push", src(b).Push(boundedTask{id: 6}, smartpool.Order{}), nil)                   // drops 4: [5 R 6]
+	wantErr(t, "Push", src(b).Push(boundedTask{id: 7}, smartpool.Order{}), nil)                   // drops 5: [R 6 7]
+	wantErr(t, "Push", src(b).Push(boundedTask{id: 8}, smartpool.Order{}), nil)                   // steps over R, drops 6
 	if want := []int{1, 2, 3, 4, 5, 6}; !slices.Equal(dropped, want) {
 		t.Fatalf("dropped %v, want %v", dropped, want)
 	}
@@ -398,7 +398,7 @@ func TestBoundedDropOldest(t *testing.T) {
 		t.Fatalf("Len %d Stats %+v, want 3 and 6 dropped", b.Len(), b.Stats())
 	}
 	var got []int
-	for task := b.Poll(0); task != nil; task = b.Poll(0) {
+	for task := src(b).Poll(0); task != nil; task = src(b).Poll(0) {
 		got = append(got, boundedID(t, task))
 	}
 	if want := []int{100, 7, 8}; !slices.Equal(got, want) {
@@ -407,19 +407,19 @@ func TestBoundedDropOldest(t *testing.T) {
 
 	t.Run("panicking callback", func(t *testing.T) {
 		b := served(channels.NewBounded(1, channels.DropOldest(func(smartpool.Task) { panic("boom") })))
-		wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
-		wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 2}), nil)
+		wantErr(t, "TrySubmitTask", b.SubmitTask(boundedTask{id: 1}), nil)
+		wantErr(t, "TrySubmitTask when full", b.SubmitTask(boundedTask{id: 2}), nil)
 		if s := b.Stats(); s.Dropped != 1 || s.DropPanics != 1 {
 			t.Fatalf("Stats %+v, want 1 dropped, 1 panic", s)
 		}
-		if id := boundedID(t, b.Poll(0)); id != 2 {
+		if id := boundedID(t, src(b).Poll(0)); id != 2 {
 			t.Fatalf("Poll: %d, want 2", id)
 		}
 	})
 	t.Run("nil callback", func(t *testing.T) {
 		b := served(channels.NewBounded(1, channels.DropOldest(nil)))
-		wantErr(t, "TrySubmit", b.TrySubmit(noop), nil)
-		wantErr(t, "TrySubmit when full", b.TrySubmit(noop), nil)
+		wantErr(t, "TrySubmit", b.Submit(noop), nil)
+		wantErr(t, "TrySubmit when full", b.Submit(noop), nil)
 		if b.Len() != 1 || b.Stats().Dropped != 1 {
 			t.Fatalf("Len %d Stats %+v", b.Len(), b.Stats())
 		}
@@ -427,8 +427,8 @@ func TestBoundedDropOldest(t *testing.T) {
 	t.Run("only re-entries before it", func(t *testing.T) {
 		var dropped []int
 		b := served(channels.NewBounded(1, channels.DropOldest(func(task smartpool.Task) { dropped = append(dropped, boundedID(t, task)) })))
-		wantErr(t, "Requeue", b.Requeue(boundedTask{id: 100}), nil)
-		wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
+		wantErr(t, "Requeue", src(b).Requeue(boundedTask{id: 100}), nil)
+		wantErr(t, "TrySubmitTask", b.SubmitTask(boundedTask{id: 1}), nil)
 		if !slices.Equal(dropped, []int{1}) || b.Len() != 1 {
 			t.Fatalf("dropped %v, Len %d: want the new task dropped and the re-entry kept", dropped, b.Len())
 		}
@@ -441,7 +441,7 @@ func TestBoundedDropOldest(t *testing.T) {
 func TestBoundedCallerRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := served(channels.NewBounded(1, channels.CallerRuns()))
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		wantErr(t, "TrySubmit", b.SubmitTask(boundedTask{id: 0}), nil)
 
 		ran := 0 // not atomic: the race detector checks the task ran on this goroutine
 		inCaller := func(ctx context.Context) {
@@ -450,9 +450,9 @@ func TestBoundedCallerRuns(t *testing.T) {
 			}
 			ran++
 		}
-		wantErr(t, "TrySubmit when full", b.TrySubmit(inCaller), nil)
-		wantErr(t, "Push when full", b.Push(smartpool.Func(inCaller)), nil)
-		wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(smartpool.Func(inCaller)), nil)
+		wantErr(t, "TrySubmit when full", b.Submit(inCaller), nil)
+		wantErr(t, "Push when full", src(b).Push(smartpool.Func(inCaller), smartpool.Order{}), nil)
+		wantErr(t, "TrySubmitTask when full", b.SubmitTask(smartpool.Func(inCaller)), nil)
 		if ran != 3 || b.Stats().CallerRan != 3 || b.Len() != 1 {
 			t.Fatalf("ran %d, Stats %+v, Len %d; want 3 run in the caller and 1 queued", ran, b.Stats(), b.Len())
 		}
@@ -463,7 +463,7 @@ func TestBoundedCallerRuns(t *testing.T) {
 					t.Fatalf("recovered %v, want the task's panic", r)
 				}
 			}()
-			_ = b.TrySubmit(func(context.Context) { panic("boom") })
+			_ = b.Submit(func(context.Context) { panic("boom") })
 			t.Fatal("the task's panic did not reach the caller")
 		}()
 
@@ -472,14 +472,14 @@ func TestBoundedCallerRuns(t *testing.T) {
 		if b.Waiting() != 1 {
 			t.Fatalf("Waiting %d: Submit did not wait", b.Waiting())
 		}
-		if id := boundedID(t, b.Poll(0)); id != 0 {
+		if id := boundedID(t, src(b).Poll(0)); id != 0 {
 			t.Fatalf("Poll: %d, want 0", id)
 		}
 		synctest.Wait()
 		wantErr(t, "waiting Submit", recvNow(t, errc, "Submit"), nil)
 
-		b.Close(false)
-		wantErr(t, "TrySubmit after Close", b.TrySubmit(func(context.Context) { t.Error("ran after Close") }), smartpool.ErrClosed)
+		src(b).Close(false)
+		wantErr(t, "TrySubmit after Close", b.Submit(func(context.Context) { t.Error("ran after Close") }), smartpool.ErrClosed)
 	})
 }
 
@@ -516,11 +516,11 @@ func TestBoundedModel(t *testing.T) {
 					var err error
 					switch {
 					case !full && rng.IntN(3) == 0:
-						err = b.SubmitTask(context.Background(), task)
+						err = b.SubmitTask(task, smartpool.WithContext(context.Background()))
 					case rng.IntN(2) == 0:
-						err = b.TrySubmitTask(task)
+						err = b.SubmitTask(task)
 					default:
-						err = b.Push(task)
+						err = src(b).Push(task, smartpool.Order{})
 					}
 					var want error
 					switch {
@@ -540,7 +540,7 @@ func TestBoundedModel(t *testing.T) {
 						t.Fatalf("op %d: submit: %v, want %v", id, err, want)
 					}
 				case op < 6:
-					wantErr(t, "Requeue", b.Requeue(boundedTask{id: id}), nil)
+					wantErr(t, "Requeue", src(b).Requeue(boundedTask{id: id}), nil)
 					model = append(model, ref{id: id, requeue: true})
 				case op < 9:
 					want := -1
@@ -548,7 +548,7 @@ func TestBoundedModel(t *testing.T) {
 						want = model[0].id
 						model = model[1:]
 					}
-					if got := boundedID(t, b.Poll(0)); got != want {
+					if got := boundedID(t, src(b).Poll(0)); got != want {
 						t.Fatalf("op %d: Poll: %d, want %d", id, got, want)
 					}
 				default:
@@ -564,7 +564,7 @@ func TestBoundedModel(t *testing.T) {
 				t.Fatalf("dropped %v ran %v, want %v %v", dropped, ran, wantDropped, wantRan)
 			}
 			var got, want []int
-			for _, task := range b.Close(true) {
+			for _, task := range src(b).Close(true) {
 				got = append(got, boundedID(t, task))
 			}
 			for _, r := range model {
@@ -582,10 +582,10 @@ func TestBoundedNoAllocs(t *testing.T) {
 	b := served(channels.NewBounded(4))
 	task := smartpool.Func(noop)
 	step := func() {
-		if err := b.TrySubmitTask(task); err != nil {
+		if err := b.SubmitTask(task); err != nil {
 			t.Fatal(err)
 		}
-		if b.Poll(0) == nil {
+		if src(b).Poll(0) == nil {
 			t.Fatal("Poll returned nil")
 		}
 	}
@@ -608,14 +608,14 @@ func TestBoundedPoolCloseReleasesBlockedProducers(t *testing.T) {
 				onDrop: func(smartpool.Task) { dropped.Add(1) }})
 			release := pin(t, b.TrySubmitTask)
 			for range capacity {
-				wantErr(t, "TrySubmit", b.TrySubmit(func(context.Context) { ran.Add(1) }), nil)
+				wantErr(t, "TrySubmit", b.Submit(func(context.Context) { ran.Add(1) }), nil)
 			}
 			wantErr(t, "Pool.Submit when full", o.Pool().Submit(0, noop), smartpool.ErrFull)
 
 			errs := make(chan error, producers)
 			for range producers {
 				go func() {
-					errs <- b.Submit(context.Background(), func(context.Context) { t.Error("a refused task ran") })
+					errs <- b.Submit(func(context.Context) { t.Error("a refused task ran") }, smartpool.WithContext(context.Background()))
 				}()
 			}
 			boundedEventually(t, "the producers to block", func() bool { return b.Waiting() == producers })
@@ -640,7 +640,7 @@ func TestBoundedPoolCloseReleasesBlockedProducers(t *testing.T) {
 			if b.Waiting() != 0 {
 				t.Fatalf("Waiting %d after Close", b.Waiting())
 			}
-			wantErr(t, "Submit after Close", b.Submit(context.Background(), noop), smartpool.ErrClosed)
+			wantErr(t, "Submit after Close", b.Submit(noop, smartpool.WithContext(context.Background())), smartpool.ErrClosed)
 			release()
 			var res result
 			select {
@@ -715,13 +715,13 @@ func TestBoundedBackpressureNeverLosesTasks(t *testing.T) {
 						var err error
 						switch i % 8 {
 						case 0, 1, 2, 3:
-							err = b.SubmitTask(context.Background(), task)
+							err = b.SubmitTask(task, smartpool.WithContext(context.Background()))
 						case 4, 5:
 							ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*20*time.Microsecond)
-							err = b.SubmitTask(ctx, task)
+							err = b.SubmitTask(task, smartpool.WithContext(ctx))
 							cancel()
 						case 6:
-							err = b.TrySubmitTask(task)
+							err = b.SubmitTask(task)
 						case 7:
 							err = o.Pool().SubmitTask(0, task)
 						}
@@ -793,7 +793,7 @@ func TestBoundedRequeueWhenFull(t *testing.T) {
 			o := newBoundedPool(t, boundedBehavior{ch: b, workers: 1, coc: true})
 
 			aStarted, aWait, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			wantErr(t, "submit A", b.TrySubmit(func(ctx context.Context) {
+			wantErr(t, "submit A", b.Submit(func(ctx context.Context) {
 				close(aStarted)
 				smartpool.Yield(ctx, func() { <-aWait })
 				record(&order, "A resumed")
@@ -801,11 +801,11 @@ func TestBoundedRequeueWhenFull(t *testing.T) {
 			}), nil)
 			waitOrFail(t, aStarted, "A to start")
 			release := pin(t, b.TrySubmitTask) // B holds the worker once A yielded
-			wantErr(t, "submit C", b.TrySubmit(named("C")), nil)
+			wantErr(t, "submit C", b.Submit(named("C")), nil)
 			if policy == "DropOldest" {
-				wantErr(t, "submit D when full", b.TrySubmit(named("D")), nil) // drops C
+				wantErr(t, "submit D when full", b.Submit(named("D")), nil) // drops C
 			} else {
-				wantErr(t, "submit D when full", b.TrySubmit(named("D")), smartpool.ErrFull)
+				wantErr(t, "submit D when full", b.Submit(named("D")), smartpool.ErrFull)
 			}
 			close(aWait)
 			boundedEventually(t, "A to re-enter", func() bool { return b.Len() == 2 })
@@ -813,7 +813,7 @@ func TestBoundedRequeueWhenFull(t *testing.T) {
 				t.Fatalf("Len %d, Cap %d: the re-entry did not go over capacity", b.Len(), b.Cap())
 			}
 			if policy == "DropOldest" {
-				wantErr(t, "submit E when over capacity", b.TrySubmit(named("E")), nil) // drops D, keeps A
+				wantErr(t, "submit E when over capacity", b.Submit(named("E")), nil) // drops D, keeps A
 			}
 			release()
 			waitOrFail(t, aDone, "A to finish")
@@ -842,7 +842,7 @@ func TestBoundedYieldRoundTrip(t *testing.T) {
 	o := newBoundedPool(t, boundedBehavior{ch: b, workers: 1, coc: true})
 	const yields = 3
 	wake, done := make(chan struct{}), make(chan struct{})
-	wantErr(t, "TrySubmit", b.TrySubmit(func(ctx context.Context) {
+	wantErr(t, "TrySubmit", b.Submit(func(ctx context.Context) {
 		for range yields {
 			smartpool.Yield(ctx, func() { <-wake })
 		}
@@ -900,7 +900,7 @@ func TestBoundedAdmissionStopsBeforeClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := pin(t, b.TrySubmitTask)
-	wantErr(t, "TrySubmit", b.TrySubmit(noop), nil)
+	wantErr(t, "TrySubmit", b.Submit(noop), nil)
 	errc := submitAsync(context.Background(), b, smartpool.Func(func(context.Context) {
 		t.Error("a Submit admitted after the pool stopped admission ran")
 	}))
@@ -912,7 +912,7 @@ func TestBoundedAdmissionStopsBeforeClose(t *testing.T) {
 		closed <- err
 	}()
 	boundedEventually(t, "Close to stop admission", func() bool { return o.Pool().State() != smartpool.Running })
-	wantErr(t, "TrySubmit after admission stopped", b.TrySubmit(noop), smartpool.ErrClosed)
+	wantErr(t, "TrySubmit after admission stopped", b.Submit(noop), smartpool.ErrClosed)
 	if b.Waiting() != 1 {
 		t.Fatalf("Waiting %d: the Bounded was closed too early for this test", b.Waiting())
 	}
@@ -941,10 +941,10 @@ func TestBoundedAttach(t *testing.T) {
 	b := channels.NewBounded(2)
 	ran := make(chan struct{})
 	task := func(context.Context) { close(ran) }
-	wantErr(t, "TrySubmit before New", b.TrySubmit(task), smartpool.ErrClosed)
-	wantErr(t, "Submit before New", b.Submit(context.Background(), task), smartpool.ErrClosed)
+	wantErr(t, "TrySubmit before New", b.Submit(task), smartpool.ErrClosed)
+	wantErr(t, "Submit before New", b.Submit(task, smartpool.WithContext(context.Background())), smartpool.ErrClosed)
 	newBoundedPool(t, boundedBehavior{ch: b, workers: 1})
-	wantErr(t, "TrySubmit after New", b.TrySubmit(task), nil)
+	wantErr(t, "TrySubmit after New", b.Submit(task), nil)
 	waitOrFail(t, ran, "the task")
 	_, err := smartpool.New[int](boundedBehavior{ch: b, workers: 1})
 	if !errors.Is(err, smartpool.ErrAttached) {
@@ -963,11 +963,11 @@ func BenchmarkBoundedTrySubmitPoll(b *testing.B) {
 		}{
 			{"Bounded", func() (smartpool.Channel, func() error) {
 				bd := channels.NewBounded(depth + 1)
-				return bd, func() error { return bd.TrySubmitTask(task) }
+				return bd, func() error { return bd.SubmitTask(task) }
 			}},
 			{"FIFO", func() (smartpool.Channel, func() error) {
 				f := channels.NewFIFO()
-				return f, func() error { return f.Push(task) }
+				return f, func() error { return src(f).Push(task, smartpool.Order{}) }
 			}},
 		}
 		for _, c := range cases {
@@ -983,7 +983,7 @@ func BenchmarkBoundedTrySubmitPoll(b *testing.B) {
 					if err := submit(); err != nil {
 						b.Fatal(err)
 					}
-					if ch.Poll(0) == nil {
+					if src(ch).Poll(0) == nil {
 						b.Fatal("Poll returned nil")
 					}
 				}
@@ -1004,16 +1004,16 @@ func BenchmarkBoundedPoolSubmit(b *testing.B) {
 		submit func(ch smartpool.Channel, t smartpool.Task) error
 	}{
 		{"FIFO/Push", func() smartpool.Channel { return channels.NewFIFO() },
-			func(ch smartpool.Channel, t smartpool.Task) error { return ch.Push(t) }},
+			func(ch smartpool.Channel, t smartpool.Task) error { return src(ch).Push(t, smartpool.Order{}) }},
 		{"Bounded/TrySubmit", func() smartpool.Channel { return channels.NewBounded(huge) },
-			func(ch smartpool.Channel, t smartpool.Task) error { return ch.(*channels.Bounded).TrySubmitTask(t) }},
+			func(ch smartpool.Channel, t smartpool.Task) error { return ch.(*channels.Bounded).SubmitTask(t) }},
 		{"Bounded/Submit", func() smartpool.Channel { return channels.NewBounded(huge) },
 			func(ch smartpool.Channel, t smartpool.Task) error {
-				return ch.(*channels.Bounded).SubmitTask(context.Background(), t)
+				return ch.(*channels.Bounded).SubmitTask(t, smartpool.WithContext(context.Background()))
 			}},
 		{"Bounded64/Submit", func() smartpool.Channel { return channels.NewBounded(64) },
 			func(ch smartpool.Channel, t smartpool.Task) error {
-				return ch.(*channels.Bounded).SubmitTask(context.Background(), t)
+				return ch.(*channels.Bounded).SubmitTask(t, smartpool.WithContext(context.Background()))
 			}},
 	}
 	for _, c := range cases {
@@ -1045,14 +1045,14 @@ func TestBounded_SubmitFromTaskAtCapacityRunsInPlace(t *testing.T) {
 	var order []string // written by the one task goroutine, read after done
 	done := make(chan struct{})
 	var err1, err2 error
-	if err := b.Submit(context.Background(), func(ctx context.Context) {
+	if err := b.Submit(func(ctx context.Context) {
 		defer close(done)
 		bounded, cancel := context.WithTimeout(ctx, 10*time.Second) // a hang fails, it does not hang the binary
 		defer cancel()
-		err1 = b.Submit(bounded, func(context.Context) { order = append(order, "queued") }) // fills the Bounded
-		err2 = b.Submit(bounded, func(context.Context) { order = append(order, "in place") })
+		err1 = b.Submit(func(context.Context) { order = append(order, "queued") }, smartpool.WithContext(bounded)) // fills the Bounded
+		err2 = b.Submit(func(context.Context) { order = append(order, "in place") }, smartpool.WithContext(bounded))
 		order = append(order, "after Submit")
-	}); err != nil {
+	}, smartpool.WithContext(context.Background())); err != nil {
 		t.Fatal(err)
 	}
 	waitOrFail(t, done, "the submitting task")

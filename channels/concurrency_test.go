@@ -36,7 +36,7 @@ func stressKinds() []stressKind {
 				if i%2 == 0 {
 					return ch.(*channels.FIFO).Submit(t.Run)
 				}
-				return ch.Push(t)
+				return src(ch).Push(t, smartpool.Order{})
 			}},
 		{"Deadline",
 			func(func(smartpool.Task)) smartpool.Channel { return channels.NewDeadline() },
@@ -58,7 +58,7 @@ func stressKinds() []stressKind {
 		{"Multi4FIFO",
 			func(func(smartpool.Task)) smartpool.Channel { return channels.NewMulti(4, channels.NewFIFO) },
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
-				return ch.Push(t)
+				return src(ch).Push(t, smartpool.Order{})
 			}},
 		{"Multi3DeadlineDropLate",
 			func(onDrop func(smartpool.Task)) smartpool.Channel {
@@ -118,11 +118,11 @@ func TestConcurrentPollExactlyOnce(t *testing.T) {
 			}
 			for w := range pollers {
 				wg.Go(func() {
-					q := w % ch.Queues()
+					q := w % src(ch).Queues()
 					for out.left.Load() < total && !t.Failed() {
-						task := ch.Poll(q)
+						task := src(ch).Poll(q)
 						if task == nil {
-							q = (q + 1) % ch.Queues()
+							q = (q + 1) % src(ch).Queues()
 							runtime.Gosched() // no pool to wake us: spin politely
 							continue
 						}

@@ -30,17 +30,17 @@ func TestDeadlineDropLate(t *testing.T) {
 		} {
 			mustOK(t, d.SubmitTask(at, idTask(id)))
 		}
-		if got := idOf(t, d.Poll(0)); got != 3 {
+		if got := idOf(t, src(d).Poll(0)); got != 3 {
 			t.Fatalf("Poll = %d, want 3", got)
 		}
 		if !slices.Equal(dropped, []int{2, 1}) {
 			t.Fatalf("dropped %v, want [2 1]", dropped)
 		}
-		if got := idOf(t, d.Poll(0)); got != 0 {
+		if got := idOf(t, src(d).Poll(0)); got != 0 {
 			t.Fatalf("Poll = %d, want 0 (due in 1ns)", got)
 		}
 		time.Sleep(2 * time.Hour) // advance the fake clock
-		if task := d.Poll(0); task != nil {
+		if task := src(d).Poll(0); task != nil {
 			t.Fatalf("Poll = %d, want nil: task 4 is late", idOf(t, task))
 		}
 		if !slices.Equal(dropped, []int{2, 1, 4}) {
@@ -71,7 +71,7 @@ func TestDeadlineLateRuns(t *testing.T) {
 			if i == 2 {
 				time.Sleep(time.Minute) // task 0 becomes late, task 3 does not
 			}
-			if got := idOf(t, d.Poll(0)); got != want[i] {
+			if got := idOf(t, src(d).Poll(0)); got != want[i] {
 				t.Fatalf("Poll #%d = %d, want %d", i, got, want[i])
 			}
 			if s := d.Stats(); s.Late != wantLate[i] || s.DroppedLate != 0 {
@@ -91,7 +91,7 @@ func TestDeadlineDropLateBatches(t *testing.T) {
 		mustOK(t, d.SubmitTask(time.Unix(int64(i), 0), idTask(i)))
 	}
 	mustOK(t, d.SubmitTask(time.Now().Add(time.Hour), idTask(late)))
-	if got := idOf(t, d.Poll(0)); got != late {
+	if got := idOf(t, src(d).Poll(0)); got != late {
 		t.Fatalf("Poll = %d, want %d", got, late)
 	}
 	for i := range late {
@@ -106,7 +106,7 @@ func TestDeadlineDropLateBatches(t *testing.T) {
 	for i := range 2 * late {
 		mustOK(t, d.SubmitTask(time.Time{}, idTask(i)))
 	}
-	if task := d.Poll(0); task != nil || d.Len() != 0 {
+	if task := src(d).Poll(0); task != nil || d.Len() != 0 {
 		t.Fatalf("Poll = %v, Len %d; want nil, 0", task, d.Len())
 	}
 }
@@ -133,13 +133,13 @@ func TestDeadlineDropLateNotUnderLock(t *testing.T) {
 	served(d)
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(2)))
-	if task := d.Poll(0); task != nil {
+	if task := src(d).Poll(0); task != nil {
 		t.Fatalf("Poll = %d, want nil", idOf(t, task))
 	}
 	if calls != 2 || d.Len() != 2 {
 		t.Fatalf("%d callbacks, Len %d; want 2 and 2", calls, d.Len())
 	}
-	if got := idOf(t, d.Poll(0)); got != 9 {
+	if got := idOf(t, src(d).Poll(0)); got != 9 {
 		t.Fatalf("Poll = %d, want the resubmitted 9", got)
 	}
 }
@@ -159,7 +159,7 @@ func TestDeadlineDropLatePanic(t *testing.T) {
 		mustOK(t, d.SubmitTask(time.Time{}, idTask(i)))
 	}
 	mustOK(t, d.SubmitTask(time.Now().Add(time.Hour), idTask(5)))
-	if got := idOf(t, d.Poll(0)); got != 5 {
+	if got := idOf(t, src(d).Poll(0)); got != 5 {
 		t.Fatalf("Poll = %d, want 5", got)
 	}
 	if s := d.Stats(); calls != 5 || s != (channels.DeadlineStats{DroppedLate: 5, DropPanics: 3}) {
@@ -171,7 +171,7 @@ func TestDeadlineDropLatePanic(t *testing.T) {
 func TestDeadlineDropLateNilCallback(t *testing.T) {
 	d := served(channels.NewDeadline(channels.DropLate(nil)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
-	if d.Poll(0) != nil || d.Stats().DroppedLate != 1 {
+	if src(d).Poll(0) != nil || d.Stats().DroppedLate != 1 {
 		t.Fatalf("Stats = %+v", d.Stats())
 	}
 }
@@ -179,13 +179,13 @@ func TestDeadlineDropLateNilCallback(t *testing.T) {
 // TestDeadlineZeroValue checks the zero Deadline works and keeps late tasks.
 func TestDeadlineZeroValue(t *testing.T) {
 	var d channels.Deadline
-	if d.Poll(0) != nil || d.Len() != 0 || d.Close(true) != nil {
+	if src(d).Poll(0) != nil || d.Len() != 0 || src(d).Close(true) != nil {
 		t.Fatal("zero Deadline is not empty")
 	}
 	var e channels.Deadline
 	served(&e)
 	mustOK(t, e.SubmitTask(time.Time{}, idTask(1)))
-	if got := idOf(t, e.Poll(0)); got != 1 || e.Stats().Late != 1 {
+	if got := idOf(t, src(e).Poll(0)); got != 1 || e.Stats().Late != 1 {
 		t.Fatalf("Poll = %d, Stats %+v", got, e.Stats())
 	}
 }
@@ -240,7 +240,7 @@ func FuzzDeadlineOrder(f *testing.F) {
 				if it, ok := model.pop(); ok {
 					want = it.id
 				}
-				if got := idOf(t, d.Poll(0)); got != want {
+				if got := idOf(t, src(d).Poll(0)); got != want {
 					t.Fatalf("Poll = %d, want %d", got, want)
 				}
 			case 1, 2:
@@ -254,7 +254,7 @@ func FuzzDeadlineOrder(f *testing.F) {
 			case 3:
 				want := model.sortedIDs()
 				var got []int
-				for _, task := range d.Close(true) {
+				for _, task := range src(d).Close(true) {
 					got = append(got, idOf(t, task))
 				}
 				if !slices.Equal(got, want) {

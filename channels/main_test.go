@@ -73,3 +73,14 @@ func served[C smartpool.Channel](c C) C {
 	}
 	return c
 }
+
+// src returns c's Source: the unit tests drive a channel as the pool does.
+func src(c smartpool.Channel) smartpool.Source { return smartpool.SourceOf(c) }
+
+// pushWait calls the Source's PushWait, which the pool calls on a full
+// Bounded for a submit given a context.
+func pushWait(c smartpool.Channel, ctx context.Context, t smartpool.Task) error {
+	return src(c).(interface {
+		PushWait(context.Context, smartpool.Task) error
+	}).PushWait(ctx, t)
+}

@@ -106,7 +106,7 @@ func TestPoolRunsInChannelOrder(t *testing.T) {
 			fill: func(ch smartpool.Channel, p *smartpool.Pool[int], task func(int) smartpool.Task) error {
 				f := ch.(*channels.FIFO)
 				return errors.Join(
-					f.Push(task(0)),
+					src(f).Push(task(0), smartpool.Order{}),
 					f.Submit(task(1).Run),
 					p.SubmitTask(0, task(2)),
 					f.SubmitBatch(task(3).Run, task(4).Run),
@@ -206,7 +206,7 @@ func TestPoolMultiOrder(t *testing.T) {
 		var err error
 		switch i % 3 {
 		case 0:
-			err = m.Push(task)
+			err = src(m).Push(task, smartpool.Order{})
 		case 1:
 			err = m.Submit(task.Run)
 		case 2:
@@ -254,7 +254,7 @@ func TestPoolCloseDrops(t *testing.T) {
 		want []int
 	}{
 		{"FIFO", channels.NewFIFO(), func(ch smartpool.Channel) error {
-			return errors.Join(ch.Push(idTask(0)), ch.Push(idTask(1)), ch.Push(idTask(2)))
+			return errors.Join(src(ch).Push(idTask(0), smartpool.Order{}), src(ch).Push(idTask(1), smartpool.Order{}), src(ch).Push(idTask(2), smartpool.Order{}))
 		}, []int{0, 1, 2}},
 		{"Deadline", channels.NewDeadline(), func(ch smartpool.Channel) error {
 			d := ch.(*channels.Deadline)
@@ -266,7 +266,7 @@ func TestPoolCloseDrops(t *testing.T) {
 		}, []int{1, 0, 2}},
 		{"Multi", channels.NewMulti(2, channels.NewFIFO), func(ch smartpool.Channel) error {
 			// The pin took shard 0: 0 and 2 go to shard 1, 1 and 3 to shard 0.
-			return errors.Join(ch.Push(idTask(0)), ch.Push(idTask(1)), ch.Push(idTask(2)), ch.Push(idTask(3)))
+			return errors.Join(src(ch).Push(idTask(0), smartpool.Order{}), src(ch).Push(idTask(1), smartpool.Order{}), src(ch).Push(idTask(2), smartpool.Order{}), src(ch).Push(idTask(3), smartpool.Order{}))
 		}, []int{1, 3, 0, 2}},
 	}
 	for _, c := range cases {
