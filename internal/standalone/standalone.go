@@ -11,7 +11,10 @@ package standalone
 // set by package smartpool when it is initialised.
 var Attach func(c any) error
 
-// AttachOnEnd is Attach with onEnd, a func(smartpool.Task,
-// smartpool.Outcome), playing smartpool.ChannelParams.OnEnd: the tasks the
-// channel discards (smartpool.Bits.Discard) end as in a pool and reach it.
+// AttachOnEnd is Attach to a harness that knows c as its channel, as a pool
+// does: c's submits given options (smartpool.Bits.Submit), the tasks it
+// discards (smartpool.Bits.Discard) and those it runs in the caller
+// (smartpool.Bits.RunHere) go through the pool's code. onEnd, if not nil,
+// is a func(smartpool.Task, smartpool.Outcome) playing
+// smartpool.ChannelParams.OnEnd.
 var AttachOnEnd func(c, onEnd any) error
