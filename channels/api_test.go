@@ -228,17 +228,32 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 // spy is a channel that keeps the Bits the pool gave it, so that a test can
 // offer the same, attached, Bits to another channel.
 type spy struct {
-	smartpool.Channel
-	bits smartpool.Bits
+	smartpool.Plug
+	inner smartpool.Channel
+	bits  smartpool.Bits
 }
 
-func (s *spy) Attach(b smartpool.Bits) error {
-	s.bits = b
-	return src(s.Channel).Attach(b)
+func newSpy(c smartpool.Channel) *spy {
+	s := &spy{inner: c}
+	s.Plug = smartpool.NewPlug(spySource{Source: src(c), s: s})
+	return s
+}
+
+func (s *spy) Len() int { return s.inner.Len() }
+
+// spySource is the spy's Source: the inner channel's, keeping the Bits.
+type spySource struct {
+	smartpool.Source
+	s *spy
+}
+
+func (ss spySource) Attach(b smartpool.Bits) error {
+	ss.s.bits = b
+	return ss.Source.Attach(b)
 }
 
 func TestAttachTwice(t *testing.T) {
-	s := &spy{Channel: channels.NewFIFO()}
+	s := newSpy(channels.NewFIFO())
 	o := newPool(t, poolOpts{workers: 1}, s)
 	defer closePool(t, o)
 	if !s.bits.Attached() || s.bits.Len() != 1 {
@@ -285,14 +300,13 @@ func TestSecondPoolRefused(t *testing.T) {
 }
 
 func TestMultiNoShards(t *testing.T) {
-	var zero channels.Multi[*channels.FIFO]
 	cases := map[string]*channels.Multi[*channels.FIFO]{
 		"n=0":          channels.NewMulti(0, channels.NewFIFO),
 		"n<0":          channels.NewMulti(-3, channels.NewFIFO),
 		"n huge":       channels.NewMulti(1<<30, channels.NewFIFO),
 		"nil newShard": channels.NewMulti[*channels.FIFO](2, nil),
 		"nil shard":    channels.NewMulti(2, func() *channels.FIFO { return nil }),
-		"zero value":   &zero,
+		"zero shard":   channels.NewMulti(2, func() *channels.FIFO { return new(channels.FIFO) }),
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -316,13 +330,23 @@ func TestMultiNoShards(t *testing.T) {
 	}
 }
 
-// noQueues is a broken channel with no queues.
-type noQueues struct{ *channels.FIFO }
+// noQueues is a broken channel with no queues: a FIFO whose Source says so.
+type noQueues struct {
+	smartpool.Plug
+	*channels.FIFO
+}
 
-func (noQueues) Queues() int { return 0 }
+func newNoQueues() noQueues {
+	f := channels.NewFIFO()
+	return noQueues{smartpool.NewPlug(noQueuesSource{src(f)}), f}
+}
+
+type noQueuesSource struct{ smartpool.Source }
+
+func (noQueuesSource) Queues() int { return 0 }
 
 func TestMultiShardWithoutQueuesRefused(t *testing.T) {
-	m := channels.NewMulti(2, func() smartpool.Channel { return noQueues{channels.NewFIFO()} })
+	m := channels.NewMulti(2, func() smartpool.Channel { return newNoQueues() })
 	if src(m).Queues() != 0 {
 		t.Fatalf("Queues = %d, want 0", src(m).Queues())
 	}

@@ -10,16 +10,17 @@ import (
 
 func ExampleNewBounded() {
 	jobs := channels.NewBounded(2)
-	o, free := held(jobs, jobs.Submit) // the pool's one worker is busy
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Submit(fn) }) // the pool's one worker is busy
 	_ = jobs.Submit(say("first"))
 	_ = jobs.Submit(say("second"))
-	fmt.Println("TrySubmit when full:", jobs.Submit(say("never runs")))
+	fmt.Println("Submit when full:", jobs.Submit(say("never runs")))
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	fmt.Println("Submit with a cancelled context:", jobs.Submit(say("never runs either"), smartpool.WithContext(cancelled)))
 
 	free()
-	// Submit waits while the channel is full: the pool's worker makes room.
+	// Given a context, Submit waits while the channel is full: the pool's
+	// worker makes room.
 	for i := range 3 {
 		if err := jobs.Submit(say(fmt.Sprint("waited for room ", i)), smartpool.WithContext(context.Background())); err != nil {
 			fmt.Println(err)
@@ -30,7 +31,7 @@ func ExampleNewBounded() {
 	}
 	fmt.Println("Submit after Close:", jobs.Submit(say("refused"), smartpool.WithContext(context.Background())))
 	// Output:
-	// TrySubmit when full: smartpool: full
+	// Submit when full: smartpool: full
 	// Submit with a cancelled context: context canceled
 	// first
 	// second
@@ -40,17 +41,20 @@ func ExampleNewBounded() {
 	// Submit after Close: smartpool: closed (no running pool serves the channel)
 }
 
-// reading is a task that names itself, so a drop callback can say which.
+// reading is a task that names itself, so OnEnd can say which.
 type reading string
 
 func (r reading) Run(context.Context) { fmt.Println("processed", string(r)) }
 
 func ExampleDropOldest() {
 	// Keep only the two freshest readings.
-	jobs := channels.NewBounded(2, channels.DropOldest(func(t smartpool.Task) {
-		fmt.Println("dropped", string(t.(reading)))
-	}))
-	o, free := held(jobs, jobs.Submit)
+	jobs := channels.NewBounded(2, channels.DropOldest())
+	onEnd := func(t smartpool.Task, why smartpool.Outcome) { // the pool's ChannelParams.OnEnd
+		if why == smartpool.DroppedDisplaced {
+			fmt.Println("dropped", string(t.(reading)))
+		}
+	}
+	o, free := heldEnds(jobs, onEnd, func(fn func(context.Context)) error { return jobs.Submit(fn) })
 	for _, r := range []reading{"08:00", "08:01", "08:02", "08:03"} {
 		_ = jobs.SubmitTask(r) // never fails for lack of room
 	}
@@ -66,7 +70,7 @@ func ExampleDropOldest() {
 
 func ExampleCallerRuns() {
 	jobs := channels.NewBounded(1, channels.CallerRuns())
-	o, free := held(jobs, jobs.Submit)
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Submit(fn) })
 	_ = jobs.Submit(say("queued"))
 	// The channel is full: this one runs here and now, in the caller.
 	_ = jobs.Submit(say("run by the caller"))

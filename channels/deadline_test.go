@@ -16,10 +16,12 @@ import (
 func TestDeadlineDropLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var dropped []int
-		d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) {
+		d := servedEnds(channels.NewDeadline(channels.DropLate()), func(task smartpool.Task, why smartpool.Outcome) {
+			if why != smartpool.DroppedLate {
+				t.Errorf("task %d ended %v, want dropped late", idOf(t, task), why)
+			}
 			dropped = append(dropped, idOf(t, task))
-		}))
-		served(d)
+		})
 		now := time.Now()
 		for id, at := range []time.Time{
 			now.Add(time.Nanosecond),  // 0: on time now, late after the sleep
@@ -82,11 +84,11 @@ func TestDeadlineLateRuns(t *testing.T) {
 }
 
 // TestDeadlineDropLateBatches drops more late tasks than one lock hold takes
-// and checks every one reaches the callback exactly once.
+// and checks every one reaches OnEnd exactly once.
 func TestDeadlineDropLateBatches(t *testing.T) {
 	const late = 100
 	calls := make(map[int]int)
-	d := served(channels.NewDeadline(channels.DropLate(func(task smartpool.Task) { calls[idOf(t, task)]++ })))
+	d := servedEnds(channels.NewDeadline(channels.DropLate()), func(task smartpool.Task, _ smartpool.Outcome) { calls[idOf(t, task)]++ })
 	for i := range late {
 		mustOK(t, d.SubmitTask(time.Unix(int64(i), 0), idTask(i)))
 	}
@@ -96,7 +98,7 @@ func TestDeadlineDropLateBatches(t *testing.T) {
 	}
 	for i := range late {
 		if calls[i] != 1 {
-			t.Fatalf("callback saw task %d %d times", i, calls[i])
+			t.Fatalf("OnEnd saw task %d %d times", i, calls[i])
 		}
 	}
 	if s := d.Stats(); s.DroppedLate != late {
@@ -111,12 +113,13 @@ func TestDeadlineDropLateBatches(t *testing.T) {
 	}
 }
 
-// TestDeadlineDropLateNotUnderLock has the callback use the channel it came
-// from, from another goroutine: that would deadlock if Poll held its lock.
+// TestDeadlineDropLateNotUnderLock has OnEnd use the channel the dropped
+// task came from, from another goroutine: that would deadlock if Poll held
+// its lock.
 func TestDeadlineDropLateNotUnderLock(t *testing.T) {
-	var d *channels.Deadline
+	d := channels.NewDeadline(channels.DropLate())
 	calls := 0
-	d = channels.NewDeadline(channels.DropLate(func(smartpool.Task) {
+	servedEnds(d, func(smartpool.Task, smartpool.Outcome) {
 		calls++
 		done := make(chan struct{})
 		go func() {
@@ -127,67 +130,41 @@ func TestDeadlineDropLateNotUnderLock(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitOrFail(t, done, "Len from the DropLate callback (is it called under the lock?)")
-		_ = d.Len() // and from the callback's own goroutine
-	}))
-	served(d)
+		waitOrFail(t, done, "Len from OnEnd (is it called under the lock?)")
+		_ = d.Len() // and from OnEnd's own goroutine
+	})
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(2)))
 	if task := src(d).Poll(0); task != nil {
 		t.Fatalf("Poll = %d, want nil", idOf(t, task))
 	}
 	if calls != 2 || d.Len() != 2 {
-		t.Fatalf("%d callbacks, Len %d; want 2 and 2", calls, d.Len())
+		t.Fatalf("%d OnEnd calls, Len %d; want 2 and 2", calls, d.Len())
 	}
 	if got := idOf(t, src(d).Poll(0)); got != 9 {
 		t.Fatalf("Poll = %d, want the resubmitted 9", got)
 	}
 }
 
-// TestDeadlineDropLatePanic checks that a panicking callback is recovered
-// and counted, and that Poll carries on.
-func TestDeadlineDropLatePanic(t *testing.T) {
-	calls := 0
-	d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) {
-		calls++
-		if idOf(t, task)%2 == 0 {
-			panic("boom")
-		}
-	}))
-	served(d)
-	for i := range 5 {
-		mustOK(t, d.SubmitTask(time.Time{}, idTask(i)))
-	}
-	mustOK(t, d.SubmitTask(time.Now().Add(time.Hour), idTask(5)))
-	if got := idOf(t, src(d).Poll(0)); got != 5 {
-		t.Fatalf("Poll = %d, want 5", got)
-	}
-	if s := d.Stats(); calls != 5 || s != (channels.DeadlineStats{DroppedLate: 5, DropPanics: 3}) {
-		t.Fatalf("%d calls, Stats %+v", calls, s)
-	}
-}
-
-// TestDeadlineDropLateNilCallback drops silently but still counts.
-func TestDeadlineDropLateNilCallback(t *testing.T) {
-	d := served(channels.NewDeadline(channels.DropLate(nil)))
+// TestDeadlineDropLateSilent drops without an OnEnd, and still counts.
+func TestDeadlineDropLateSilent(t *testing.T) {
+	d := served(channels.NewDeadline(channels.DropLate()))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
 	if src(d).Poll(0) != nil || d.Stats().DroppedLate != 1 {
 		t.Fatalf("Stats = %+v", d.Stats())
 	}
 }
 
-// TestDeadlineZeroValue checks the zero Deadline works and keeps late tasks.
+// TestDeadlineZeroValue checks that a zero Deadline, not made by
+// NewDeadline, holds no Source and refuses tasks as an unattached channel
+// does.
 func TestDeadlineZeroValue(t *testing.T) {
 	var d channels.Deadline
-	if src(d).Poll(0) != nil || d.Len() != 0 || src(d).Close(true) != nil {
-		t.Fatal("zero Deadline is not empty")
+	if src(&d) != nil || d.Len() != 0 || d.Stats() != (channels.DeadlineStats{}) {
+		t.Fatal("zero Deadline is not empty, or holds a Source")
 	}
-	var e channels.Deadline
-	served(&e)
-	mustOK(t, e.SubmitTask(time.Time{}, idTask(1)))
-	if got := idOf(t, src(e).Poll(0)); got != 1 || e.Stats().Late != 1 {
-		t.Fatalf("Poll = %d, Stats %+v", got, e.Stats())
-	}
+	wantErr(t, "Submit", d.Submit(time.Time{}, noop), smartpool.ErrClosed)
+	wantErr(t, "SubmitTask with options", d.SubmitTask(time.Time{}, idTask(1), smartpool.WithContext(t.Context())), smartpool.ErrClosed)
 }
 
 // decodeDeadline turns fuzz bytes into a deadline: an extreme one, one of a

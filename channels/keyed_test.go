@@ -32,7 +32,7 @@ type keyedBehavior struct {
 	ch      smartpool.Channel
 	workers int
 	coc     bool
-	onDrop  func(smartpool.Task)
+	onEnd   func(smartpool.Task, smartpool.Outcome)
 	panics  *atomic.Int32
 	limit   int // the pool's in-flight limit (Config.Limit)
 }
@@ -41,7 +41,7 @@ func (b keyedBehavior) Config() smartpool.Config[int] {
 	c := smartpool.Config[int]{
 		Workers: b.workers,
 		Limit:   b.limit,
-		Levels:  [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: b.coc, OnDrop: b.onDrop}}},
+		Levels:  [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: b.coc, OnEnd: b.onEnd}}},
 	}
 	if b.panics != nil {
 		c.PanicHandler = func(int, *smartpool.PanicError) { b.panics.Add(1) }
@@ -86,25 +86,6 @@ func TestKeyedAPI(t *testing.T) {
 			t.Fatalf("NewKeyed(%d) = %v, %v; want nil, ErrBadLimit", n, k, err)
 		}
 	}
-
-	t.Run("zero value", func(t *testing.T) {
-		var k channels.Keyed[string]
-		if src(k).Queues() != 0 {
-			t.Fatalf("Queues = %d, want 0", src(k).Queues())
-		}
-		wantErr(t, "Submit", k.Submit("a", noop), smartpool.ErrNoQueues)
-		wantErr(t, "Push", src(k).Push(idTask(0), smartpool.Order{}), smartpool.ErrNoQueues)
-		wantErr(t, "Requeue", src(k).Requeue(idTask(0)), smartpool.ErrNoQueues)
-		_, err := smartpool.New[int](keyedBehavior{ch: &k, workers: 1})
-		wantErr(t, "New", err, smartpool.ErrNoQueues)
-		mustOK(t, k.SetLimit(1))
-		if src(k).Queues() != 1 || k.Limit() != 1 {
-			t.Fatalf("after SetLimit(1): Queues %d, Limit %d", src(k).Queues(), k.Limit())
-		}
-		wantErr(t, "Submit while no pool serves it", k.Submit("a", noop), smartpool.ErrClosed)
-		served(&k)
-		mustOK(t, k.Submit("a", noop))
-	})
 
 	k := served(newKeyed[string](t, 2))
 	wantErr(t, "Submit(nil)", k.Submit("a", nil), smartpool.ErrNilTask)
@@ -484,13 +465,15 @@ func TestKeyedPanicAndGoexitRelease(t *testing.T) {
 }
 
 // TestKeyedCloseDrops: Close of a channel that does not complete on close
-// hands OnDrop the tasks as they were submitted, oldest first; the task in
+// hands OnEnd the tasks as they were submitted, oldest first; the task in
 // progress keeps its slot until it ends.
 func TestKeyedCloseDrops(t *testing.T) {
 	k := newKeyed[string](t, 2)
 	var dropped []int
-	o := newKeyedPool(t, keyedBehavior{ch: k, workers: 1, onDrop: func(task smartpool.Task) {
-		dropped = append(dropped, idOf(t, task))
+	o := newKeyedPool(t, keyedBehavior{ch: k, workers: 1, onEnd: func(task smartpool.Task, why smartpool.Outcome) {
+		if why == smartpool.DroppedOnClose {
+			dropped = append(dropped, idOf(t, task))
+		}
 	}})
 	release := pin(t, func(task smartpool.Task) error { return k.SubmitTask("pin", task) })
 	mustOK(t, k.SubmitTask("a", idTask(0)))
@@ -498,7 +481,7 @@ func TestKeyedCloseDrops(t *testing.T) {
 	mustOK(t, k.SubmitTask("a", idTask(2)))
 	mustOK(t, src(k).Push(idTask(3), smartpool.Order{}))
 	mustOK(t, k.SubmitTask("a", idTask(4)))
-	// A cancelled context: Close drops the queue, calls OnDrop on this
+	// A cancelled context: Close drops the queue, calls OnEnd on this
 	// goroutine, and returns at once since the pinned task cannot finish.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -241,7 +241,7 @@ func linBatchPoll(r *rand.Rand, q int) linIn {
 }
 
 // linValues runs a batch poll on c and returns the values polled.
-func linValues(c smartpool.BatchPoller, in linIn) []int {
+func linValues(c smartpool.Channel, in linIn) []int {
 	ts := make([]smartpool.Task, in.max)
 	n := src(c).(smartpool.BatchPoller).PollBatch(in.q, ts, nil, in.share)
 	vals := make([]int, n)

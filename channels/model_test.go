@@ -423,7 +423,7 @@ func runMultiModel(t *testing.T, r *rand.Rand, m smartpool.Channel, queues int, 
 			mustOK(t, src(m).Push(idTask(next2), smartpool.Order{}))
 		case op < 4:
 			mustOK(t, m.(interface {
-				Submit(func(context.Context)) error
+				Submit(func(context.Context), ...smartpool.Option) error
 			}).Submit(rec.fn(next2)))
 		case op < 5:
 			mustOK(t, src(next()).Push(idTask(next2), smartpool.Order{}))

@@ -123,7 +123,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 	if nested {
 		h.name = fmt.Sprintf("Multi %dx%d", k, inner)
 		m := served(channels.NewMulti(k, func() *channels.Multi[*channels.FIFO] { return channels.NewMulti(inner, channels.NewFIFO) }))
-		h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
+		h.m, h.submit, h.shards = m, func(fn func(context.Context)) error { return m.Submit(fn) }, func() int { return len(m.Shards()) }
 		h.next = func() smartpool.Channel {
 			if s := m.Next(); s != nil {
 				return s
@@ -134,7 +134,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 	}
 	h.name = fmt.Sprintf("Multi %d", k)
 	m := served(channels.NewMulti(k, channels.NewFIFO))
-	h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
+	h.m, h.submit, h.shards = m, func(fn func(context.Context)) error { return m.Submit(fn) }, func() int { return len(m.Shards()) }
 	h.next = func() smartpool.Channel {
 		if s := m.Next(); s != nil {
 			return s

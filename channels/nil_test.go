@@ -24,7 +24,9 @@ func TestSubmit_RefusesTypedNilTasks(t *testing.T) {
 			}
 			return k.SubmitTask("g", typedNil)
 		},
-		"Bounded.SubmitTask":    func() error { return channels.NewBounded(1).SubmitTask(typedNil, smartpool.WithContext(context.Background())) },
+		"Bounded.SubmitTask": func() error {
+			return channels.NewBounded(1).SubmitTask(typedNil, smartpool.WithContext(context.Background()))
+		},
 		"Bounded.TrySubmitTask": func() error { return channels.NewBounded(1).SubmitTask(typedNil) },
 	} {
 		if err := submit(); !errors.Is(err, smartpool.ErrNilTask) {
