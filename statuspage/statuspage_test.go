@@ -94,7 +94,7 @@ func running(t *testing.T) (*smartpool.Pool[string], string) {
 	// short: the late highlight would depend on timing.)
 	bulkBurst := func() error {
 		for range 50 {
-			switch err := d.bulk.TrySubmit(work(5 * time.Millisecond)); {
+			switch err := d.bulk.Submit(work(5 * time.Millisecond)); {
 			case errors.Is(err, smartpool.ErrFull):
 				return nil // full: the backlog is there
 			case err != nil:
@@ -315,7 +315,7 @@ func TestHighlights(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := d.bulk.TrySubmit(func(context.Context) {}); err != nil {
+		if err := d.bulk.Submit(func(context.Context) {}); err != nil {
 			t.Fatal(err)
 		}
 	}
