@@ -229,6 +229,10 @@ func (h *handler[K]) view() view {
 	if h.o.Sections != nil {
 		v.Sections = h.o.Sections()
 	}
+	var times []float64 // each sample interval's end, for the sparklines
+	for _, x := range samples[1:] {
+		times = append(times, x.at.Sub(first.at).Seconds())
+	}
 	for i, c := range s.Channels {
 		for len(v.Levels) <= c.Level {
 			v.Levels = append(v.Levels, level{Level: len(v.Levels)})
@@ -249,7 +253,7 @@ func (h *handler[K]) view() view {
 		}
 		cv.Dropping = c.Dropped > first.dropped[i]
 		cv.Late = p99Since(first.wait[i], c.Wait.Buckets, c.Wait.Count) >= h.o.LateWait
-		cv.Points = sparkPoints(cv.Spark)
+		cv.Points = sparkPoints(cv.Spark, times)
 		v.Levels[c.Level].Channels = append(v.Levels[c.Level].Channels, cv)
 	}
 	return v
@@ -291,23 +295,23 @@ func p99Since(then, now []smartpool.TimingBucket, total uint64) time.Duration {
 // sparklines have viewBox="0 0 100 100" and are stretched to their size.
 const sparkBox = 100.0
 
-// sparkPoints draws rates, one per sample interval, as an SVG polyline in a
-// sparkBox square: the oldest at the left edge, the newest at the right,
-// from zero at the bottom to their maximum at the top (a 2% margin keeps
-// the line inside). Samples are a second apart, so the line spans the
-// recorded history, up to a minute.
-func sparkPoints(rates []float64) string {
+// sparkPoints draws rates as an SVG polyline in a sparkBox square, each
+// rate at its time (seconds, ascending): the first at the left edge, the
+// last at the right, from zero just above the bottom to the greatest rate a
+// fifth below the top (room to see a level, not the box's edge). A
+// single rate is a level line.
+func sparkPoints(rates, times []float64) string {
+	if len(rates) == 1 {
+		rates, times = append(rates, rates[0]), []float64{0, 1}
+	}
 	top := 1.0
 	for _, r := range rates {
 		top = max(top, r)
 	}
 	pts := make([]byte, 0, 12*len(rates))
 	for i, r := range rates {
-		x := sparkBox
-		if len(rates) > 1 {
-			x = float64(i) / float64(len(rates)-1) * sparkBox
-		}
-		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, sparkBox*(0.98-0.96*r/top))
+		x := (times[i] - times[0]) / (times[len(times)-1] - times[0]) * sparkBox
+		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, sparkBox*(0.98-0.78*r/top))
 	}
 	return strings.TrimSpace(string(pts))
 }
