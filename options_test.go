@@ -19,9 +19,9 @@ type optPool struct {
 	owned *smartpool.OwnedPool[string]
 	pool  *smartpool.Pool[string]
 	mu    sync.Mutex
-	ran   []string                      // names of tasks that ran, in order
+	ran   []string                       // names of tasks that ran, in order
 	ends  map[string][]smartpool.Outcome // by task name (a named task)
-	done  chan struct{}                 // gets a value per ending
+	done  chan struct{}                  // gets a value per ending
 }
 
 // named is a task with a name, so OnEnd can tell tasks apart.
