@@ -61,7 +61,7 @@ func main() {
 			if i%97 == 0 {
 				panic("a bad job")
 			}
-			time.Sleep(100 * time.Microsecond) // the job's work
+			time.Sleep(200 * time.Microsecond) // the job's work: more than two workers keep up with, so a backlog builds
 		}, smartpool.WithDeadline(due), smartpool.WithContext(client))
 		if err != nil {
 			fmt.Println("submit:", err)
@@ -73,7 +73,9 @@ func main() {
 		} else {
 			defer cancel()
 		}
-		time.Sleep(50 * time.Microsecond) // the next client arrives
+		if i%20 == 19 {
+			time.Sleep(time.Millisecond) // the next clients arrive
+		}
 	}
 
 	report, err := owned.Close(context.Background())
