@@ -3,7 +3,6 @@ package smartpool
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // ErrNotInTask is returned by Handoff when it is not called from the
@@ -62,7 +61,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	}
 	so, err := gather(Order{}, opts)
 	if err == nil && so.ctx != nil {
-		err = fmt.Errorf("%w: WithContext in Handoff (a continuation holds its chain's unit, not a context)", ErrOption)
+		err = &optionError{what: "WithContext in Handoff: a continuation holds its chain's unit, not a context"}
 	}
 	if err != nil {
 		return p.named(key, err)
