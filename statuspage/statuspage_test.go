@@ -285,9 +285,9 @@ func browserRefresh(t *testing.T, bin string) {
 	}
 }
 
-// A channel that dropped tasks since the page's first look (within the
-// last minute) is flagged dropping, and one whose waits reached LateWait is
-// flagged late.
+// A channel that dropped tasks within the page's history (the last minute,
+// or since its handler was made) is flagged dropping, and one whose waits
+// reached LateWait is flagged late.
 func TestHighlights(t *testing.T) {
 	const late = 20 * time.Millisecond
 	d := &demo{urgent: channels.NewFIFO(), normal: channels.NewFIFO(), bulk: channels.NewBounded(10)}
@@ -313,7 +313,7 @@ func TestHighlights(t *testing.T) {
 		}
 		return fs
 	}
-	read() // the page's first look
+	read() // a view before any drop or long wait
 	started, release := make(chan struct{}), make(chan struct{})
 	block := func(context.Context) { started <- struct{}{}; <-release }
 	_ = d.urgent.Submit(block)
