@@ -166,7 +166,7 @@ func TestSubmit_RejectsBadCalls(t *testing.T) {
 	require.ErrorIs(t, p.SubmitTask("a", nil), smartpool.ErrNilTask)
 	require.ErrorIs(t, p.SubmitTask("a", smartpool.Func(nil)), smartpool.ErrNilTask, "a typed nil would panic on the worker")
 	require.ErrorIs(t, p.SubmitTask("a", nilPtr), smartpool.ErrNilTask)
-	require.ErrorIs(t, p.SubmitContextTask(context.Background(), "a", smartpool.Func(nil)), smartpool.ErrNilTask)
+	require.ErrorIs(t, p.SubmitTask("a", smartpool.Func(nil), smartpool.WithContext(context.Background())), smartpool.ErrNilTask)
 	require.ErrorIs(t, p.Submit("nope", nil), smartpool.ErrNilTask)
 	err := p.Submit("nope", func(context.Context) {})
 	require.ErrorIs(t, err, smartpool.ErrUnknownKey)

@@ -40,9 +40,14 @@ func (f *forgetful) Attach(b smartpool.Bits) error {
 }
 
 // Add queues fn without taking a unit of the limit.
-func (f *forgetful) Add(fn func(context.Context)) error { return f.Push(smartpool.Func(fn)) }
+func (f *forgetful) Add(fn func(context.Context)) error {
+	return f.Push(smartpool.Func(fn), smartpool.Order{})
+}
 
-func (f *forgetful) Push(t smartpool.Task) error {
+func (f *forgetful) Push(t smartpool.Task, o smartpool.Order) error {
+	if err := smartpool.Unordered(o); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	if f.bits.Closed() {
 		f.mu.Unlock()
@@ -143,8 +148,8 @@ func TestLimit_ChannelThatForgetsAdmit(t *testing.T) {
 // Tasks queued without a unit and dropped at Close release nothing.
 func TestLimit_ForgetfulChannelDrops(t *testing.T) {
 	f := &forgetful{}
-	var onDrop dropCounter
-	o := start(t, &behavior{workers: 1, limit: 4, levels: [][]ch{{fifo("busy")}, {{key: "c", c: f, onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	o := start(t, &behavior{workers: 1, limit: 4, levels: [][]ch{{fifo("busy")}, {{key: "c", c: f, onEnd: onEnd.fn}}}})
 	p := o.Pool()
 	g := newGate()
 	submit(t, o, "busy", g.task("blocker"))
@@ -166,6 +171,7 @@ func TestLimit_ForgetfulChannelDrops(t *testing.T) {
 	}
 	c, _ := r.Channel("c")
 	require.Equal(t, uint64(4), c.Dropped)
-	require.Equal(t, int32(4), onDrop.n.Load())
+	require.Equal(t, int32(4), onEnd.of(smartpool.DroppedOnClose))
+	require.Equal(t, int32(4), onEnd.total(), "OnEnd once per task, each dropped on close")
 	require.Zero(t, r.Admitted)
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // The drop rule, for every way a task is dropped: counted once in Dropped,
-// passed once to ChannelParams.OnDrop (and once to the channel's own
-// callback when the channel dropped it), its Future resolved with
-// ErrDropped, its unit of Config.Limit released.
+// passed once to ChannelParams.OnEnd with its drop outcome (and once to the
+// channel's own callback when the channel dropped it), its Future resolved
+// with ErrDropped, its unit of Config.Limit released.
 
 // bounded returns a context that ends after long: a Future or Group that
 // never resolves fails the test instead of hanging it.
@@ -33,11 +33,11 @@ func (c *dropCounter) fn(smartpool.Task) { c.n.Add(1) }
 
 // A task of a dropping channel yielded before Close and woken after it is
 // counted as dropped, and no longer as yielded, before its deferred calls
-// run, and reaches OnDrop once.
+// run, and reaches OnEnd once, as dropped on close.
 func TestDrop_YieldedTaskCountedBeforeDefers(t *testing.T) {
 	const tasks = 5
-	var onDrop dropCounter
-	o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onEnd: onEnd.fn}}}})
 	require.NoError(t, err)
 	wake := make(chan struct{})
 	var suspended, ended sync.WaitGroup
@@ -68,14 +68,15 @@ func TestDrop_YieldedTaskCountedBeforeDefers(t *testing.T) {
 	d, _ := o.Pool().Stats().Channel("drop")
 	require.Equal(t, uint64(tasks), d.Dropped)
 	require.Zero(t, d.Yielded)
-	require.Equal(t, int32(tasks), onDrop.n.Load(), "OnDrop once per dropped yielded task")
+	require.Equal(t, int32(tasks), onEnd.of(smartpool.DroppedOnClose), "OnEnd once per dropped yielded task")
+	require.Equal(t, int32(tasks), onEnd.total(), "OnEnd once per task")
 }
 
 // The same, one task at a time, through Go: its Future resolves with
 // ErrDropped, and by then Stats counts it.
 func TestDrop_YieldedFutureSeesCount(t *testing.T) {
-	var onDrop dropCounter
-	o, err := smartpool.New[string](&behavior{workers: 1, limit: 4, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	o, err := smartpool.New[string](&behavior{workers: 1, limit: 4, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onEnd: onEnd.fn}}}})
 	require.NoError(t, err)
 	wake := make(chan struct{})
 	yielded := make(chan struct{})
@@ -93,16 +94,19 @@ func TestDrop_YieldedFutureSeesCount(t *testing.T) {
 	require.Equal(t, uint64(1), d.Dropped)
 	require.Zero(t, d.Yielded)
 	require.Zero(t, s.Admitted, "the unit is released")
-	require.Equal(t, int32(1), onDrop.n.Load())
+	require.Equal(t, int32(1), onEnd.of(smartpool.DroppedOnClose))
+	require.Equal(t, int32(1), onEnd.total())
 }
 
 // A late task that DropLate drops ends like a task Close drops: Dropped,
-// OnDrop and the channel's own callback once each, Future resolved, unit
-// released. By-key submits into the same channel are never dropped as late.
+// OnEnd (as dropped late) and the channel's own callback once each, Future
+// resolved, unit released. By-key submits into the same channel are never
+// dropped as late: OnEnd sees it run.
 func TestDrop_DropLateEndsTheTask(t *testing.T) {
-	var onDrop, own dropCounter
+	var onEnd endCounter
+	var own dropCounter
 	d := channels.NewDeadline(channels.DropLate(own.fn))
-	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{{key: "dl", c: d, onDrop: onDrop.fn}}}})
+	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{{key: "dl", c: d, onEnd: onEnd.fn}}}})
 	p := o.Pool()
 
 	task, late := smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
@@ -115,24 +119,27 @@ func TestDrop_DropLateEndsTheTask(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, v)
 
-	// The worker counts the run, and the channel calls its own callback,
-	// after the Futures resolved.
+	// The worker counts the run and hands it to OnEnd, and the channel
+	// calls its own callback, after the Futures resolved.
 	eventually(t, func() bool {
 		c, _ := p.Stats().Channel("dl")
-		return c.Ran == 1 && p.Stats().Admitted == 0 && own.n.Load() == 1
+		return c.Ran == 1 && p.Stats().Admitted == 0 && own.n.Load() == 1 && onEnd.of(smartpool.Ran) == 1
 	})
 	c, _ := p.Stats().Channel("dl")
 	require.Equal(t, uint64(1), c.Dropped)
-	require.Equal(t, int32(1), onDrop.n.Load())
+	require.Equal(t, int32(1), onEnd.of(smartpool.DroppedLate))
+	require.Equal(t, int32(2), onEnd.total(), "OnEnd once per task")
 	require.Equal(t, uint64(1), d.Stats().DroppedLate)
 }
 
 // A task DropOldest displaces ends like a task Close drops, and a Group
-// waiting for it gets ErrDropped.
+// waiting for it gets ErrDropped. OnEnd sees both displaced, and the task
+// that displaced the last run.
 func TestDrop_DropOldestEndsTheTask(t *testing.T) {
-	var onDrop, own dropCounter
+	var onEnd endCounter
+	var own dropCounter
 	b := channels.NewBounded(1, channels.DropOldest(own.fn))
-	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{fifo("busy")}, {{key: "b", c: b, onDrop: onDrop.fn}}}})
+	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{fifo("busy")}, {{key: "b", c: b, onEnd: onEnd.fn}}}})
 	p := o.Pool()
 	g := newGate()
 	submit(t, o, "busy", g.task("blocker"))
@@ -148,10 +155,11 @@ func TestDrop_DropOldestEndsTheTask(t *testing.T) {
 	require.ErrorIs(t, group.Wait(bounded(t)), smartpool.ErrDropped)
 	close(g.release)
 
-	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+	eventually(t, func() bool { return p.Stats().Admitted == 0 && onEnd.of(smartpool.Ran) == 1 })
 	c, _ := p.Stats().Channel("b")
 	require.Equal(t, uint64(2), c.Dropped)
-	require.Equal(t, int32(2), onDrop.n.Load())
+	require.Equal(t, int32(2), onEnd.of(smartpool.DroppedDisplaced))
+	require.Equal(t, int32(3), onEnd.total(), "OnEnd once per task")
 	require.Equal(t, int32(2), own.n.Load())
 	require.Equal(t, uint64(2), b.Stats().Dropped)
 }

@@ -75,7 +75,7 @@ func TestFuture_Dropped(t *testing.T) {
 	g.waitStarted(t, 1)
 	queued := smartpool.Go(p, "d", func(context.Context) (int, error) { return 2, nil })
 	task, viaChannel := smartpool.NewFuture(func(context.Context) (int, error) { return 3, nil })
-	require.NoError(t, d.Push(task))
+	require.NoError(t, d.Push(task, smartpool.Order{}))
 	go func() {
 		eventually(t, func() bool { return p.State() >= smartpool.Closing })
 		close(g.release)
@@ -283,11 +283,11 @@ type slowFIFO struct {
 	stall atomic.Int64 // nanoseconds the next Push stalls
 }
 
-func (s *slowFIFO) Push(t smartpool.Task) error {
+func (s *slowFIFO) Push(t smartpool.Task, o smartpool.Order) error {
 	if d := s.stall.Swap(0); d > 0 {
 		time.Sleep(time.Duration(d))
 	}
-	return s.FIFO.Push(t)
+	return s.FIFO.Push(t, o)
 }
 
 // Missed ticks: a firing held up for 3.5 intervals makes Skip fire once and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,7 +27,7 @@ import (
 // (so the task is dropped while yielded), unless CallerRuns runs it on its
 // submitter. The test does not predict its ending: whatever ends it, it
 // must end exactly once and every view must agree (checkSide): its own
-// record, the drop callbacks, its Future or Group, Stats, the units.
+// record, OnEnd, the drop callback, its Future or Group, Stats, the units.
 type fzSideRec struct {
 	id, ch, entry int
 	final         uint8
@@ -39,8 +40,9 @@ type fzSideRec struct {
 	inline    bool   // ran on the submitting goroutine (CallerRuns)
 	submitter uint64 // the goroutine that submitted it, written before the submit
 	outcomes  []fzOutcome
-	onDrop    int // ChannelParams.OnDrop calls with its task
-	own       int // calls of the channel's own drop callback with its task
+	ends      []smartpool.Outcome // what ChannelParams.OnEnd received for its task
+	onDrop    int                 // ChannelParams.OnEnd calls with its task as dropped
+	own       int                 // calls of the channel's own drop callback with its task
 	resolved  bool
 	resVal    int
 	resErr    error
@@ -71,7 +73,8 @@ const fzSideRefused fzOutcome = 255
 // the tasks' contexts, and with them the group's): counted Cancelled.
 const fzSideCancelled fzOutcome = 254
 
-// named reports whether the drop callbacks receive a Task the test knows.
+// named reports whether OnEnd and the drop callback receive a Task the test
+// knows.
 func (rec *fzSideRec) named() bool { return rec.entry == sideOwn || rec.entry == sideFuture }
 
 // endingLocked returns how rec ended, or false if that is not known yet.
@@ -84,7 +87,7 @@ func (rec *fzSideRec) endingLocked() (fzOutcome, bool) {
 	case len(rec.outcomes) > 0:
 		return rec.outcomes[0], true
 	case (rec.onDrop > 0 || rec.own > 0) && rec.starts > 0:
-		return 0, false // dropped after a Yield: OnDrop comes before its deferred calls, which record the ending
+		return 0, false // dropped after a Yield: OnEnd comes before its deferred calls, which record the ending
 	case rec.onDrop > 0 || rec.own > 0:
 		return outDropped, true
 	case submitErr && !rec.named(): // Go and Group.Go report the submit's error there
@@ -120,10 +123,24 @@ func (r *fzRun) newSideChannel(i int, kind fzSideKind) smartpool.Channel {
 	return channels.NewBounded(1, channels.CallerRuns())
 }
 
-// sideDropped records a drop callback's call: OnDrop, or the channel's own
-// (own). Every drop is counted in Stats before its callbacks run.
+// sideOnEnd is a side channel's OnEnd (after onEnd kept its books): it
+// records the ending of a task the test knows, and a drop as sideDropped.
+func (r *fzRun) sideOnEnd(ch int, t smartpool.Task, o smartpool.Outcome) {
+	if o.Dropped() {
+		r.sideDropped(ch, t, false)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec, ok := r.sideTasks[t]; ok && rec.ch == ch { // another channel's: sideDropped reported it, or checkSide will
+		rec.ends = append(rec.ends, o)
+	}
+}
+
+// sideDropped records a drop callback's call: OnEnd with a drop, or the
+// channel's own (own). Every drop is counted in Stats before its callbacks
+// run.
 func (r *fzRun) sideDropped(ch int, t smartpool.Task, own bool) {
-	k, what := 0, "OnDrop"
+	k, what := 0, "OnEnd (dropped)"
 	if own {
 		k, what = 1, "own drop callback"
 	}
@@ -318,7 +335,7 @@ func (r *fzRun) sideDone() error {
 		o, ok := rec.endingLocked()
 		switch {
 		case !ok:
-			return fmt.Errorf("side task %d (%s, entry %d, final %d) has not ended: started %d, OnDrop %d, own drop callback %d, result %v %v",
+			return fmt.Errorf("side task %d (%s, entry %d, final %d) has not ended: started %d, OnEnd dropped %d, own drop callback %d, result %v %v",
 				rec.id, fzLayout[rec.ch].key, rec.entry, rec.final, rec.starts, rec.onDrop, rec.own, rec.resolved, rec.resErr)
 		case rec.awaitsResultLocked() && !rec.resolved:
 			return fmt.Errorf("side task %d (%s, entry %d) ended (%v) but its Future or Group has not resolved", rec.id, fzLayout[rec.ch].key, rec.entry, o)
@@ -348,13 +365,31 @@ func (r *fzRun) checkSide() {
 		}
 		switch {
 		case rec.named() && dropped && rec.onDrop != 1:
-			t.Errorf("%s: OnDrop called %d times, want once (the channel's own callback %d times)", what, rec.onDrop, rec.own)
+			t.Errorf("%s: OnEnd called %d times with a drop, want once (the channel's own callback %d times)", what, rec.onDrop, rec.own)
 		case rec.named() && !dropped && rec.onDrop+rec.own != 0:
-			t.Errorf("%s, yet its drop callbacks were called: OnDrop %d, own %d", what, rec.onDrop, rec.own)
+			t.Errorf("%s, yet its drop callbacks were called: OnEnd with a drop %d, own %d", what, rec.onDrop, rec.own)
 		case rec.own > 1:
 			t.Errorf("%s: the channel's own drop callback called %d times", what, rec.own)
 		case !rec.named() && dropped:
 			anonDropped[rec.ch]++
+		}
+		if rec.named() {
+			// OnEnd: once, with the ending, unless the submit refused it.
+			// A drop is the channel's (late, displaced) exactly when its own
+			// callback was called, else Close's.
+			var want []smartpool.Outcome
+			switch {
+			case o == fzSideRefused:
+			case dropped && rec.own > 0 && rec.ch == fzSL:
+				want = []smartpool.Outcome{smartpool.DroppedLate}
+			case dropped && rec.own > 0:
+				want = []smartpool.Outcome{smartpool.DroppedDisplaced}
+			default:
+				want = []smartpool.Outcome{fzEnding(o)}
+			}
+			if !slices.Equal(rec.ends, want) {
+				t.Errorf("%s: OnEnd received %v, want %v (the channel's own drop callback got it %d times)", what, rec.ends, want, rec.own)
+			}
 		}
 		own[rec.ch] += rec.own
 		if o == fzSideCancelled || o == fzSideRefused {
@@ -403,7 +438,7 @@ func (r *fzRun) checkSide() {
 	for ch := fzSL; ch <= fzSR; ch++ {
 		key := fzLayout[ch].key
 		if got := r.sideAnon[ch][0]; got != anonDropped[ch] {
-			t.Errorf("%s: OnDrop got %d tasks of Go or Group.Go; %d of them were dropped", key, got, anonDropped[ch])
+			t.Errorf("%s: OnEnd got %d tasks of Go or Group.Go as dropped; %d of them were dropped", key, got, anonDropped[ch])
 		}
 		if got := r.sideAnon[ch][1]; got > anonDropped[ch] {
 			t.Errorf("%s: the own drop callback got %d tasks of Go or Group.Go; %d of them were dropped", key, got, anonDropped[ch])

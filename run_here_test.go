@@ -29,7 +29,7 @@ func (c *endsOnSecondLook) Err() error {
 	return nil
 }
 
-// A SubmitContext task that a full CallerRuns channel runs on the submitter
+// A WithContext task that a full CallerRuns channel runs on the submitter
 // after its context ended is counted cancelled once, and its unit of the
 // limit, which the channel gave back before running it, is not released a
 // second time (FuzzPoolOps found Admitted at -1).
@@ -50,9 +50,9 @@ func TestRunHere_CancelledInlineTaskReleasesNoUnit(t *testing.T) {
 	ran := false
 	ctx := &endsOnSecondLook{Context: context.Background(), never: make(chan struct{})}
 	defer close(ctx.never) // lets the goroutine the context package starts for it go
-	err := p.SubmitContext(ctx, "b", func(context.Context) { ran = true })
+	err := p.Submit("b", func(context.Context) { ran = true }, smartpool.WithContext(ctx))
 	if err != nil || ran {
-		t.Fatalf("SubmitContext: %v, ran %v; want nil and not run", err, ran)
+		t.Fatalf("Submit: %v, ran %v; want nil and not run", err, ran)
 	}
 	s := p.Stats()
 	c, _ := s.Channel("b")

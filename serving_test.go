@@ -56,7 +56,7 @@ func TestServing_ChannelNotInLevelsRefuses(t *testing.T) {
 			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "before New")
 			o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "while another pool runs")
-			require.ErrorIs(t, stray.Push(smartpool.Func(neverRuns(t))), smartpool.ErrClosed, "Push")
+			require.ErrorIs(t, stray.Push(smartpool.Func(neverRuns(t)), smartpool.Order{}), smartpool.ErrClosed, "Push")
 			require.ErrorIs(t, stray.Requeue(smartpool.Func(neverRuns(t))), smartpool.ErrClosed, "Requeue")
 			require.Nil(t, stray.Close(true))
 			closeWithin(t, o, long)
