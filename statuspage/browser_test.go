@@ -209,7 +209,7 @@ func historyOf(t *testing.T, url string) int {
 // browserLayout: the page of a pool like the demo's, at 1280×900, fits the
 // window's width, its sparklines are a readable size and their lines span
 // them, and no stall banner shows. With STATUSPAGE_SCREENSHOT=path it
-// writes the README's screenshot there, once the page has half a minute of
+// writes the README's screenshot there, once the page has a minute of
 // history.
 func browserLayout(t *testing.T, bin string) {
 	_, url := gameServer(t)
@@ -233,7 +233,7 @@ func browserLayout(t *testing.T, bin string) {
 		t.Errorf("a pool that does not stall shows the stall banner: %+v", l.Stall)
 	}
 	if out := os.Getenv("STATUSPAGE_SCREENSHOT"); out != "" {
-		within(t, 60*time.Second, func() bool { return historyOf(t, url) >= 30 })
+		within(t, 2*time.Minute, func() bool { return historyOf(t, url) >= 60 })
 		headless(t, bin, url, "--virtual-time-budget=3000", "--hide-scrollbars", "--window-size=1280,900", "--screenshot="+out)
 		t.Logf("screenshot written to %s", out)
 	}

@@ -103,7 +103,7 @@ func Handler[K comparable](p *smartpool.Pool[K], o Options) http.Handler {
 		o.LateWait = 100 * time.Millisecond
 	}
 	h := &handler[K]{p: p, o: o}
-	h.tick()
+	h.tick(time.Now())
 	return h
 }
 
@@ -124,13 +124,21 @@ type sample struct {
 }
 
 // tick records a sample and, unless the pool had closed before it, asks
-// for the next one a second later.
-func (h *handler[K]) tick() {
+// for the next one a second after due, when this one was due: the samples
+// keep to a one-second grid however late the timer fires, unless it fires
+// more than a second late, when the grid starts again from now.
+func (h *handler[K]) tick(due time.Time) {
 	closed := h.p.State() == smartpool.Closed // before the reading: a pool closed since gets one more
-	h.record(takeSample(h.p.Stats(), time.Now()))
-	if !closed {
-		time.AfterFunc(every, h.tick)
+	now := time.Now()
+	h.record(takeSample(h.p.Stats(), now))
+	if closed {
+		return
 	}
+	next := due.Add(every)
+	if next.Before(now) {
+		next = now.Add(every)
+	}
+	time.AfterFunc(time.Until(next), func() { h.tick(next) })
 }
 
 // takeSample keeps what the page needs of s, read at now.
