@@ -58,17 +58,6 @@ type ch struct {
 	maxInFlight int
 }
 
-// onDropped is an OnEnd callback that hands fn the channel's dropped tasks
-// alone (DroppedOnClose, DroppedLate, DroppedDisplaced), for a test about
-// drops.
-func onDropped(fn func(smartpool.Task)) func(smartpool.Task, smartpool.Outcome) {
-	return func(t smartpool.Task, o smartpool.Outcome) {
-		if o.Dropped() {
-			fn(t)
-		}
-	}
-}
-
 // taskEnd is one ending an OnEnd callback received.
 type taskEnd struct {
 	t smartpool.Task
@@ -110,11 +99,6 @@ func (c *endCounter) fn(_ smartpool.Task, o smartpool.Outcome) {
 
 // of returns how many endings had outcome o.
 func (c *endCounter) of(o smartpool.Outcome) int32 { return c.n[o].Load() }
-
-// dropped returns how many endings were drops.
-func (c *endCounter) dropped() int32 {
-	return c.of(smartpool.DroppedOnClose) + c.of(smartpool.DroppedLate) + c.of(smartpool.DroppedDisplaced)
-}
 
 // total returns how many endings it received, out-of-range ones included.
 func (c *endCounter) total() int32 {
