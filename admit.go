@@ -158,18 +158,21 @@ func (e *engine) unitsDone(k int) {
 
 // SetLimit changes the pool's in-flight limit (Config.Limit) at run time.
 // A raised limit admits waiting submitters at once; a lowered one revokes
-// nothing: admissions stop until enough admitted tasks finish. n must be at
-// least 1. It returns an error wrapping ErrConfig for a pool created
-// without a limit (such a pool keeps no count, so that it pays nothing for
-// the feature), or wrapping ErrConfig and ErrBadLimit for n < 1, and
-// ErrClosed once Close started.
+// nothing: admissions stop until enough admitted tasks finish. A limit of 0
+// admits nothing until raised: Submit returns ErrFull and SubmitContext
+// waits, while the tasks admitted already run. That is errgroup's
+// SetLimit(0) (no new goroutine starts); Config.Limit 0 keeps its meaning
+// of no limit, as pond's maximum concurrency 0 does. It returns an error
+// wrapping ErrConfig for a pool created without a limit (such a pool keeps
+// no count, so that it pays nothing for the feature), or wrapping ErrConfig
+// and ErrBadLimit for n < 0, and ErrClosed once Close started.
 func (p *Pool[K]) SetLimit(n int) error {
 	a := &p.e.admit
 	switch {
 	case !a.on:
 		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
-	case n < 1:
-		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 1", n)
+	case n < 0:
+		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 0", n)
 	case p.e.stopped.Load():
 		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	}

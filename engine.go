@@ -103,8 +103,10 @@ type chanInfo struct {
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
-	maxRunning atomic.Int64 // the cap, when capped
+	maxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
 	running    atomic.Int64 // slots reserved, when capped
+
+	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
 }
 
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine, error) {
@@ -173,6 +175,7 @@ func (e *engine) startClose() {
 		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
 		e.stopped.Store(true)
 		e.resize.Unlock()
+		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]Task, len(e.chans))
 		for i := range e.chans {

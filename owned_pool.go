@@ -87,6 +87,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		if limit := max(lo.params[i].MaxRunning, lo.params[i].MaxInFlight); limit > 0 {
 			e.chans[i].capped, e.chans[i].holdsYield = true, lo.params[i].MaxInFlight > 0
 			e.chans[i].maxRunning.Store(int64(limit))
+			e.chans[i].pause.setCap(int64(limit))
 		}
 		for q := range c.Queues() {
 			op, _ := c.(OrderedPoller)

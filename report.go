@@ -12,7 +12,8 @@ type ChannelStats[K comparable] struct {
 	Level           int
 	CompleteOnClose bool
 	Queued          int    // tasks waiting in the channel now, or in a worker's run buffer (taken in a batch, not started)
-	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none
+	Paused          bool   // Pause stopped the workers taking its tasks, until Resume (pause.go); false in a Close report: Close resumes
+	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none (or set to 0 by SetCap)
 	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
 	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)
 	Panicked        uint64 // tasks that panicked (recovered)
@@ -139,8 +140,9 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Cancelled = e.chans[i].cancelled.Load()
 		c.Yielded = int(e.chans[i].suspended.Load())
 		if e.chans[i].capped {
-			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
+			c.Cap, c.Held = int(e.chans[i].pause.cap.Load()), int(e.chans[i].running.Load())
 		}
+		c.Paused = e.paused(i)
 		c.addOutcomes(&e.chans[i].inWait)
 		c.addOutcomes(&e.chans[i].inline)
 		e.eachWorker(func(w *worker) { c.addOutcomes(&w.stats[i]) })

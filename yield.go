@@ -291,7 +291,7 @@ func (tc *taskContext) takeIdle() bool {
 	}
 	ch := e.followup[tc.cur.ch]
 	c := &e.chans[ch]
-	if c.capped && !e.reserve(ch) {
+	if c.capped && !e.reserve(ch) || !c.capped && e.paused(ch) { // a paused channel: queue (pause.go)
 		return false
 	}
 	i := e.idle.Pop()
