@@ -43,13 +43,7 @@ import (
 // inlineSlot reports whether a child for channel ch may run inline: a
 // channel with a cap must have a running slot free, which the child takes
 // (runInline gives it back).
-// A paused channel's child does not run inline either (pause.go).
-func (e *engine) inlineSlot(ch int) bool {
-	if !e.chans[ch].capped {
-		return !e.paused(ch)
-	}
-	return e.reserve(ch) // a paused channel's cap in force is 0
-}
+func (e *engine) inlineSlot(ch int) bool { return !e.chans[ch].capped || e.reserve(ch) }
 
 // runInline runs t, which the task carried by tc spawned into channel ch,
 // on the calling goroutine (tc's) in that task's place, with ctx as its

@@ -13,11 +13,13 @@ package smartpool
 // Nothing is added to the path of a task: the search already skips blocked
 // queues, and only Pause, Resume, SetCap and Close write the blocked bits of
 // an uncapped channel (under the channel's pause lock), so the block is not
-// a hint there but the guard. Two other ways into a channel check the flag
-// off that path: a yielded task re-entering through a paused followup
-// channel takes no idle worker for itself but queues (yield.go, takeIdle),
-// and a child spawned into a paused channel is not run inline by its
-// parent (help.go, inlineSlot), which waits for room instead.
+// a hint there but the guard. A yielded task re-entering through a paused
+// followup channel checks the flag off that path: it takes no idle worker
+// for itself but queues (yield.go, takeIdle). A child that a Group's task
+// runs inline at the group's limit (help.go) is no task taken from the
+// queue but part of its parent, which would otherwise wait for a room that
+// only it can free: a pause does not stop it, while a capped channel's cap
+// in force (0 when paused) does, as any cap without a free slot.
 //
 // Tasks that left the queue before Pause still run: one a worker holds or
 // was handed, the rest of a batch in a worker's run buffer (buffer.go; at
@@ -61,9 +63,11 @@ func (p *chanPause) setCap(n int64) {
 // Pause returned, a task submitted to the channel does not start before
 // Resume, unless a worker that was polling the channel's queue as Pause ran
 // takes it. A task of the channel that yields and re-enters through a
-// paused followup channel waits in its queue too; a channel that runs tasks
-// on the submitting goroutine (channels.CallerRuns) still does. Pausing a
-// paused channel does nothing.
+// paused followup channel waits in its queue too. A channel that runs
+// tasks on the submitting goroutine (channels.CallerRuns) still does, and
+// a child that a Group's task runs itself at the group's limit still runs
+// (it is part of its parent; an uncapped channel's only). Pausing a paused
+// channel does nothing.
 //
 // Close resumes paused channels: a complete-on-close channel's queued
 // tasks run, a dropping channel's are dropped as usual, and Close never
