@@ -41,7 +41,7 @@ func TestLimit_SubmitAndSetLimit(t *testing.T) {
 	submit(t, o, "a", func(context.Context) {})
 	eventually(t, func() bool { return p.Stats().Admitted == 0 })
 
-	require.ErrorIs(t, p.SetLimit(0), smartpool.ErrBadLimit)
+	require.ErrorIs(t, p.SetLimit(-1), smartpool.ErrBadLimit) // 0 stops admission: pause_test.go
 	unlimited := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	require.ErrorIs(t, unlimited.Pool().SetLimit(3), smartpool.ErrConfig)
 	require.Zero(t, unlimited.Pool().Stats().Limit)

@@ -22,7 +22,7 @@ func (f Func) Run(ctx context.Context) { f(ctx) }
 // Unwrapper is implemented by tasks that a channel wraps around the tasks it
 // is given (see channels.Keyed), so that drop callbacks receive the task
 // that was submitted, and so that the pool finds its own wrappers inside
-// (a SubmitContext task it hands to an idle worker, or drops). The pool may
+// (a WithContext task it hands to an idle worker, or drops). The pool may
 // call Unwrap on a task it is about to run as well as on one it drops, any
 // number of times: Unwrap must only return the wrapped task, with no side
 // effect.

@@ -57,6 +57,7 @@ type mxCase struct {
 	k       mxKind
 	x       mxExit
 	w       mxWait // the context the task's waits are given
+	pause   bool   // pause the task's channel before Close (mxPause)
 	o       *smartpool.OwnedPool[string]
 	p       *smartpool.Pool[string]
 	subject smartpool.Channel
@@ -556,6 +557,7 @@ func (m *mxCase) play() {
 	case xCloseQueued:
 		m.enter()
 		m.tick()
+		m.pauseSubject()
 		m.closeAsync()
 		m.settle()
 		m.g.open()
@@ -568,6 +570,7 @@ func (m *mxCase) play() {
 		if !m.awaitYield(2) {
 			return
 		}
+		m.pauseSubject()
 		m.closeAsync()
 		if !m.awaitClose() {
 			return
@@ -622,6 +625,20 @@ func (m *mxCase) play() {
 		m.g.open()
 		m.awaitClose()
 		m.settle()
+	}
+}
+
+// pauseSubject pauses the task's channel if the case says so, and checks
+// that Stats shows it.
+func (m *mxCase) pauseSubject() {
+	if !m.pause {
+		return
+	}
+	if err := m.p.Pause("s"); err != nil {
+		m.t.Errorf("Pause: %v", err)
+	}
+	if !m.stats().Paused {
+		m.t.Errorf("Stats does not show the channel paused")
 	}
 }
 

@@ -208,6 +208,28 @@ func (w mxWait) String() string {
 	return ""
 }
 
+// mxPause says whether the task's channel is paused before Close, an axis
+// only where Close ends the task: Close resumes a paused channel, so the
+// task must end exactly as it does unpaused (Pool.Pause).
+type mxPause int
+
+const (
+	pRunning mxPause = iota
+	pPaused
+	mxPauses
+)
+
+func (p mxPause) applies(x mxExit) bool {
+	return p == pRunning || x == xCloseQueued || x == xCloseYielded
+}
+
+func (p mxPause) String() string {
+	if p == pPaused {
+		return ", its channel paused and then the pool closed"
+	}
+	return ""
+}
+
 const mxLimit = 8 // Config.Limit of every matrix pool
 
 var (
@@ -229,15 +251,20 @@ func TestEndings(t *testing.T) {
 					if !w.applies(e, x) {
 						continue
 					}
-					run++
-					name := fmt.Sprintf("a task entering by %s into %s %s%s", e.name(k), k, x, w)
-					t.Run(name, func(t *testing.T) { mxRun(t, e, k, x, w) })
+					for p := range mxPauses {
+						if !p.applies(x) {
+							continue
+						}
+						run++
+						name := fmt.Sprintf("a task entering by %s into %s %s%s%s", e.name(k), k, x, w, p)
+						t.Run(name, func(t *testing.T) { mxRun(t, e, k, x, w, p) })
+					}
 				}
 			}
 		}
 	}
 	total := int(mxEntries) * int(mxKinds) * int(mxExits)
-	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background())",
+	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background(); those Close ends, once more with their channel paused first)",
 		mxEntries, mxKinds, mxExits, total, total-run0, run)
 	reasons := make([]string, 0, len(skipped))
 	for r := range skipped {
@@ -251,7 +278,7 @@ func TestEndings(t *testing.T) {
 
 // mxRun runs one combination in a bubble; goroutines a failing case leaves
 // blocked make synctest panic, which becomes this case's failure.
-func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) {
+func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait, p mxPause) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Errorf("goroutines of the pool or the task were left blocked: %v", r)
@@ -259,6 +286,7 @@ func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) {
 	}()
 	synctest.Test(t, func(t *testing.T) {
 		m := newMxCase(t, e, k, x, w)
+		m.pause = p == pPaused
 		defer m.cleanup()
 		m.play()
 		m.cleanup()

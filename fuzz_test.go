@@ -170,12 +170,13 @@ const (
 	opKeyedLimit              // SetLimit(n) on both Keyed channels, bad n included
 	opSide                    // a side task (fzSideRec), its argument byte in n
 	opNest                    // nested group spawning at the limit (fzNest), its argument byte in n
+	opPause                   // Pool.Pause (n 0) or Pool.Resume (n 1) of channel ch, one of the modelled or Keyed ones
 )
 
 type fzOp struct {
 	kind fzOpKind
 	id   int  // opSubmit, opWake, opCancel: the task
-	ch   int  // opNil: the channel
+	ch   int  // opNil, opPause: the channel
 	n    int  // opSetLimit, opSetWorkers, opKeyedLimit: the argument
 	wait bool // opCancel: wait until the pool counted the cancellation
 }
@@ -296,6 +297,9 @@ func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
 				ops = append(ops, fzOp{kind: opSide, n: int(next())})
 			case x == 10:
 				ops = append(ops, fzOp{kind: opNest, n: int(next())})
+			case x == 11:
+				b := int(next())
+				ops = append(ops, fzOp{kind: opPause, ch: b % fzSL, n: b >> 7})
 			default:
 				ops = append(ops, fzOp{kind: opStats})
 			}
@@ -445,6 +449,8 @@ func (s fzSeed) setLimit(n int) fzSeed   { return append(s, 14, fzIndex(fzLimits
 func (s fzSeed) setWorkers(n int) fzSeed { return append(s, 14|2<<4, fzIndex(fzWorkerCounts, n)) }
 func (s fzSeed) keyedLimit(n int) fzSeed { return append(s, 14|7<<4, fzIndex(fzKeyedLimits, n)) }
 func (s fzSeed) xstats() fzSeed          { return append(s, 14|8<<4) }
+func (s fzSeed) pause(ch int) fzSeed     { return append(s, 14|11<<4, byte(ch)) }
+func (s fzSeed) resume(ch int) fzSeed    { return append(s, 14|11<<4, byte(ch|1<<7)) }
 
 // nest runs a nested group: see fzNest for the argument byte.
 func (s fzSeed) nest(ch, depth, limit int, yield, spread bool) fzSeed {
@@ -1180,7 +1186,7 @@ func (r *fzRun) checkShape(s *smartpool.Stats[string], live bool) error {
 	switch {
 	case r.limit == 0 && (s.Limit != 0 || s.Admitted != 0 || s.Waiting != 0):
 		return fmt.Errorf("stats of a pool without a limit: limit %d, %d admitted, %d waiting", s.Limit, s.Admitted, s.Waiting)
-	case r.limit > 0 && (s.Limit < 1 || int64(s.Limit) > maxLimit || live && s.Limit != r.curLimit):
+	case r.limit > 0 && (s.Limit < 0 || int64(s.Limit) > maxLimit || live && s.Limit != r.curLimit):
 		return fmt.Errorf("stats: limit %d, want %d (never above %d)", s.Limit, r.curLimit, maxLimit)
 	case s.Admitted < 0 || int64(s.Admitted) > maxLimit:
 		return fmt.Errorf("stats: %d admitted; no limit above %d was ever set", s.Admitted, maxLimit)
@@ -1950,6 +1956,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 		}()
 	}
 	closing := false
+	var paused [fzChans]bool // channels an opPause paused and none resumed
 	firstClose := func() {
 		closing = true
 		if h.pinnedClose {
@@ -1988,6 +1995,15 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			}
 			open()
 		} else {
+			// Paused channels would never settle: resumed, they run their
+			// tasks (a pinned Close is the one that meets them paused).
+			for ch, p := range paused {
+				if p {
+					if err := r.pool.Resume(fzLayout[ch].key); err != nil && !errors.Is(err, smartpool.ErrClosed) {
+						t.Fatalf("Resume(%s): %v", fzLayout[ch].key, err)
+					}
+				}
+			}
 			open()
 			fzWait(t, "the pool settling before Close", r.settled)
 			r.log(fzEvent{kind: evClose, id: -1}) // nothing is queued: its place in the log is exact
@@ -2190,7 +2206,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			switch { // bad values first, then a closed pool
 			case r.limit == 0:
 				want = smartpool.ErrConfig
-			case op.n < 1:
+			case op.n < 0: // 0 admits nothing until raised
 				want = smartpool.ErrBadLimit
 			case closing && (r.exact || errors.Is(err, smartpool.ErrClosed)):
 				want = smartpool.ErrClosed // with two workers, Close may not have started yet
@@ -2274,6 +2290,29 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 		case opNest:
 			r.degrade() // the model does not know the nests' tasks either
 			r.nestOp(op.n)
+		case opPause:
+			// The order model does not know paused channels: a pause
+			// keeps the invariants only, Close's counts among them.
+			key := fzLayout[op.ch].key
+			pause := op.n == 0
+			var err error
+			if pause {
+				err = r.pool.Pause(key)
+			} else {
+				err = r.pool.Resume(key)
+			}
+			switch {
+			case err == nil && closing && r.exact:
+				t.Fatalf("Pause/Resume(%s) after Close: nil, want ErrClosed", key)
+			case err == nil:
+				if pause {
+					r.degrade()
+				}
+				paused[op.ch] = pause
+			case errors.Is(err, smartpool.ErrClosed) && (closing || r.pool.State() >= smartpool.Closing):
+			default:
+				t.Fatalf("Pause/Resume(%s): %v", key, err)
+			}
 		case opKeyedLimit:
 			r.kMax = max(r.kMax, op.n)
 			for _, k := range r.keyed {
@@ -2355,6 +2394,15 @@ func FuzzPoolOps(f *testing.F) {
 	}
 	cb := func(ch, param int) byte { return byte(ch | param<<3) }
 	seeds := []fzSeed{
+		// Paused channels met by Close: every channel's tasks queued, half
+		// of the channels paused (one resumed again), Close while pinned:
+		// the complete-on-close ones run, the dropping ones are dropped.
+		all(fzStartX(true, 0, 2), 0).pause(hiF).pause(hiP).pause(midM).pause(loM).pause(fzKC).pause(fzKD).
+			resume(midM).stats().close().pause(loF).resume(hiF).stats(),
+		// Paused while a limit holds: SetLimit(0) admits nothing, paused
+		// tasks keep their units; resumed before the unpinned Close.
+		all(fzStartX(false, 4, 1), kYield1).pause(midD).pause(loP).setLimit(0).submit(hiF, 0, 0).
+			pause(hiF).setLimit(3).resume(midD).stats().close(),
 		// Submit racing shutdown: a full queue, Close while pinned, then
 		// submits of every kind after it, by key and through the channel.
 		all(all(fzStart(true), 0), kTyped).close().
