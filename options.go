@@ -146,6 +146,7 @@ func Unordered(o Order) error {
 	}
 	return nil
 }
+
 // submitWith queues t in channel ch as opts say, merged into the order the
 // channel's own submit method gives, through push (nil: the channel's
 // Push): with a context through submitContext, which may wait and cancels;
