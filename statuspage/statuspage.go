@@ -87,7 +87,7 @@ var page = template.Must(template.New("page").Parse(pageHTML))
 // mux decides where it is served. A pattern without a trailing slash
 // matches that path only:
 //
-//	mux.Handle("/debug/smartpool/", statuspage.Handler(pool, statuspage.Options{}))
+//	mux.Handle("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{}))
 //
 // serves /debug/smartpool, and /debug/smartpool/ is the mux's 404. A
 // pattern with a trailing slash serves both, the mux redirecting
