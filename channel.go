@@ -59,6 +59,9 @@ func NewPlug(s Source) Plug { return Plug{s: s} }
 
 func (p Plug) source() Source { return p.s }
 
+// Plug supplies the method that only it can: a Channel embeds a Plug.
+var _ interface{ source() Source } = Plug{}
+
 // SourceOf returns c's Source, or nil if c is nil or holds none (a zero
 // value not made by its constructor). Composite channels (channels.Multi)
 // reach their inner channels' Sources through it.

@@ -1,79 +1,78 @@
 // Package smartpool is a worker pool with priorities: tasks arrive through
-// named channels grouped into levels, and a pluggable scheduler decides which
-// level a free worker serves.
+// named channels grouped into levels, highest first, and a pluggable
+// scheduler decides which level a free worker serves.
 //
-// The smallest pool lists its channels in a Levels value, a ready-made
-// PoolBehavior:
+// The smallest pool is four lines:
 //
 //	jobs := channels.NewFIFO()
 //	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
 //	err = jobs.Submit(func(ctx context.Context) { work() })
 //	report, err := owned.Close(ctx) // runs what jobs still holds, then reports
 //
-// A real program declares its own PoolBehavior: its channels (FIFO,
-// Deadline, Priority, Multi, Bounded or Keyed from the channels package, or
-// its own Channel), the levels they sit in (highest first), what each does
-// at Close (complete or drop), where a task that yielded re-enters, and the
-// rest of Config (workers, scheduler, in-flight limit, caps, drop
-// callbacks, panic handler). New validates it once and opens the pool.
+// It grows a line at a time: more levels and channels in Levels, each with
+// its close policy, followup, cap and OnEnd callback, and the pool-wide
+// settings (workers, limit, panic handler, logger) through Levels.With. A
+// behavior with code of its own declares a PoolBehavior type instead.
 //
-//	type Key int
+// # What to use for what
 //
-//	const (
-//		Realtime Key = iota
-//		Backlog
-//	)
+// Submit a task:
+//   - a channel's own Submit (FIFO.Submit, Deadline.Submit(due, fn), ...
+//     in the channels package), or Pool.Submit(key, fn) and
+//     Pool.SubmitTask by key;
+//   - options, the same on every submit: WithContext (wait for room,
+//     cancel while queued), WithDeadline, WithPriority; an option the
+//     channel cannot honour is an error wrapping ErrOption;
+//   - Go(pool, key, fn) for a result (a Future); NewFuture for a channel's
+//     SubmitTask;
+//   - Pool.After, At and Every for later and periodic tasks; Handoff for a
+//     continuation that keeps its chain's unit of the limit.
 //
-//	type Game struct{ Realtime, Backlog *channels.FIFO }
+// Wait inside a task without holding a worker: Yield, Sleep, Recv,
+// Future.Wait, Group.Wait. The task re-enters through its channel's
+// followup (PoolBehavior.Followup, LevelChannel.Followup).
 //
-//	func (g *Game) Config() smartpool.Config[Key] {
-//		return smartpool.Config[Key]{Levels: [][]smartpool.ChannelParams[Key]{
-//			{{Key: Realtime, CompleteOnClose: true}},
-//			{{Key: Backlog}},
-//		}}
-//	}
+// Group tasks: NewGroup or Scope, Group.Go, SetLimit, Wait, CollectErrors,
+// as golang.org/x/sync/errgroup's Group (see Group for the differences).
 //
-//	func (g *Game) Channel(k Key) smartpool.Channel {
-//		if k == Realtime {
-//			return g.Realtime
-//		}
-//		return g.Backlog
-//	}
+// Schedule: Config.Schedule (scheduler.HighestFirst, RoundRobin, Weighted,
+// or a scheduler.Scheduler of your own); the order within a channel is the
+// channel's (FIFO, Deadline, Priority, Keyed, Bounded, Multi).
 //
-//	func (g *Game) Followup(from Key) Key { return Realtime }
+// Limit: Config.Workers and Pool.SetWorkers (tasks running at once);
+// Config.Limit and Pool.SetLimit (tasks admitted and not finished);
+// ChannelParams.MaxRunning or MaxInFlight and Pool.SetCap (per channel);
+// channels.Bounded (a queue with room for n); channels.Keyed (a limit per
+// host or tenant).
 //
-//	game := &Game{Realtime: channels.NewFIFO(), Backlog: channels.NewFIFO()}
-//	owned, err := smartpool.New[Key](game)
-//	err = game.Realtime.Submit(func(ctx context.Context) { tick() })
-//	err = owned.Pool().Submit(Backlog, func(ctx context.Context) { bake() })
-//	report, err := owned.Close(ctx)
+// Observe: Pool.Stats (counts, queue wait and run time histograms, stalls),
+// ChannelParams.OnEnd (every task's Outcome, once), Config.Logger (log/slog),
+// Pool.Publish (expvar); the statuspage and prometheus packages.
 //
-// # How a worker finds work
+// Shut down: OwnedPool.Close (see Closing below) and OwnedPool.Done.
 //
-// Every queue has one bit in an atomic availability bitfield and every level
-// a summary bit, so a worker chooses a level and decides to sleep with one
-// atomic load, and no global lock is taken on submit, pick or run (see
-// internal/avail for the availability-bit protocol and park.go for the
-// sleep/wake protocol without lost wake-ups).
+// Write a channel of your own: see Source, the contract a channel hands the
+// pool; users of a channel never see it.
 //
 // # Waiting without a worker
 //
 // A task that waits calls Yield (or Sleep, Recv, Future.Wait, Group.Wait,
 // which are built on it): its worker goes back to the pool while it waits,
 // and it re-enters through its followup channel, so tasks can wait on tasks
-// at any pool size without deadlock.
+// at any pool size without deadlock. What decides is the goroutine, not the
+// context: a wait from a task's goroutine yields whatever context it is
+// given, context.Background() included.
 //
 // # Closing
 //
 // OwnedPool.Close stops admission, runs every queued and yielded task of
 // complete-on-close channels, drops the queued tasks of the other channels,
-// and returns a Report once every worker has exited. Every dropped task,
-// whatever dropped it (Close, a late deadline, a displaced oldest task, a
-// yielded task of a dropping channel that comes back after Close), is
-// counted and passed once to its channel's ChannelParams.OnDrop. A yielded
-// task of a dropping channel still waiting when Close returns is dropped
-// when its wait ends: the report counts it in Yielded, and later Stats in
-// Dropped.
+// and returns a Report once every worker has exited. Every task ends once,
+// with an Outcome that its channel counts and passes to ChannelParams.OnEnd:
+// it ran, panicked, called runtime.Goexit, was cancelled while queued, or
+// was dropped (on Close, late, or displaced). A yielded task of a dropping
+// channel still waiting when Close returns is dropped when its wait ends:
+// the report counts it in Yielded, and later Stats in Dropped.
 //
 // # Panics
 //
@@ -84,4 +83,12 @@
 // Panicked. runtime.Goexit in a task is survived and counted too. A panic in
 // a custom scheduler is recovered and logged, and the worker serves the
 // highest level with work from then on.
+//
+// # How a worker finds work
+//
+// Every queue has one bit in an atomic availability bitfield and every level
+// a summary bit, so a worker chooses a level and decides to sleep with one
+// atomic load, and no global lock is taken on submit, pick or run (see
+// internal/avail for the availability-bit protocol and park.go for the
+// sleep/wake protocol without lost wake-ups).
 package smartpool

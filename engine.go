@@ -95,7 +95,7 @@ type chanInfo struct {
 	coc       bool
 	onEnd     func(Task, Outcome) // ChannelParams.OnEnd; read-only
 	dropped   atomic.Uint64
-	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
+	cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
 	accounted atomic.Bool   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
 	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
@@ -104,8 +104,10 @@ type chanInfo struct {
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
-	maxRunning atomic.Int64 // the cap, when capped
+	maxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
 	running    atomic.Int64 // slots reserved, when capped
+
+	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
 }
 
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine, error) {
@@ -180,6 +182,7 @@ func (e *engine) startClose() {
 		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
 		e.stopped.Store(true)
 		e.resize.Unlock()
+		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]Task, len(e.chans))
 		for i := range e.chans {
@@ -237,7 +240,7 @@ func (e *engine) dropQueued(ch int, t Task, why Outcome) bool {
 
 // discard releases the unit of a queued task of channel ch the pool will
 // not run and returns the task as the user submitted it, seen through
-// SubmitContext's wrapper and any channel's (Unwrapper); false if its
+// WithContext's wrapper and any channel's (Unwrapper); false if its
 // submitter cancelled it, which was reported already.
 func (e *engine) discard(ch int, t Task) (Task, bool) {
 	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
@@ -250,7 +253,7 @@ func (e *engine) discard(ch int, t Task) (Task, bool) {
 	return userTask(t), true
 }
 
-// cancellableOf returns SubmitContext's wrapper inside t, or nil.
+// cancellableOf returns WithContext's wrapper inside t, or nil.
 func cancellableOf(t Task) *cancellable {
 	for {
 		switch tt := t.(type) {
@@ -264,7 +267,7 @@ func cancellableOf(t Task) *cancellable {
 	}
 }
 
-// userTask returns t as the user submitted it, seen through SubmitContext's
+// userTask returns t as the user submitted it, seen through WithContext's
 // wrapper and any channel's (Unwrapper).
 func userTask(t Task) Task {
 	for {

@@ -23,7 +23,7 @@ var (
 // panicked (the panic goes to the Future, not to the pool's panic handler;
 // the pool counts it in ChannelStats.Panicked); with ErrDropped if the pool
 // dropped the task; with ErrGoexit if it called runtime.Goexit; with
-// ctx.Err() if it was submitted with Pool.SubmitContextTask and ctx ended
+// ctx.Err() if it was submitted with SubmitTask with WithContext and ctx ended
 // while it was queued; or, for Go, with the submit error if the task was
 // never queued.
 // A Future is safe for concurrent use and must not be copied.
@@ -105,7 +105,7 @@ func (t *futureTask[T]) dropped() {
 }
 
 // cancelled resolves a task whose submitter's context ended while it was
-// queued (SubmitContextTask).
+// queued (SubmitTask with WithContext).
 func (t *futureTask[T]) cancelled(err error) {
 	var zero T
 	t.f.resolve(zero, err)
@@ -124,10 +124,10 @@ func recoveredPanic(ctx context.Context) {
 }
 
 // NewFuture returns a task that runs fn, and the Future of its result, for
-// submitting to a channel's own submit method (a deadline, a priority) or
-// with Pool.SubmitContextTask. If that submit fails, the Future never
-// resolves: check its error. A task
-// submitted twice resolves the Future with its first run.
+// a submit that takes a Task (a channel's SubmitTask, Pool.SubmitTask,
+// Handoff): Go does both for a by-key submit. If that submit fails, the
+// Future never resolves: check its error. A task submitted twice resolves
+// the Future with its first run.
 func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]) {
 	f := newFuture[T]()
 	if fn == nil {
@@ -136,10 +136,12 @@ func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]
 	return &futureTask[T]{f: f, fn: fn}, f
 }
 
-// Go submits fn to the channel named key of p and returns the Future of its
-// result. A submit error (ErrNilTask, ErrClosed, ErrUnknownKey, ErrFull) resolves the
-// Future at once.
-func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error)) *Future[T] {
+// Go submits fn to the channel named key of p, as Pool.Submit does with
+// opts, and returns the Future of its result. A submit error (ErrNilTask,
+// ErrClosed, ErrUnknownKey, ErrOption, ErrFull, ctx.Err() of WithContext)
+// resolves the Future at once; so does WithContext's context ending while
+// fn is queued (with ctx.Err()), and a drop (with ErrDropped).
+func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...Option) *Future[T] {
 	if fn == nil {
 		f := newFuture[T]()
 		var zero T
@@ -147,7 +149,7 @@ func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T,
 		return f
 	}
 	t, f := NewFuture(fn)
-	if err := p.SubmitTask(key, t); err != nil {
+	if err := p.SubmitTask(key, t, opts...); err != nil {
 		var zero T
 		f.resolve(zero, err)
 	}

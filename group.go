@@ -166,8 +166,12 @@ func (g *Group[K]) SetLimit(n int) {
 // ErrUnknownKey, ErrFull from a full channel that cannot wait), or the
 // context's error if it ends first, becomes the group's error if it is the
 // first, and fn is not run.
-func (g *Group[K]) Go(key K, fn func(ctx context.Context) error) {
-	g.spawn(key, fn, true)
+//
+// opts order fn in its channel (WithDeadline, WithPriority) as Submit's do;
+// WithContext is refused with ErrOption (as the group's error): a group's
+// tasks live by the group's context, given to NewGroup or Scope.
+func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option) {
+	g.spawn(key, fn, true, opts)
 }
 
 // TryGo submits fn to the channel named key only if there is room at once:
@@ -178,14 +182,15 @@ func (g *Group[K]) Go(key K, fn func(ctx context.Context) error) {
 // again; any other refusal (ErrNilTask, ErrClosed, ErrUnknownKey, the
 // group's context ended) also becomes the group's error and cancels it, so
 // false with the group's context still live means "no room".
-func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error) bool {
-	return g.spawn(key, fn, false)
+// opts are Go's.
+func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Option) bool {
+	return g.spawn(key, fn, false, opts)
 }
 
 // errNoRoom is enter's refusal when the group is at its limit.
 var errNoRoom = errors.New("no room in the group")
 
-func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) bool {
+func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
 	ch, ok := g.p.index[key]
 	switch {
 	case fn == nil:
@@ -193,6 +198,14 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 		return false
 	case !ok:
 		g.fail(g.current(), unknownKey(key))
+		return false
+	}
+	so, err := gather(Order{}, opts)
+	if err == nil && so.ctx != nil {
+		err = &optionError{what: "WithContext in Group.Go: a group's tasks live by the group's context"}
+	}
+	if err != nil {
+		g.fail(g.current(), g.p.named(key, err))
 		return false
 	}
 	r, help, err := g.enter(ch, wait)
@@ -207,7 +220,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool) b
 		return true
 	}
 	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
-	err = g.p.e.submitContext(r.ctx, ch, t, submitMode{wait: wait, room: wait})
+	err = g.p.named(key, g.p.e.submitContext(r.ctx, ch, t, submitMode{order: so.order, wait: wait, room: wait}))
 	switch {
 	case err == nil:
 		return true

@@ -28,21 +28,25 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 // then the channel's (ErrClosed during Close only from inside a Yield's
 // wait or from a dropped channel). fn receives a context of its own,
 // as any task does: nothing of ctx but its unit passes on. A child that its
-// parent runs in its own place (Group.Go, SubmitContext and a full
+// parent runs in its own place (Group.Go, WithContext and a full
 // channels.Bounded from a task with no room: see Group) hands off the
 // parent's unit, which it runs on.
-func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context)) error {
+//
+// opts order fn in its channel (WithDeadline, WithPriority) as Submit's do;
+// WithContext is refused with ErrOption: a continuation lives by its
+// chain's unit, not by a context of its own.
+func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context), opts ...Option) error {
 	if fn == nil {
 		if tc := taskOf(ctx); tc == nil || tc.e != p.e {
 			return ErrNotInTask
 		}
 		return ErrNilTask
 	}
-	return p.HandoffTask(ctx, key, Func(fn))
+	return p.HandoffTask(ctx, key, Func(fn), opts...)
 }
 
 // HandoffTask is Handoff for a Task value.
-func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
+func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option) error {
 	e := p.e
 	tc := taskOf(ctx)
 	switch {
@@ -55,6 +59,13 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	if !ok {
 		return unknownKey(key)
 	}
+	so, err := gather(Order{}, opts)
+	if err == nil && so.ctx != nil {
+		err = &optionError{what: "WithContext in Handoff: a continuation holds its chain's unit, not a context"}
+	}
+	if err != nil {
+		return p.named(key, err)
+	}
 	transfer := e.admit.on && !tc.handedOff
 	if !transfer {
 		if err := e.admitNow(1); err != nil {
@@ -63,7 +74,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	}
 	c := e.chans[ch].c
 	e.credited(ch, 1)
-	err := c.Push(t, Order{})
+	err = c.Push(t, so.order)
 	if errors.Is(err, ErrClosed) && tc.w != nil {
 		// Draining: the work goes on, like a yielded task's re-entry. The
 		// calling task holds a worker, which looks for work again when the
@@ -80,5 +91,5 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task) error {
 	case transfer:
 		tc.handedOff = true
 	}
-	return err
+	return p.named(key, err)
 }

@@ -78,14 +78,6 @@ func served[C smartpool.Channel](c C) C {
 // src returns c's Source: the unit tests drive a channel as the pool does.
 func src(c smartpool.Channel) smartpool.Source { return smartpool.SourceOf(c) }
 
-// pushWait calls the Source's PushWait, which the pool calls on a full
-// Bounded for a submit given a context.
-func pushWait(c smartpool.Channel, ctx context.Context, t smartpool.Task) error {
-	return src(c).(interface {
-		PushWait(context.Context, smartpool.Task) error
-	}).PushWait(ctx, t)
-}
-
 // servedEnds is served by a harness that knows c as its channel, as a pool
 // does: c's submits given options go through the pool's code, and onEnd,
 // if not nil, plays the pool's smartpool.ChannelParams.OnEnd.

@@ -35,7 +35,7 @@ import (
 //	0, 1  Push(idTask)
 //	2     Submit(fn)
 //	3     Requeue(idTask)
-//	4     src(Next()).Push(idTask, smartpool.Order{}): a typed submit through the rotation
+//	4     Next()'s Push(idTask): a typed submit through the rotation
 //	5, 6  Poll(q), q from the next byte, -1 to Queues() inclusive
 //	7     Push(nil), Submit(nil), Requeue(nil): ErrNilTask, rotation untouched
 //	8     Close(false): admission stops, Requeue still accepted, queues drain

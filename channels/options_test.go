@@ -171,7 +171,8 @@ func TestKeyedSubmitOptionsKeepGroup(t *testing.T) {
 	if s := k.Stats(); s.Groups != 2 || s.Ready != 2 {
 		t.Fatalf("Stats %+v, want groups a and b, both ready", s)
 	}
-	if src(k).Poll(0) == nil || src(k).Poll(0) == nil {
+	first, second := src(k).Poll(0), src(k).Poll(0)
+	if first == nil || second == nil {
 		t.Fatal("the second group's task is not ready: the tasks share a group")
 	}
 	if k.Running("a") != 1 || k.Running("b") != 1 {

@@ -25,8 +25,8 @@ func (s stallPool) Config() smartpool.Config[string] {
 func (s stallPool) Channel(string) smartpool.Channel { return s.jobs }
 func (s stallPool) Followup(k string) string         { return k }
 
-// The page counts the pool's stalls and flags the one going on, in its HTML
-// and its JSON.
+// The page counts the pool's stalls and shows a banner at its top while one
+// goes on, in its HTML and its JSON.
 func TestStalled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := stallPool{jobs: channels.NewFIFO()}
@@ -60,7 +60,7 @@ func TestStalled(t *testing.T) {
 			}
 			return v
 		}
-		flag := regexp.MustCompile(`<span id="stalled" class="flag stalled"( hidden)?>`)
+		flag := regexp.MustCompile(`<body>\s*<div id="stall" role="alert"( hidden)?>`)
 		if got := read(); got != (stalls{}) || flag.FindStringSubmatch(get(""))[1] == "" {
 			t.Fatalf("a fresh pool shows %+v, or its page flags a stall", got)
 		}

@@ -1,14 +1,17 @@
 // Package statuspage serves a live page of a smartpool pool for a program's
 // debug mux, in the spirit of golang.org/x/net/trace's /debug/requests:
 // levels top to bottom, each channel with its close policy, queued and
-// running tasks, tasks per second with a sparkline of the last minute, and
-// queue-wait quantiles; channels that drop tasks or wait too long are
-// highlighted, and so is a stall the pool's watchdog reports
-// (smartpool.Config.StallAfter), with the count of stalls so far. The page refreshes itself once a second from a JSON endpoint
-// beside it (the same URL with ?format=json). Standard library only:
-// html/template, an embedded page, a few lines of plain JavaScript.
+// running tasks, tasks per second with a sparkline of the last minute, queue
+// wait and run time quantiles, and the tasks cancelled, yielded, dropped and
+// panicked. Channels that drop tasks or wait too long are highlighted, and a
+// stall the pool's watchdog reports (smartpool.Config.StallAfter) shows as a
+// banner at the top, with the count of stalls so far in the summary. The
+// handler records the history from the moment it is made (see Handler); the
+// page refreshes itself once a second from a JSON endpoint beside it (the
+// same URL with ?format=json). Standard library only: html/template, an
+// embedded page, a few lines of plain JavaScript.
 //
-//	mux.Handle("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{}))
+//	mux.Handle("/debug/smartpool/", statuspage.Handler(pool, statuspage.Options{}))
 package statuspage
 
 import (
@@ -74,8 +77,9 @@ var page = template.Must(template.New("page").Parse(pageHTML))
 // that the page's first view already shows the rates and sparklines of the
 // minute before (or of the time since Handler was called, if less). The
 // recording is a timer, not a goroutine; it stops once p has closed (in a
-// testing/synctest bubble, it keeps fake time moving until then). Each
-// request reads p's Stats afresh for the other figures.
+// testing/synctest bubble, it keeps fake time moving until then). Each call
+// starts a recording of its own: make one handler per pool, when the pool
+// starts. Each request reads p's Stats afresh for the other figures.
 //
 // The handler does not look at the request's path: it serves the page at
 // whatever path the mux hands it, and the page's JSON at the same path with
@@ -99,7 +103,7 @@ func Handler[K comparable](p *smartpool.Pool[K], o Options) http.Handler {
 		o.LateWait = 100 * time.Millisecond
 	}
 	h := &handler[K]{p: p, o: o}
-	h.tick()
+	h.tick(time.Now())
 	return h
 }
 
@@ -120,15 +124,24 @@ type sample struct {
 }
 
 // tick records a sample and, unless the pool had closed before it, asks
-// for the next one a second later.
-func (h *handler[K]) tick() {
+// for the next one a second after due, when this one was due: the samples
+// keep to a one-second grid however late the timer fires, unless it fires
+// more than a second late, when the grid starts again from now.
+func (h *handler[K]) tick(due time.Time) {
 	closed := h.p.State() == smartpool.Closed // before the reading: a pool closed since gets one more
-	h.record(takeSample(h.p.Stats(), time.Now()))
-	if !closed {
-		time.AfterFunc(every, h.tick)
+	now := time.Now()
+	h.record(takeSample(h.p.Stats(), now))
+	if closed {
+		return
 	}
+	next := due.Add(every)
+	if next.Before(now) {
+		next = now.Add(every)
+	}
+	time.AfterFunc(time.Until(next), func() { h.tick(next) })
 }
 
+// takeSample keeps what the page needs of s, read at now.
 func takeSample[K comparable](s *smartpool.Stats[K], now time.Time) sample {
 	n := len(s.Channels)
 	cur := sample{at: now, finished: make([]uint64, n), dropped: make([]uint64, n), wait: make([][]smartpool.TimingBucket, n)}
@@ -229,6 +242,10 @@ func (h *handler[K]) view() view {
 	if h.o.Sections != nil {
 		v.Sections = h.o.Sections()
 	}
+	var times []float64 // each sample interval's end, for the sparklines
+	for _, x := range samples[1:] {
+		times = append(times, x.at.Sub(first.at).Seconds())
+	}
 	for i, c := range s.Channels {
 		for len(v.Levels) <= c.Level {
 			v.Levels = append(v.Levels, level{Level: len(v.Levels)})
@@ -249,7 +266,7 @@ func (h *handler[K]) view() view {
 		}
 		cv.Dropping = c.Dropped > first.dropped[i]
 		cv.Late = p99Since(first.wait[i], c.Wait.Buckets, c.Wait.Count) >= h.o.LateWait
-		cv.Points = sparkPoints(cv.Spark)
+		cv.Points = sparkPoints(cv.Spark, times)
 		v.Levels[c.Level].Channels = append(v.Levels[c.Level].Channels, cv)
 	}
 	return v
@@ -291,23 +308,23 @@ func p99Since(then, now []smartpool.TimingBucket, total uint64) time.Duration {
 // sparklines have viewBox="0 0 100 100" and are stretched to their size.
 const sparkBox = 100.0
 
-// sparkPoints draws rates, one per sample interval, as an SVG polyline in a
-// sparkBox square: the oldest at the left edge, the newest at the right,
-// from zero at the bottom to their maximum at the top (a 2% margin keeps
-// the line inside). Samples are a second apart, so the line spans the
-// recorded history, up to a minute.
-func sparkPoints(rates []float64) string {
+// sparkPoints draws rates as an SVG polyline in a sparkBox square, each
+// rate at its time (seconds, ascending): the first at the left edge, the
+// last at the right, from zero just above the bottom to the greatest rate a
+// fifth below the top (room to see a level, not the box's edge). A
+// single rate is a level line.
+func sparkPoints(rates, times []float64) string {
+	if len(rates) == 1 {
+		rates, times = append(rates, rates[0]), []float64{0, 1}
+	}
 	top := 1.0
 	for _, r := range rates {
 		top = max(top, r)
 	}
 	pts := make([]byte, 0, 12*len(rates))
 	for i, r := range rates {
-		x := sparkBox
-		if len(rates) > 1 {
-			x = float64(i) / float64(len(rates)-1) * sparkBox
-		}
-		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, sparkBox*(0.98-0.96*r/top))
+		x := (times[i] - times[0]) / (times[len(times)-1] - times[0]) * sparkBox
+		pts = fmt.Appendf(pts, "%.1f,%.1f ", x, sparkBox*(0.98-0.78*r/top))
 	}
 	return strings.TrimSpace(string(pts))
 }
