@@ -399,6 +399,27 @@ func (m *mxCase) submit() error {
 		return m.p.SubmitTask("s", m.probe)
 	case ePoolSubmitCtx:
 		return m.p.Submit("s", m.body, smartpool.WithContext(m.ctx))
+	case eChanSubmitCtx:
+		ctx := smartpool.WithContext(m.ctx)
+		switch c := s.(type) {
+		case *channels.FIFO:
+			return c.Submit(m.body, ctx)
+		case *channels.Deadline:
+			return c.Submit(m.deadline(), m.body, ctx)
+		case *channels.Priority:
+			return c.Submit(5, m.body, ctx)
+		case *channels.Bounded:
+			return c.Submit(m.body, ctx)
+		case *channels.Keyed[string]:
+			return c.Submit("grp", m.body, ctx)
+		case *channels.Multi[*channels.FIFO]:
+			return c.Submit(m.body, ctx)
+		}
+	case eKeyOrdered:
+		if _, ok := s.(*channels.Priority); ok {
+			return m.p.Submit("s", m.body, smartpool.WithPriority(5))
+		}
+		return m.p.Submit("s", m.body, smartpool.WithDeadline(m.deadline()))
 	case eGo:
 		m.watchFuture(smartpool.Go(m.p, "s", m.futureFn))
 		return nil

@@ -52,7 +52,7 @@ type mxEntry int
 const (
 	eChanSubmit     mxEntry = iota // the channel's own Submit
 	eChanSubmitTask                // the channel's own SubmitTask (FIFO: SubmitBatch; Multi: Next().Submit)
-	eTrySubmit                     // Bounded.TrySubmit
+	eTrySubmit                     // Bounded.Submit without a context: never waits
 	ePoolSubmit
 	ePoolSubmitTask
 	ePoolSubmitCtx // Pool.Submit with WithContext
@@ -65,7 +65,9 @@ const (
 	eAt
 	eEvery
 	eHandoff
-	eYield // submitted by key, yields, re-enters through its followup channel
+	eYield         // submitted by key, yields, re-enters through its followup channel
+	eChanSubmitCtx // the channel's own Submit with WithContext (through Bits.Submit)
+	eKeyOrdered    // Pool.Submit with the channel's ordering option (WithDeadline, WithPriority)
 	mxEntries
 )
 
@@ -83,10 +85,17 @@ func (e mxEntry) name(k mxKind) string {
 		}
 		return ch + ".SubmitTask"
 	case eTrySubmit:
-		return ch + ".TrySubmit"
+		return ch + ".Submit(no context)"
+	case eChanSubmitCtx:
+		return ch + ".Submit+WithContext"
+	case eKeyOrdered:
+		if k == kPriority {
+			return "Pool.Submit+WithPriority"
+		}
+		return "Pool.Submit+WithDeadline"
 	case eFutureChan:
 		if k.bounded() {
-			return "NewFuture+" + ch + ".TrySubmitTask"
+			return "NewFuture+" + ch + ".SubmitTask(no context)"
 		}
 		return "NewFuture+" + ch + ".SubmitTask"
 	}
@@ -95,12 +104,14 @@ func (e mxEntry) name(k mxKind) string {
 		eEvery: "Every", eHandoff: "Handoff", eYield: "a re-entry after Yield"}[e]
 }
 
-func (e mxEntry) timer() bool     { return e == eAfter || e == eAt || e == eEvery }
-func (e mxEntry) group() bool     { return e == eGroupGo || e == eScope }
-func (e mxEntry) future() bool    { return e == eGo || e == eFutureChan || e == eFutureCtx }
-func (e mxEntry) submitCtx() bool { return e == ePoolSubmitCtx || e == eFutureCtx }
+func (e mxEntry) timer() bool  { return e == eAfter || e == eAt || e == eEvery }
+func (e mxEntry) group() bool  { return e == eGroupGo || e == eScope }
+func (e mxEntry) future() bool { return e == eGo || e == eFutureChan || e == eFutureCtx }
+func (e mxEntry) submitCtx() bool {
+	return e == ePoolSubmitCtx || e == eFutureCtx || e == eChanSubmitCtx
+}
 func (e mxEntry) ownDeadline() bool {
-	return e == eChanSubmit || e == eChanSubmitTask || e == eFutureChan
+	return e == eChanSubmit || e == eChanSubmitTask || e == eFutureChan || e == eChanSubmitCtx || e == eKeyOrdered
 }
 
 // mxExit is how the task leaves the pool.
@@ -147,7 +158,10 @@ var mxImpossible = []struct {
 	{"FIFO and Multi have no submit method of their own that takes a Task", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e == eFutureChan && (k == kFIFO || k == kMulti)
 	}},
-	{"TrySubmit exists only on Bounded", func(e mxEntry, k mxKind, x mxExit) bool { return e == eTrySubmit && !k.bounded() }},
+	{"Submit without a context is the no-wait door of Bounded only (other channels never wait)", func(e mxEntry, k mxKind, x mxExit) bool { return e == eTrySubmit && !k.bounded() }},
+	{"only Deadline and Priority order by a key an option gives", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e == eKeyOrdered && k != kDeadline && k != kDropLate && k != kPriority
+	}},
 	{"only WithContext ties a queued task to its submitter's context", func(e mxEntry, k mxKind, x mxExit) bool { return x == xCancelled && !e.submitCtx() }},
 	{"only a Deadline's own submit methods give a task a deadline here: by-key submits without WithDeadline and re-entries are never dropped as late", func(e mxEntry, k mxKind, x mxExit) bool {
 		return x == xDropLate && !e.ownDeadline()
@@ -501,7 +515,7 @@ func (m *mxCase) checkOnEnd() {
 // which OnEnd receives as a Func.
 func (m *mxCase) submitsFunc() bool {
 	switch m.e {
-	case eChanSubmit, eTrySubmit, ePoolSubmit, ePoolSubmitCtx, eYield, eHandoff:
+	case eChanSubmit, eTrySubmit, ePoolSubmit, ePoolSubmitCtx, eYield, eHandoff, eChanSubmitCtx, eKeyOrdered:
 		return true
 	case eChanSubmitTask:
 		return m.k == kFIFO || m.k == kMulti
