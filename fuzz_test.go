@@ -663,11 +663,23 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 				return c.SubmitTask(fzPriority(p), t)
 			})
 		case l.order == fzPrio:
-			c := channels.NewPriority()
-			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, c.SubmitTask(fzPriority(s.param), t) }}
+			// Typed submits alternate between the channel's own method and
+			// Pool.SubmitTask with the ordering option: the same key either way.
+			c, key := channels.NewPriority(), l.key
+			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) {
+				if s.id%2 == 1 {
+					return 0, r.pool.SubmitTask(key, t, smartpool.WithPriority(fzPriority(s.param)))
+				}
+				return 0, c.SubmitTask(fzPriority(s.param), t)
+			}}
 		case l.order == fzDeadline:
-			c := channels.NewDeadline()
-			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, c.SubmitTask(r.deadline(s.param), t) }}
+			c, key := channels.NewDeadline(), l.key
+			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) {
+				if s.id%2 == 1 {
+					return 0, r.pool.SubmitTask(key, t, smartpool.WithDeadline(r.deadline(s.param)))
+				}
+				return 0, c.SubmitTask(r.deadline(s.param), t)
+			}}
 		default:
 			c := channels.NewFIFO()
 			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, _ *fzSpec) (int, error) { return 0, src(c).Push(t, smartpool.Order{}) }}
