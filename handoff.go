@@ -56,7 +56,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	case nilTask(t):
 		return ErrNilTask
 	}
-	ch, ok := p.index[key]
+	ch, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
 	}

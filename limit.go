@@ -84,7 +84,7 @@ func (e *engine) unblock(ch int) {
 // count, so that they pay nothing for the feature) or wrapping ErrConfig and
 // ErrBadLimit for n < 1.
 func (p *Pool[K]) SetCap(key K, n int) error {
-	i, ok := p.index[key]
+	i, ok := p.lookup(key)
 	switch {
 	case !ok:
 		return unknownKey(key)

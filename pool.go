@@ -6,14 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 )
 
 // Pool is the shareable handle of a running pool: submit by key, read stats.
 // Get it from OwnedPool.Pool. All methods are safe for concurrent use.
 type Pool[K comparable] struct {
-	e         *engine
-	keys      []K       // channel index -> key; read-only
-	index     map[K]int // key -> channel index; read-only
+	e *engine
+	// keys maps a channel index to its key: read-only, but for the slots
+	// AddChannel fills (written under reshaper.mu before the channel can
+	// take a task). index maps a key to its channel index: a map never
+	// changed once published; AddChannel and RemoveChannel publish a new
+	// copy (under reshaper.mu), so a by-key submit costs one atomic load.
+	keys      []K
+	index     atomic.Pointer[map[K]int]
 	onPanic   func(K, *PanicError)
 	log       *slog.Logger // Config.Logger or slog.Default(); read-only
 	rate      rateWindow   // Stats' tasks-per-second window (report.go)
@@ -54,7 +60,7 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if p.e.stopped.Load() {
 		return ErrClosed
 	}
-	i, ok := p.index[key]
+	i, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
 	}
@@ -62,6 +68,12 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 		return p.e.submit(i, t, Order{}, nil)
 	}
 	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil))
+}
+
+// lookup returns the channel index of key: one atomic load and a map read.
+func (p *Pool[K]) lookup(key K) (int, bool) {
+	i, ok := (*p.index.Load())[key]
+	return i, ok
 }
 
 // named adds the channel's key to an option error, which a channel returns

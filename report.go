@@ -82,6 +82,12 @@ type Stats[K comparable] struct {
 	Stalls   uint64
 	Stalled  bool
 	Channels []ChannelStats[K]
+	// Removed sums the final counts (Ran, Panicked, Goexited, Dropped,
+	// Cancelled) of every channel RemoveChannel removed, each also in its
+	// removal's result; Channels lists only the channels present. Total
+	// includes it, so the pool's totals keep adding up across removals.
+	// Zero in a pool that never removed a channel.
+	Removed ChannelStats[K]
 }
 
 // Report is what Close returns: the Stats of the pool when its last worker
@@ -101,10 +107,11 @@ func (s *Stats[K]) Channel(key K) (ChannelStats[K], bool) {
 	return ChannelStats[K]{}, false
 }
 
-// Total sums every channel's counters; its Key and Level are zero.
+// Total sums every channel's counters, and those of the removed channels
+// (Removed); its Key and Level are zero.
 func (s *Stats[K]) Total() ChannelStats[K] {
 	var t ChannelStats[K]
-	for _, c := range s.Channels {
+	for _, c := range append(s.Channels, s.Removed) {
 		t.Queued += c.Queued
 		t.Ran += c.Ran
 		t.Panicked += c.Panicked
@@ -120,6 +127,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
 	e := p.e
+	defer e.reshape.lock()() // the channel tables hold still (reshape.go)
 	s := &Stats[K]{Workers: int(e.target.Load()), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
 	if e.admit.on {
 		s.Limit, s.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
@@ -156,6 +164,9 @@ func (p *Pool[K]) Stats() *Stats[K] {
 			s.Channels[r-1].Running++
 		}
 	})
+	if e.reshape != nil {
+		p.reshapeStats(s)
+	}
 	s.Rate = p.rate.update(s.Total().Finished())
 	return s
 }
@@ -191,7 +202,9 @@ func (e *engine) queued() []int {
 		n := int(e.born.Load())
 		held, all := e.holdBuffers(n)
 		for i := range e.chans {
-			q[i] = e.chans[i].c.Len()
+			if e.chans[i].c != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
+				q[i] = e.chans[i].c.Len()
+			}
 		}
 		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
 			// A worker being created (or created meanwhile) may fill its

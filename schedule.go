@@ -83,7 +83,7 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 	if p.e.stopped.Load() {
 		return nil, ErrClosed
 	}
-	ch, ok := p.index[key]
+	ch, ok := p.lookup(key)
 	if !ok {
 		return nil, unknownKey(key)
 	}

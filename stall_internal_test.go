@@ -39,10 +39,10 @@ func TestStall_DroppedPoolIsCollected(t *testing.T) {
 // emptyChannel is a channel that refuses every task.
 type emptyChannel struct{}
 
-func (emptyChannel) Queues() int        { return 1 }
-func (emptyChannel) Attach(Bits) error  { return nil }
-func (emptyChannel) Push(Task) error    { return ErrClosed }
-func (emptyChannel) Requeue(Task) error { return ErrClosed }
-func (emptyChannel) Poll(int) Task      { return nil }
-func (emptyChannel) Len() int           { return 0 }
-func (emptyChannel) Close(bool) []Task  { return nil }
+func (emptyChannel) Queues() int            { return 1 }
+func (emptyChannel) Attach(Bits) error      { return nil }
+func (emptyChannel) Push(Task, Order) error { return ErrClosed }
+func (emptyChannel) Requeue(Task) error     { return ErrClosed }
+func (emptyChannel) Poll(int) Task          { return nil }
+func (emptyChannel) Len() int               { return 0 }
+func (emptyChannel) Close(bool) []Task      { return nil }
