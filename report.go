@@ -31,6 +31,9 @@ type ChannelStats[K comparable] struct {
 	// restart) and Run their run time (start to end, including time spent
 	// yielded), from the tasks timing sampled (Config.TimingEvery).
 	Wait, Run Timing
+	// Removing says RemoveChannel is removing the channel: it refuses
+	// submits and ends what it holds (reshape.go).
+	Removing bool
 }
 
 // Finished returns the number of tasks that left the channel: ran,

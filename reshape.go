@@ -435,6 +435,7 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	}
 	e.chans[i].accounted.Store(e.admit.on && !att.admits.Load())
 	rs.slots[i].state = slotLive
+	index = *p.index.Load() // another AddChannel may have published while c attached
 	m := make(map[K]int, len(index)+1)
 	for k, v := range index {
 		m[k] = v
@@ -678,6 +679,7 @@ func (p *Pool[K]) reshapeStats(s *Stats[K]) {
 		c.Goexited -= sl.base.goexited
 		c.Dropped -= sl.base.dropped
 		c.Cancelled -= sl.base.cancelled
+		c.Removing = sl.state == slotRemoving
 		out = append(out, c)
 	}
 	s.Channels = out

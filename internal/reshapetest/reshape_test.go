@@ -1,0 +1,578 @@
+// Package reshapetest tests Pool.AddChannel and Pool.RemoveChannel from
+// outside the package. (It lives here while the root package's external
+// tests do not build against the current API; the tests move there as they
+// are.)
+package reshapetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// long bounds every wait for an event.
+const long = 10 * time.Second
+
+// eventually polls cond until it holds, failing the test after long.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(long)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Microsecond) // a poll of an event, bounded above; never a synchronisation by itself
+	}
+}
+
+// recv waits for c, failing after long.
+func recv[T any](t *testing.T, what string, c <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(long):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// endings records every OnEnd call, per task id.
+type endings struct {
+	mu  sync.Mutex
+	got map[int][]smartpool.Outcome
+}
+
+func newEndings() *endings { return &endings{got: map[int][]smartpool.Outcome{}} }
+
+func (en *endings) onEnd(t smartpool.Task, o smartpool.Outcome) {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	id := -1
+	if it, ok := t.(*idTask); ok {
+		id = it.id
+	}
+	en.got[id] = append(en.got[id], o)
+}
+
+// check asserts that tasks 0..n-1 each ended once, want[o] of them with o.
+func (en *endings) check(t *testing.T, n int, want map[smartpool.Outcome]int) {
+	t.Helper()
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	count := map[smartpool.Outcome]int{}
+	for id := range n {
+		os := en.got[id]
+		if len(os) != 1 {
+			t.Errorf("task %d ended %d times: %v", id, len(os), os)
+			continue
+		}
+		count[os[0]]++
+	}
+	if len(en.got) != n {
+		t.Errorf("%d tasks ended, want %d", len(en.got), n)
+	}
+	for o, k := range want {
+		if count[o] != k {
+			t.Errorf("%v: %d tasks, want %d (all: %v)", o, count[o], k, count)
+		}
+	}
+}
+
+// idTask is a task with an id, which OnEnd receives back.
+type idTask struct {
+	id int
+	fn func(ctx context.Context)
+}
+
+func (t *idTask) Run(ctx context.Context) { t.fn(ctx) }
+
+// newPool starts a pool with one listed FIFO "base" in level 0, an empty
+// level 1, and spare room.
+func newPool(t *testing.T, workers int, spare []int) (*smartpool.OwnedPool[string], *smartpool.Pool[string]) {
+	t.Helper()
+	levels := smartpool.Levels[string]{{{Key: "base", Channel: channels.NewFIFO()}}}
+	for len(levels) < len(spare) {
+		levels = append(levels, nil)
+	}
+	o, err := smartpool.New(levels.With(smartpool.Config[string]{Workers: workers, Spare: spare, StallAfter: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), long)
+		defer cancel()
+		if _, err := o.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return o, o.Pool()
+}
+
+func TestAddThenSubmit(t *testing.T) {
+	_, p := newPool(t, 2, []int{1, 2})
+	en := newEndings()
+	f := channels.NewFIFO()
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "tenant-7", OnEnd: en.onEnd}, f, "tenant-7"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 2)
+	if err := p.SubmitTask("tenant-7", &idTask{id: 0, fn: func(context.Context) { done <- 0 }}); err != nil {
+		t.Fatalf("by key: %v", err)
+	}
+	if err := f.Submit(func(context.Context) { done <- 1 }); err != nil {
+		t.Fatalf("through the channel: %v", err)
+	}
+	recv(t, "first task", done)
+	recv(t, "second task", done)
+	eventually(t, "both counted", func() bool {
+		c, ok := p.Stats().Channel("tenant-7")
+		return ok && c.Ran == 2 && c.Level == 1
+	})
+	if n := len(p.Stats().Channels); n != 2 {
+		t.Errorf("Stats lists %d channels, want 2", n)
+	}
+}
+
+func TestAddChannelErrors(t *testing.T) {
+	o, p := newPool(t, 1, []int{0, 1})
+	attached := channels.NewFIFO()
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "a"}, attached, "a"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		level  int
+		params smartpool.ChannelParams[string]
+		c      smartpool.Channel
+		follow string
+	}{
+		{"key in use", 1, smartpool.ChannelParams[string]{Key: "base"}, channels.NewFIFO(), "base"},
+		{"level out of range", 2, smartpool.ChannelParams[string]{Key: "x"}, channels.NewFIFO(), "x"},
+		{"negative level", -1, smartpool.ChannelParams[string]{Key: "x"}, channels.NewFIFO(), "x"},
+		{"nil channel", 1, smartpool.ChannelParams[string]{Key: "x"}, nil, "x"},
+		{"unknown followup", 0, smartpool.ChannelParams[string]{Key: "x"}, channels.NewFIFO(), "nope"},
+		{"followup does not complete on close", 0, smartpool.ChannelParams[string]{Key: "x", CompleteOnClose: true}, channels.NewFIFO(), "base"},
+		{"full level", 1, smartpool.ChannelParams[string]{Key: "x"}, channels.NewFIFO(), "x"},
+		{"no spare in the level", 0, smartpool.ChannelParams[string]{Key: "x"}, channels.NewFIFO(), "x"},
+		{"bad cap", 1, smartpool.ChannelParams[string]{Key: "x", MaxRunning: -1}, channels.NewFIFO(), "x"},
+		{"attached already", 1, smartpool.ChannelParams[string]{Key: "x"}, attached, "x"},
+	}
+	for _, tc := range cases {
+		err := p.AddChannel(tc.level, tc.params, tc.c, tc.follow)
+		if !errors.Is(err, smartpool.ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", tc.name, err)
+		}
+	}
+	if n := len(p.Stats().Channels); n != 2 {
+		t.Errorf("after refusals, Stats lists %d channels, want 2", n)
+	}
+	// A channel another pool holds.
+	other := channels.NewFIFO()
+	o2, err := smartpool.New(smartpool.Levels[string]{{{Key: "o", Channel: other}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "x"}, other, "x"); !errors.Is(err, smartpool.ErrConfig) {
+		t.Errorf("another pool's channel: %v, want ErrConfig", err)
+	}
+	if _, err := o2.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A pool without Spare.
+	o3, err := smartpool.New(smartpool.Levels[string]{{{Key: "o", Channel: channels.NewFIFO()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o3.Pool().AddChannel(0, smartpool.ChannelParams[string]{Key: "x"}, channels.NewFIFO(), "x"); !errors.Is(err, smartpool.ErrConfig) {
+		t.Errorf("no Spare: %v, want ErrConfig", err)
+	}
+	if _, err := o3.Pool().RemoveChannel(context.Background(), "o", smartpool.Drain); !errors.Is(err, smartpool.ErrConfig) {
+		t.Errorf("RemoveChannel without Spare: %v, want ErrConfig", err)
+	}
+	if _, err := o3.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// RemoveChannel's own errors.
+	if _, err := p.RemoveChannel(context.Background(), "nope", smartpool.Drain); !errors.Is(err, smartpool.ErrUnknownKey) {
+		t.Errorf("RemoveChannel(unknown): %v, want ErrUnknownKey", err)
+	}
+	if _, err := p.RemoveChannel(context.Background(), "a", 0); !errors.Is(err, smartpool.ErrConfig) {
+		t.Errorf("RemoveChannel(policy 0): %v, want ErrConfig", err)
+	}
+	// After Close.
+	if _, err := o.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "late"}, channels.NewFIFO(), "late"); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("after Close: %v, want ErrClosed", err)
+	}
+	if _, err := p.RemoveChannel(context.Background(), "a", smartpool.Drain); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("RemoveChannel after Close: %v, want ErrClosed", err)
+	}
+}
+
+// A channel that is another's followup cannot be removed first.
+func TestRemoveFollowupRefused(t *testing.T) {
+	_, p := newPool(t, 1, []int{2})
+	if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "b"}, channels.NewFIFO(), "base"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.RemoveChannel(context.Background(), "base", smartpool.Drain); !errors.Is(err, smartpool.ErrConfig) {
+		t.Fatalf("removing b's followup: %v, want ErrConfig", err)
+	}
+	if _, err := p.RemoveChannel(context.Background(), "b", smartpool.Drain); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.RemoveChannel(context.Background(), "base", smartpool.Drain); err != nil {
+		t.Fatalf("base, once b is gone: %v", err)
+	}
+}
+
+// gate is a task that signals it started and waits to be released.
+type gate struct {
+	started, release chan struct{}
+}
+
+func newGate() gate { return gate{make(chan struct{}), make(chan struct{})} }
+
+func (g gate) run(context.Context) {
+	close(g.started)
+	<-g.release
+}
+
+// refusing waits until the channel named key refuses submits, by key and
+// through the channel: its removal has started.
+func refusing(t *testing.T, p *smartpool.Pool[string], key string, f *channels.FIFO) {
+	t.Helper()
+	eventually(t, "the removal to start", func() bool {
+		c, ok := p.Stats().Channel(key)
+		return ok && c.Removing
+	})
+	if err := f.Submit(func(context.Context) {}); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("through the channel during the removal: %v, want ErrClosed", err)
+	}
+	if err := p.Submit(key, func(context.Context) {}); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("by key during the removal: %v, want ErrClosed", err)
+	}
+}
+
+type removed struct {
+	st  smartpool.ChannelStats[string]
+	err error
+}
+
+func removeAsync(p *smartpool.Pool[string], key string, policy smartpool.RemovePolicy) <-chan removed {
+	res := make(chan removed, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), long)
+		defer cancel()
+		st, err := p.RemoveChannel(ctx, key, policy)
+		res <- removed{st, err}
+	}()
+	return res
+}
+
+// Tasks queued in the channel and running when the removal starts.
+func TestRemoveQueuedAndRunning(t *testing.T) {
+	for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
+		t.Run(policy.String(), func(t *testing.T) {
+			_, p := newPool(t, 1, []int{0, 1})
+			en := newEndings()
+			f := channels.NewFIFO()
+			if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
+				t.Fatal(err)
+			}
+			g := newGate()
+			if err := p.SubmitTask("t", &idTask{id: 0, fn: g.run}); err != nil {
+				t.Fatal(err)
+			}
+			recv(t, "the running task", g.started)
+			const queued = 5
+			var ran atomic.Int32
+			for i := 1; i <= queued; i++ {
+				if err := p.SubmitTask("t", &idTask{id: i, fn: func(context.Context) { ran.Add(1) }}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := removeAsync(p, "t", policy)
+			refusing(t, p, "t", f)
+			close(g.release)
+			r := recv(t, "the removal", res)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			wantRan, wantDropped := 1+queued, 0
+			if policy == smartpool.Drop {
+				wantRan, wantDropped = 1, queued
+			}
+			if r.st.Ran != uint64(wantRan) || r.st.Dropped != uint64(wantDropped) || r.st.Key != "t" || r.st.Queued != 0 {
+				t.Errorf("stats %+v: want Ran %d Dropped %d", r.st, wantRan, wantDropped)
+			}
+			en.check(t, 1+queued, map[smartpool.Outcome]int{smartpool.Ran: wantRan, smartpool.DroppedOnClose: wantDropped})
+			if err := p.Submit("t", func(context.Context) {}); !errors.Is(err, smartpool.ErrUnknownKey) {
+				t.Errorf("by key after the removal: %v, want ErrUnknownKey", err)
+			}
+			if err := f.Submit(func(context.Context) {}); !errors.Is(err, smartpool.ErrClosed) {
+				t.Errorf("through the removed channel: %v, want ErrClosed", err)
+			}
+			s := p.Stats()
+			if _, ok := s.Channel("t"); ok {
+				t.Error("Stats still lists the removed channel")
+			}
+			if s.Removed.Ran != uint64(wantRan) || s.Removed.Dropped != uint64(wantDropped) || s.Total().Finished() != uint64(1+queued) {
+				t.Errorf("Removed %+v, Total %+v: want the removed channel's counts", s.Removed, s.Total())
+			}
+		})
+	}
+}
+
+// Tasks in a worker's run buffer when the removal starts: a lowest-level
+// FIFO is polled in batches.
+func TestRemoveBuffered(t *testing.T) {
+	for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
+		t.Run(policy.String(), func(t *testing.T) {
+			_, p := newPool(t, 1, []int{0, 1})
+			en := newEndings()
+			f := channels.NewFIFO()
+			if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
+				t.Fatal(err)
+			}
+			g0, g1 := newGate(), newGate()
+			const n = 10
+			ts := make([]smartpool.Task, n)
+			for i := range ts {
+				switch i {
+				case 0:
+					ts[i] = &idTask{id: i, fn: g0.run}
+				case 1:
+					ts[i] = &idTask{id: i, fn: g1.run}
+				default:
+					ts[i] = &idTask{id: i, fn: func(context.Context) {}}
+				}
+			}
+			if err := p.SubmitTask("t", ts[0]); err != nil {
+				t.Fatal(err)
+			}
+			recv(t, "task 0", g0.started)
+			for _, tk := range ts[1:] {
+				if err := p.SubmitTask("t", tk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(g0.release)
+			recv(t, "task 1", g1.started) // polled in a batch: the worker's buffer holds the next ones
+			if f.Len() >= n-2 {
+				t.Fatalf("the FIFO still holds %d tasks: no batch was taken", f.Len())
+			}
+			if c, _ := p.Stats().Channel("t"); c.Queued != n-2 {
+				t.Fatalf("Queued %d, want %d (buffered ones included)", c.Queued, n-2)
+			}
+			res := removeAsync(p, "t", policy)
+			refusing(t, p, "t", f)
+			close(g1.release)
+			r := recv(t, "the removal", res)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			wantRan, wantDropped := n, 0
+			if policy == smartpool.Drop {
+				wantRan, wantDropped = 2, n-2
+			}
+			if r.st.Ran != uint64(wantRan) || r.st.Dropped != uint64(wantDropped) {
+				t.Errorf("stats Ran %d Dropped %d: want %d, %d", r.st.Ran, r.st.Dropped, wantRan, wantDropped)
+			}
+			en.check(t, n, map[smartpool.Outcome]int{smartpool.Ran: wantRan, smartpool.DroppedOnClose: wantDropped})
+		})
+	}
+}
+
+// A task yielded when the removal starts, re-entering through its own
+// channel (Drain runs it, Drop drops it) or through another (it runs).
+func TestRemoveYielded(t *testing.T) {
+	for _, self := range []bool{true, false} {
+		for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
+			t.Run(fmt.Sprintf("%v/self=%v", policy, self), func(t *testing.T) {
+				_, p := newPool(t, 2, []int{0, 1})
+				en := newEndings()
+				f := channels.NewFIFO()
+				follow := "t"
+				if !self {
+					follow = "base"
+				}
+				if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, follow); err != nil {
+					t.Fatal(err)
+				}
+				waiting, wake := make(chan struct{}), make(chan struct{})
+				var after atomic.Bool
+				task := &idTask{id: 0, fn: func(ctx context.Context) {
+					smartpool.Yield(ctx, func() {
+						close(waiting)
+						<-wake
+					})
+					after.Store(true)
+				}}
+				if err := p.SubmitTask("t", task); err != nil {
+					t.Fatal(err)
+				}
+				recv(t, "the task to yield", waiting)
+				eventually(t, "the yield counted", func() bool {
+					c, _ := p.Stats().Channel("t")
+					return c.Yielded == 1
+				})
+				res := removeAsync(p, "t", policy)
+				refusing(t, p, "t", f)
+				close(wake)
+				r := recv(t, "the removal", res)
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				dropped := policy == smartpool.Drop && self
+				if dropped {
+					if r.st.Dropped != 1 || r.st.Ran != 0 || after.Load() {
+						t.Errorf("stats %+v, ran on: %v: want it dropped", r.st, after.Load())
+					}
+					en.check(t, 1, map[smartpool.Outcome]int{smartpool.DroppedOnClose: 1})
+				} else {
+					if r.st.Ran != 1 || r.st.Dropped != 0 || !after.Load() {
+						t.Errorf("stats %+v, ran on: %v: want it run", r.st, after.Load())
+					}
+					en.check(t, 1, map[smartpool.Outcome]int{smartpool.Ran: 1})
+				}
+			})
+		}
+	}
+}
+
+// Close while a removal waits for a running task: neither hangs, and each
+// task is reported once.
+func TestCloseDuringRemoval(t *testing.T) {
+	o, p := newPool(t, 1, []int{0, 1})
+	en := newEndings()
+	f := channels.NewFIFO()
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
+		t.Fatal(err)
+	}
+	g := newGate()
+	if err := p.SubmitTask("t", &idTask{id: 0, fn: g.run}); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, "the running task", g.started)
+	for i := 1; i <= 3; i++ {
+		if err := p.SubmitTask("t", &idTask{id: i, fn: func(context.Context) {}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := removeAsync(p, "t", smartpool.Drain)
+	refusing(t, p, "t", f)
+	closed := make(chan *smartpool.Report[string], 1)
+	go func() {
+		r, err := o.Close(context.Background())
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		closed <- r
+	}()
+	eventually(t, "Close to start", func() bool { return p.State() != smartpool.Running })
+	close(g.release)
+	rep := recv(t, "Close", closed)
+	r := recv(t, "the removal", res)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	// The channel does not complete on close: Close dropped what it held.
+	if r.st.Ran != 1 || r.st.Dropped != 3 {
+		t.Errorf("removal stats Ran %d Dropped %d: want 1, 3", r.st.Ran, r.st.Dropped)
+	}
+	en.check(t, 4, map[smartpool.Outcome]int{smartpool.Ran: 1, smartpool.DroppedOnClose: 3})
+	if tot := rep.Total(); tot.Ran+tot.Dropped != 4 {
+		t.Errorf("Close's report: Ran %d Dropped %d, want 4 in all", tot.Ran, tot.Dropped)
+	}
+}
+
+// Freed room is reused: a full level takes a new channel once one left.
+func TestReuseFreedRoom(t *testing.T) {
+	_, p := newPool(t, 2, []int{0, 1})
+	for round := range 20 {
+		key := fmt.Sprintf("tenant-%d", round)
+		f := channels.NewFIFO()
+		if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: key}, f, key); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "extra"}, channels.NewFIFO(), "extra"); !errors.Is(err, smartpool.ErrConfig) {
+			t.Fatalf("round %d: a second channel in a full level: %v, want ErrConfig", round, err)
+		}
+		done := make(chan struct{})
+		if err := f.Submit(func(context.Context) { close(done) }); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, "the tenant's task", done)
+		st, err := p.RemoveChannel(context.Background(), key, smartpool.Drain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Ran != 1 {
+			t.Fatalf("round %d: Ran %d, want 1 (the slot's earlier channels' counts leak in)", round, st.Ran)
+		}
+	}
+	s := p.Stats()
+	if s.Removed.Ran != 20 || len(s.Channels) != 1 {
+		t.Errorf("Removed.Ran %d, %d channels: want 20, 1", s.Removed.Ran, len(s.Channels))
+	}
+}
+
+// A by-key submit of a key added later, racing adds and removals of other
+// keys, under the race detector.
+func TestReshapeConcurrent(t *testing.T) {
+	_, p := newPool(t, 2, []int{1, 4})
+	var wg sync.WaitGroup
+	var ran atomic.Int64
+	for w := range 4 {
+		wg.Go(func() {
+			for round := range 25 {
+				key := fmt.Sprintf("w%d-%d", w, round)
+				f := channels.NewFIFO()
+				for {
+					err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: key}, f, key)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, smartpool.ErrConfig) {
+						t.Error(err)
+						return
+					}
+					time.Sleep(50 * time.Microsecond) // the level is full: another worker frees room
+				}
+				for range 5 {
+					if err := p.Submit(key, func(context.Context) { ran.Add(1) }); err != nil {
+						t.Error(err)
+					}
+				}
+				policy := smartpool.Drain
+				if round%2 == 1 {
+					policy = smartpool.Drop
+				}
+				if _, err := p.RemoveChannel(context.Background(), key, policy); err != nil {
+					t.Error(err)
+				}
+				_ = p.Stats()
+			}
+		})
+	}
+	wg.Wait()
+	s := p.Stats()
+	if tot := s.Total(); tot.Ran+tot.Dropped != 4*25*5 || tot.Ran != uint64(ran.Load()) {
+		t.Errorf("Total Ran %d Dropped %d (ran %d): want %d in all", tot.Ran, tot.Dropped, ran.Load(), 4*25*5)
+	}
+}
