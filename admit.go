@@ -3,7 +3,7 @@ package smartpool
 // # In-flight limit on work units
 //
 // Config.Limit caps the work units admitted and not finished, pool-wide: a
-// task takes a unit when it enters a channel (Submit, SubmitContext, a
+// task takes a unit when it enters a channel (Submit, WithContext, a
 // channel's own submit method through Bits.Admit) and keeps it while it is
 // queued, runs, yields and re-enters, until it ends (ran, panicked, called
 // runtime.Goexit, was dropped or cancelled). Handoff passes the calling
@@ -14,7 +14,7 @@ package smartpool
 //
 // held is changed only by compare-and-swap below limit (admit) and by
 // release; a lowered limit revokes nothing: admissions stop until held drops
-// below it. Waiters (SubmitContext, Bits.AdmitWait) park on free, a channel
+// below it. Waiters (WithContext, Bits.AdmitWait) park on free, a channel
 // that release closes and replaces when someone waits: a waiter registers
 // (waiters+1), takes free, then tries again, so a release that it missed
 // happened after its registration and sees waiters > 0. Pools without a
@@ -158,18 +158,21 @@ func (e *engine) unitsDone(k int) {
 
 // SetLimit changes the pool's in-flight limit (Config.Limit) at run time.
 // A raised limit admits waiting submitters at once; a lowered one revokes
-// nothing: admissions stop until enough admitted tasks finish. n must be at
-// least 1. It returns an error wrapping ErrConfig for a pool created
-// without a limit (such a pool keeps no count, so that it pays nothing for
-// the feature), or wrapping ErrConfig and ErrBadLimit for n < 1, and
-// ErrClosed once Close started.
+// nothing: admissions stop until enough admitted tasks finish. A limit of 0
+// admits nothing until raised: Submit returns ErrFull and a submit with WithContext
+// waits, while the tasks admitted already run. That is errgroup's
+// SetLimit(0) (no new goroutine starts); Config.Limit 0 keeps its meaning
+// of no limit, as pond's maximum concurrency 0 does. It returns an error
+// wrapping ErrConfig for a pool created without a limit (such a pool keeps
+// no count, so that it pays nothing for the feature), or wrapping ErrConfig
+// and ErrBadLimit for n < 0, and ErrClosed once Close started.
 func (p *Pool[K]) SetLimit(n int) error {
 	a := &p.e.admit
 	switch {
 	case !a.on:
 		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
-	case n < 1:
-		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 1", n)
+	case n < 0:
+		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 0", n)
 	case p.e.stopped.Load():
 		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	}

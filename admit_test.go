@@ -41,7 +41,7 @@ func TestLimit_SubmitAndSetLimit(t *testing.T) {
 	submit(t, o, "a", func(context.Context) {})
 	eventually(t, func() bool { return p.Stats().Admitted == 0 })
 
-	require.ErrorIs(t, p.SetLimit(0), smartpool.ErrBadLimit)
+	require.ErrorIs(t, p.SetLimit(-1), smartpool.ErrBadLimit) // 0 stops admission: pause_test.go
 	unlimited := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	require.ErrorIs(t, unlimited.Pool().SetLimit(3), smartpool.ErrConfig)
 	require.Zero(t, unlimited.Pool().Stats().Limit)
@@ -51,9 +51,9 @@ func TestLimit_SubmitAndSetLimit(t *testing.T) {
 	require.ErrorIs(t, err, smartpool.ErrBadLimit)
 }
 
-// SubmitContext waits for a unit, gives up with ctx, and is released with
+// A WithContext submit waits for a unit, gives up with ctx, and is released with
 // ErrClosed when Close starts.
-func TestLimit_SubmitContextWaits(t *testing.T) {
+func TestLimit_WithContextWaits(t *testing.T) {
 	o := start(t, &behavior{workers: 2, limit: 1, levels: [][]ch{{fifo("a")}}})
 	p := o.Pool()
 	g := newGate()
@@ -62,10 +62,12 @@ func TestLimit_SubmitContextWaits(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	require.ErrorIs(t, p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) {})), context.DeadlineExceeded)
+	require.ErrorIs(t, p.Submit("a", smartpool.Func(func(context.Context) {}), smartpool.WithContext(ctx)), context.DeadlineExceeded)
 
 	done := make(chan error, 1)
-	go func() { done <- p.SubmitContext(context.Background(), "a", smartpool.Func(g.task("second"))) }()
+	go func() {
+		done <- p.Submit("a", smartpool.Func(g.task("second")), smartpool.WithContext(context.Background()))
+	}()
 	eventually(t, func() bool { return p.Stats().Waiting == 1 })
 	g.release <- struct{}{} // the first ends: the waiter gets its unit
 	require.NoError(t, <-done)
@@ -73,7 +75,9 @@ func TestLimit_SubmitContextWaits(t *testing.T) {
 	require.Equal(t, 1, p.Stats().Admitted)
 
 	// A submitter waiting when Close starts gets ErrClosed.
-	go func() { done <- p.SubmitContext(context.Background(), "a", smartpool.Func(func(context.Context) {})) }()
+	go func() {
+		done <- p.Submit("a", smartpool.Func(func(context.Context) {}), smartpool.WithContext(context.Background()))
+	}()
 	eventually(t, func() bool { return p.Stats().Waiting == 1 })
 	closed := make(chan *smartpool.Report[string], 1)
 	go func() { closed <- closeWithin(t, o, long) }()
@@ -135,7 +139,7 @@ func TestLimit_PipelineHandoffNeverDeadlocks(t *testing.T) {
 				}
 			})
 			for range n {
-				require.NoError(t, p.SubmitContext(t.Context(), "a", taskA))
+				require.NoError(t, p.Submit("a", taskA, smartpool.WithContext(t.Context())))
 				check()
 			}
 			eventually(t, func() bool { return finished.Load() == int32(n) })
@@ -182,13 +186,12 @@ func TestLimit_HandoffRules(t *testing.T) {
 
 // A task whose submitter's context ends while it is queued never runs: it is
 // counted as cancelled and its unit comes back at once, before the channel
-// reaches it. One dropped at Close is not counted twice, and OnDrop gets the
-// task that was submitted.
+// reaches it. One dropped at Close is not counted twice, and OnEnd gets the
+// task that was submitted, once, as dropped on close.
 func TestCancel_QueuedTaskSkipped(t *testing.T) {
-	var onDrop []smartpool.Task
-	var mu sync.Mutex
+	var onEnd endLog
 	b := &behavior{workers: 1, limit: 10, levels: [][]ch{{fifo("hold")}, {
-		{key: "drop", c: channels.NewFIFO(), onDrop: func(t smartpool.Task) { mu.Lock(); onDrop = append(onDrop, t); mu.Unlock() }},
+		{key: "drop", c: channels.NewFIFO(), onEnd: onEnd.fn},
 	}}}
 	o := start(t, b)
 	p := o.Pool()
@@ -200,21 +203,21 @@ func TestCancel_QueuedTaskSkipped(t *testing.T) {
 	run := smartpool.Func(func(context.Context) { ran.Add(1) })
 	ctx, cancel := context.WithCancel(context.Background())
 	for range 3 {
-		require.NoError(t, p.SubmitContext(ctx, "hold", run))
+		require.NoError(t, p.Submit("hold", run, smartpool.WithContext(ctx)))
 	}
 	kept := &countTask{}
-	require.NoError(t, p.SubmitContextTask(context.Background(), "hold", kept))
+	require.NoError(t, p.SubmitTask("hold", kept, smartpool.WithContext(context.Background())))
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	toDrop := &countTask{}
-	require.NoError(t, p.SubmitContextTask(ctx2, "drop", toDrop))
+	require.NoError(t, p.SubmitTask("drop", toDrop, smartpool.WithContext(ctx2)))
 	require.Equal(t, 6, p.Stats().Admitted)
 
 	cancel()
 	eventually(t, func() bool { return p.Stats().Admitted == 3 }) // units back while still queued
 	st, _ := p.Stats().Channel("hold")
 	require.Equal(t, uint64(3), st.Cancelled)
-	require.ErrorIs(t, p.SubmitContext(ctx, "hold", run), context.Canceled)
+	require.ErrorIs(t, p.Submit("hold", run, smartpool.WithContext(ctx)), context.Canceled)
 
 	closed := make(chan *smartpool.Report[string], 1)
 	go func() { closed <- closeWithin(t, o, long) }() // drops "drop" while the worker is held
@@ -230,7 +233,7 @@ func TestCancel_QueuedTaskSkipped(t *testing.T) {
 	d, _ := r.Channel("drop")
 	require.Equal(t, uint64(1), d.Dropped)
 	require.Zero(t, d.Cancelled)
-	require.Equal(t, []smartpool.Task{toDrop}, onDrop)
+	require.Equal(t, []taskEnd{{toDrop, smartpool.DroppedOnClose}}, onEnd.all())
 	require.Equal(t, uint64(6), r.Total().Finished())
 	require.Zero(t, r.Admitted)
 }
@@ -243,8 +246,8 @@ func (c *countTask) Run(context.Context) { c.n.Add(1) }
 // a task leaves the pool gives it back: after a mixed workload the count is
 // zero. Overflow and late drops inside channels release their units too.
 func TestLimit_ChannelsAdmitAndRelease(t *testing.T) {
-	fifoC, prio, dl := channels.NewFIFO(), channels.NewPriority(), channels.NewDeadline(channels.DropLate(nil))
-	bnd := channels.NewBounded(2, channels.DropOldest(nil))
+	fifoC, prio, dl := channels.NewFIFO(), channels.NewPriority(), channels.NewDeadline(channels.DropLate())
+	bnd := channels.NewBounded(2, channels.DropOldest())
 	multi := channels.NewMulti(2, channels.NewFIFO)
 	b := &behavior{workers: 2, limit: 6, levels: [][]ch{{fifo("hold")}, {
 		{key: "fifo", c: fifoC, coc: true}, {key: "prio", c: prio, coc: true},
@@ -263,12 +266,12 @@ func TestLimit_ChannelsAdmitAndRelease(t *testing.T) {
 	require.NoError(t, dl.Submit(time.Now().Add(-time.Hour), nop)) // late: DropLate drops it
 	require.NoError(t, multi.Submit(nop))
 	require.Equal(t, 6, p.Stats().Admitted)
-	for _, err := range []error{fifoC.Submit(nop), prio.Submit(1, nop), dl.Submit(time.Now(), nop), multi.Submit(nop), bnd.TrySubmit(nop), fifoC.SubmitBatch(nop)} {
+	for _, err := range []error{fifoC.Submit(nop), prio.Submit(1, nop), dl.Submit(time.Now(), nop), multi.Submit(nop), bnd.Submit(nop), fifoC.SubmitBatch(nop)} {
 		require.ErrorIs(t, err, smartpool.ErrFull)
 	}
 	// Bounded.Submit waits for a unit.
 	done := make(chan error, 1)
-	go func() { done <- bnd.Submit(context.Background(), nop) }()
+	go func() { done <- bnd.Submit(nop, smartpool.WithContext(context.Background())) }()
 	eventually(t, func() bool { return p.Stats().Waiting == 1 })
 	g.release <- struct{}{}
 	require.NoError(t, <-done)
@@ -283,7 +286,7 @@ func TestLimit_ChannelsAdmitAndRelease(t *testing.T) {
 	submit(t, o, "hold", g.task("hold"))
 	g.waitStarted(t, 2)
 	for range 3 {
-		require.NoError(t, bnd.TrySubmit(nop))
+		require.NoError(t, bnd.Submit(nop))
 	}
 	require.Equal(t, uint64(1), bnd.Stats().Dropped)
 	require.Equal(t, 4, p.Stats().Admitted) // 2 holders + 2 queued
@@ -337,14 +340,14 @@ func TestLimit_EverySkipsTicksWhenFull(t *testing.T) {
 }
 
 // Cancellation and drops see through a channel that wraps its tasks
-// (channels.Keyed): a cancelled task does not run and is counted once, and a
-// dropped one reaches OnDrop as it was submitted.
+// (channels.Keyed): a cancelled task does not run and is counted once, and
+// both reach OnEnd once, as they were submitted, with their outcomes.
 func TestCancel_ThroughWrappingChannel(t *testing.T) {
 	k, err := channels.NewKeyed[string](1)
 	require.NoError(t, err)
-	var dropped []smartpool.Task
+	var onEnd endLog
 	b := &behavior{workers: 1, limit: 10, levels: [][]ch{{fifo("hold")}, {
-		{key: "keyed", c: k, onDrop: func(t smartpool.Task) { dropped = append(dropped, t) }},
+		{key: "keyed", c: k, onEnd: onEnd.fn},
 	}}}
 	o := start(t, b)
 	p := o.Pool()
@@ -353,7 +356,7 @@ func TestCancel_ThroughWrappingChannel(t *testing.T) {
 	g.waitStarted(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	var ran atomic.Int32
-	require.NoError(t, p.SubmitContext(ctx, "keyed", smartpool.Func(func(context.Context) { ran.Add(1) })))
+	require.NoError(t, p.Submit("keyed", smartpool.Func(func(context.Context) { ran.Add(1) }), smartpool.WithContext(ctx)))
 	cancel()
 	eventually(t, func() bool { return p.Stats().Admitted == 1 })
 	g.release <- struct{}{}
@@ -373,7 +376,14 @@ func TestCancel_ThroughWrappingChannel(t *testing.T) {
 	require.Equal(t, uint64(1), st.Cancelled)
 	require.Zero(t, st.Ran)
 	require.Equal(t, uint64(1), st.Dropped)
-	require.Equal(t, []smartpool.Task{kept}, dropped)
+	ends := onEnd.all() // the cancelled task's ending may come second: its unit is released first
+	require.Len(t, ends, 2)
+	if ends[0].t == smartpool.Task(kept) {
+		ends[0], ends[1] = ends[1], ends[0]
+	}
+	require.IsType(t, smartpool.Func(nil), ends[0].t, "the cancelled task as submitted")
+	require.Equal(t, smartpool.Cancelled, ends[0].o)
+	require.Equal(t, taskEnd{kept, smartpool.DroppedOnClose}, ends[1])
 	require.Zero(t, r.Admitted)
 }
 
@@ -389,7 +399,7 @@ func TestCancel_BeforeAfterFuncRuns(t *testing.T) {
 		g.waitStarted(t, 1)
 		ctx, cancel := context.WithCancel(context.Background())
 		var ran atomic.Int32
-		require.NoError(t, p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) { ran.Add(1) })))
+		require.NoError(t, p.Submit("a", smartpool.Func(func(context.Context) { ran.Add(1) }), smartpool.WithContext(ctx)))
 		cancel()
 		close(g.release)
 		r := closeWithin(t, o, long)
@@ -413,7 +423,9 @@ func TestLimit_CloseReleasesEveryWaiter(t *testing.T) {
 		g.waitStarted(t, 1)
 		res := make(chan error, 3)
 		for range 3 {
-			go func() { res <- p.SubmitContext(t.Context(), "a", smartpool.Func(func(context.Context) {})) }()
+			go func() {
+				res <- p.Submit("a", smartpool.Func(func(context.Context) {}), smartpool.WithContext(t.Context()))
+			}()
 		}
 		eventually(t, func() bool { return p.Stats().Waiting == 3 })
 		closed := make(chan *smartpool.Report[string], 1)
@@ -427,15 +439,15 @@ func TestLimit_CloseReleasesEveryWaiter(t *testing.T) {
 					require.ErrorIs(t, err, smartpool.ErrClosed)
 				}
 			case <-time.After(long):
-				t.Fatal("a SubmitContext is still waiting after Close returned")
+				t.Fatal("a WithContext submit is still waiting after Close returned")
 			}
 		}
 	}
 }
 
-// A context cancelled while SubmitContext registers its AfterFunc is handled
+// A context cancelled while a WithContext submit registers its AfterFunc is handled
 // like any other cancellation (the AfterFunc may run at once; -race checks
-// that it touches nothing SubmitContext is still writing).
+// that it touches nothing the submit is still writing).
 func TestCancel_WhileSubmitting(t *testing.T) {
 	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("hold")}, {fifo("a")}}})
 	p := o.Pool()
@@ -446,7 +458,7 @@ func TestCancel_WhileSubmitting(t *testing.T) {
 	for range n {
 		ctx, cancel := context.WithCancel(context.Background())
 		go cancel()
-		if err := p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) {})); err != nil {
+		if err := p.Submit("a", smartpool.Func(func(context.Context) {}), smartpool.WithContext(ctx)); err != nil {
 			require.ErrorIs(t, err, context.Canceled)
 		}
 	}
@@ -460,28 +472,39 @@ func TestCancel_WhileSubmitting(t *testing.T) {
 // slowPush is a FIFO whose Push waits for its test to let it go and then
 // fails with err (or queues the task, if err is nil).
 type slowPush struct {
-	*channels.FIFO
+	smartpool.Plug
+	smartpool.Source // the FIFO's, with Push wrapped
+	fifo             *channels.FIFO
 	entered, proceed chan struct{}
 	err              error
 }
 
-func (c *slowPush) Push(t smartpool.Task) error {
+func newSlowPush() *slowPush {
+	c := &slowPush{fifo: channels.NewFIFO(), entered: make(chan struct{}), proceed: make(chan struct{})}
+	c.Source = smartpool.SourceOf(c.fifo)
+	c.Plug = smartpool.NewPlug(c)
+	return c
+}
+
+func (c *slowPush) Len() int { return c.fifo.Len() }
+
+func (c *slowPush) Push(t smartpool.Task, o smartpool.Order) error {
 	c.entered <- struct{}{}
 	<-c.proceed
 	if c.err != nil {
 		return c.err
 	}
-	return c.FIFO.Push(t)
+	return c.Source.Push(t, o)
 }
 
-// A SubmitContext whose context ends while the channel's Push is under way
+// A WithContext submit whose context ends while the channel's Push is under way
 // is cancelled only if Push queued the task: a refused task is the submit's
 // error, never also a cancellation (found by FuzzPoolOps: 55de1567). Both
 // ways the unit comes back and the task does not run.
 func TestCancel_DuringPush(t *testing.T) {
 	for _, refused := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			c := &slowPush{FIFO: channels.NewFIFO(), entered: make(chan struct{}), proceed: make(chan struct{})}
+			c := newSlowPush()
 			if refused {
 				c.err = smartpool.ErrClosed
 			}
@@ -495,7 +518,7 @@ func TestCancel_DuringPush(t *testing.T) {
 			var ran atomic.Int32
 			res := make(chan error, 1)
 			go func() {
-				res <- p.SubmitContext(ctx, "slow", smartpool.Func(func(context.Context) { ran.Add(1) }))
+				res <- p.Submit("slow", smartpool.Func(func(context.Context) { ran.Add(1) }), smartpool.WithContext(ctx))
 			}()
 			<-c.entered
 			cancel()
@@ -522,7 +545,7 @@ func TestCancel_DuringPush(t *testing.T) {
 	}
 }
 
-// A SubmitContext task whose context never ends always runs and is never
+// A WithContext task whose context never ends always runs and is never
 // counted as cancelled, however its submit and the worker that takes it
 // interleave. FuzzPoolOps found one interleaving that broke this (input
 // 452d56aa: the claim tried "queued" and then "pushing", and a submit that
@@ -539,7 +562,7 @@ func TestCancel_LiveContextAlwaysRuns(t *testing.T) {
 	var ran atomic.Int64
 	n := scale(20000)
 	for range n {
-		require.NoError(t, p.SubmitContext(ctx, "a", smartpool.Func(func(context.Context) { ran.Add(1) })))
+		require.NoError(t, p.Submit("a", smartpool.Func(func(context.Context) { ran.Add(1) }), smartpool.WithContext(ctx)))
 	}
 	r := closeWithin(t, o, long)
 	st, _ := r.Channel("a")
@@ -551,6 +574,12 @@ func TestCancel_LiveContextAlwaysRuns(t *testing.T) {
 // attaching the channels before it.
 type attachFails struct{ forgetful }
 
+// plugAttachFails makes a a Channel whose Source is a, Attach and all.
+func plugAttachFails(a *attachFails) *attachFails {
+	a.Plug = smartpool.NewPlug(a)
+	return a
+}
+
 func (a *attachFails) Attach(smartpool.Bits) error { return errBoom }
 
 // Bits.AdmitWait keeps its promises without an in-flight limit too: it waits
@@ -560,11 +589,11 @@ func (a *attachFails) Attach(smartpool.Bits) error { return errBoom }
 func TestLimit_AdmitWaitWithoutLimit(t *testing.T) {
 	t.Run("New fails", func(t *testing.T) {
 		admitted := make(chan error, 1)
-		f := &forgetful{onAttach: func(f *forgetful) {
+		f := plugForgetful(&forgetful{onAttach: func(f *forgetful) {
 			b := f.bits
 			go func() { admitted <- b.AdmitWait(context.Background()) }()
-		}}
-		_, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "c", c: f, coc: true}, {key: "x", c: &attachFails{}, coc: true}}}})
+		}})
+		_, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "c", c: f, coc: true}, {key: "x", c: plugAttachFails(&attachFails{}), coc: true}}}})
 		require.ErrorIs(t, err, errBoom)
 		select {
 		case err := <-admitted:
@@ -576,7 +605,7 @@ func TestLimit_AdmitWaitWithoutLimit(t *testing.T) {
 	t.Run("waits for the start", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			admitted := make(chan error, 1)
-			f := &forgetful{onAttach: func(f *forgetful) {
+			f := plugForgetful(&forgetful{onAttach: func(f *forgetful) {
 				b := f.bits
 				go func() { admitted <- b.AdmitWait(context.Background()) }()
 				synctest.Wait() // the goroutine has run as far as it can before New returns
@@ -586,7 +615,7 @@ func TestLimit_AdmitWaitWithoutLimit(t *testing.T) {
 					admitted <- err
 				default:
 				}
-			}}
+			}})
 			o, err := smartpool.New[string](&behavior{workers: 1, idle: -1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
 			require.NoError(t, err)
 			require.NoError(t, <-admitted)
@@ -597,7 +626,7 @@ func TestLimit_AdmitWaitWithoutLimit(t *testing.T) {
 	})
 	t.Run("from Attach", func(t *testing.T) {
 		var err error
-		f := &forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }}
+		f := plugForgetful(&forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }})
 		o := start(t, &behavior{workers: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
 		closeWithin(t, o, long)
 		require.ErrorIs(t, err, smartpool.ErrConfig)

@@ -14,10 +14,10 @@ import (
 // gets them run: their wake-up found no worker to create, so the start looks.
 func TestAttach_TaskQueuedBeforeStartRuns(t *testing.T) {
 	ran := make(chan struct{})
-	f := &forgetful{onAttach: func(f *forgetful) {
+	f := plugForgetful(&forgetful{onAttach: func(f *forgetful) {
 		f.mu.Lock()
 		_ = f.queueLocked(smartpool.Func(func(context.Context) { close(ran) }))
-	}}
+	}})
 	start(t, &behavior{workers: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
 	select {
 	case <-ran:
@@ -32,14 +32,14 @@ func TestAttach_TaskQueuedBeforeStartRuns(t *testing.T) {
 func TestAttach_AdmitWaitBeforeStartWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		admitted, release := make(chan error, 1), make(chan struct{})
-		f := &forgetful{onAttach: func(f *forgetful) {
+		f := plugForgetful(&forgetful{onAttach: func(f *forgetful) {
 			f.bits.AdmitsOwnSubmits()
 			b := f.bits
 			go func() {
 				err := b.AdmitWait(context.Background())
 				admitted <- err
 				if err == nil {
-					_ = f.Requeue(smartpool.Func(func(context.Context) { <-release }))
+					_ = src(f).Requeue(smartpool.Func(func(context.Context) { <-release }))
 				}
 			}()
 			synctest.Wait() // the goroutine has run as far as it can before New returns
@@ -49,7 +49,7 @@ func TestAttach_AdmitWaitBeforeStartWaits(t *testing.T) {
 				admitted <- err
 			default:
 			}
-		}}
+		}})
 		o, err := smartpool.New[string](&behavior{workers: 1, limit: 2, idle: -1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
 		require.NoError(t, err)
 		require.NoError(t, <-admitted)
@@ -69,7 +69,7 @@ func TestAttach_AdmitWaitBeforeStartWaits(t *testing.T) {
 // with a configuration error instead of waiting for a start that cannot come.
 func TestAttach_AdmitWaitInAttachFails(t *testing.T) {
 	var err error
-	f := &forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }}
+	f := plugForgetful(&forgetful{onAttach: func(f *forgetful) { err = f.bits.AdmitWait(context.Background()) }})
 	created := make(chan *smartpool.OwnedPool[string], 1)
 	go func() {
 		o, _ := smartpool.New[string](&behavior{workers: 1, limit: 1, levels: [][]ch{{{key: "c", c: f, coc: true}}}})

@@ -7,7 +7,7 @@ package smartpool
 // whether a higher level has work, and idle workers steal from the buffer
 // before they park. A task in a buffer is still queued: Stats counts it in
 // Queued, Close drops it unless its channel completes on close, and
-// SubmitContext can cancel it.
+// WithContext can cancel it.
 //
 // The pool polls in batches only the channels of its lowest level, whose
 // buffered tasks no lower level's can overtake, and not a capped one

@@ -41,8 +41,9 @@ type Config[K comparable] struct {
 	// least one level; every level at least one channel; every key once.
 	Levels [][]ChannelParams[K]
 	// Limit, if positive, caps the work units admitted and not finished,
-	// pool-wide: tasks queued, running and yielded (see SubmitContext,
-	// Handoff). Submit returns ErrFull at the limit, SubmitContext waits.
+	// pool-wide: tasks queued, running and yielded (see WithContext,
+	// Handoff). A submit returns ErrFull at the limit, or waits for a unit
+	// given WithContext.
 	// Pool.SetLimit changes it at run time. Zero means no limit, and then
 	// SetLimit is refused.
 	Limit int
@@ -117,8 +118,9 @@ type ChannelParams[K comparable] struct {
 	// DroppedDisplaced; see Outcome). A yielded task ends once, when it
 	// finally ends, on its origin channel. OnEnd runs outside every pool
 	// and channel lock, after the end was counted in ChannelStats and the
-	// task's Future or Group resolved, so a server can keep its books from
-	// it alone, and release what a dropped task held. It receives the task
+	// task's Future or Group resolved (a task dropped while it yielded:
+	// before its deferred calls run, which resolve them), so a server can
+	// keep its books from it alone, and release what a dropped task held. It receives the task
 	// as submitted (a func arrives as a Func). It may submit. A panic in it
 	// is recovered and sent to the panic handler. A nil OnEnd costs a task
 	// one branch.

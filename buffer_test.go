@@ -33,18 +33,18 @@ type bufferedPool struct {
 	free    func() // closes release, once
 	mu      sync.Mutex
 	ran     []string
-	dropped atomic.Int64
+	ends    endCounter // OnEnd of "lo"
 }
 
 // newBufferedPool builds it; with ctx non-nil the backlog is submitted by
-// SubmitContext(ctx, ...); with yield each backlog task yields its worker
+// Submit with WithContext(ctx); with yield each backlog task yields its worker
 // before it records its name.
 func newBufferedPool(t *testing.T, coc bool, ctx context.Context, yield bool) *bufferedPool {
 	t.Helper()
 	bp := &bufferedPool{release: make(chan struct{})}
 	b := &behavior{workers: 1, levels: [][]ch{
 		{fifo("hi")},
-		{{key: "lo", c: channels.NewFIFO(), coc: coc, onDrop: func(smartpool.Task) { bp.dropped.Add(1) }}},
+		{{key: "lo", c: channels.NewFIFO(), coc: coc, onEnd: bp.ends.fn}},
 	}}
 	bp.o = start(t, b)
 	bp.free = sync.OnceFunc(func() { close(bp.release) })
@@ -64,7 +64,7 @@ func newBufferedPool(t *testing.T, coc bool, ctx context.Context, yield bool) *b
 		}
 		var err error
 		if ctx != nil {
-			err = bp.o.Pool().SubmitContext(ctx, "lo", fn)
+			err = bp.o.Pool().Submit("lo", fn, smartpool.WithContext(ctx))
 		} else {
 			err = bp.o.Pool().Submit("lo", fn)
 		}
@@ -93,7 +93,7 @@ func TestBuffer_Endings(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		coc        bool
-		cancelRest bool // submit the rest with SubmitContext and cancel them
+		cancelRest bool // submit the rest with WithContext and cancel them
 		yield      bool // the rest yield their worker once
 		close      bool // Close while the first task runs
 		want       func(s smartpool.ChannelStats[string], bp *bufferedPool) string
@@ -103,14 +103,16 @@ func TestBuffer_Endings(t *testing.T) {
 		{name: "close/complete", coc: true, close: true, want: ranAll},
 		{name: "close/complete/yield", coc: true, close: true, yield: true, want: ranAllAnyOrder},
 		{name: "close/drop", close: true, want: func(s smartpool.ChannelStats[string], bp *bufferedPool) string {
-			if s.Dropped != backlog-1 || bp.dropped.Load() != backlog-1 || len(bp.names()) != 0 {
-				return fmt.Sprintf("dropped %d (OnDrop %d), ran %v; want %d dropped, none ran", s.Dropped, bp.dropped.Load(), bp.names(), backlog-1)
+			if s.Dropped != backlog-1 || bp.ends.of(smartpool.DroppedOnClose) != backlog-1 || bp.ends.of(smartpool.Ran) != 2 || len(bp.names()) != 0 {
+				return fmt.Sprintf("dropped %d (OnEnd: %d dropped on close, %d ran), ran %v; want %d dropped, none ran but the gate and the first",
+					s.Dropped, bp.ends.of(smartpool.DroppedOnClose), bp.ends.of(smartpool.Ran), bp.names(), backlog-1)
 			}
 			return ""
 		}},
 		{name: "cancelled", coc: true, cancelRest: true, want: func(s smartpool.ChannelStats[string], bp *bufferedPool) string {
-			if s.Cancelled != backlog-1 || len(bp.names()) != 0 {
-				return fmt.Sprintf("cancelled %d, ran %v; want %d cancelled, none ran", s.Cancelled, bp.names(), backlog-1)
+			if s.Cancelled != backlog-1 || bp.ends.of(smartpool.Cancelled) != backlog-1 || bp.ends.of(smartpool.Ran) != 2 || len(bp.names()) != 0 {
+				return fmt.Sprintf("cancelled %d (OnEnd: %d cancelled, %d ran), ran %v; want %d cancelled, none ran but the gate and the first",
+					s.Cancelled, bp.ends.of(smartpool.Cancelled), bp.ends.of(smartpool.Ran), bp.names(), backlog-1)
 			}
 			return ""
 		}},
@@ -142,6 +144,13 @@ func TestBuffer_Endings(t *testing.T) {
 			}
 			r := closeWithin(t, bp.o, long)
 			s, _ = r.Channel("lo")
+			// Every task of "lo" (the gate, the first and the backlog) ends
+			// through OnEnd once; a cancelled one's ending may follow the
+			// release of its unit, so Close may return before it.
+			eventually(t, func() bool { return bp.ends.total() >= backlog+1 })
+			if n := bp.ends.total(); n != backlog+1 {
+				t.Fatalf("OnEnd called %d times, want %d", n, backlog+1)
+			}
 			if msg := tc.want(s, bp); msg != "" {
 				t.Fatal(msg)
 			}
@@ -159,12 +168,21 @@ func (bp *bufferedPool) stats(t *testing.T) smartpool.ChannelStats[string] {
 }
 
 func ranAll(s smartpool.ChannelStats[string], bp *bufferedPool) string {
+	return ranThese(bp.names(), bp)
+}
+
+// ranThese checks that got names the backlog in order, and that every task
+// of "lo" ended through OnEnd as Ran.
+func ranThese(got []string, bp *bufferedPool) string {
 	want := make([]string, backlog-1)
 	for i := range want {
 		want[i] = fmt.Sprint("t", i)
 	}
-	if got := bp.names(); !slices.Equal(got, want) {
+	if !slices.Equal(got, want) {
 		return fmt.Sprintf("ran %v, want %v", got, want)
+	}
+	if n := bp.ends.of(smartpool.Ran); n != backlog+1 {
+		return fmt.Sprintf("OnEnd saw %d tasks run, want %d", n, backlog+1)
 	}
 	return ""
 }
@@ -222,7 +240,7 @@ func TestBuffer_SiblingStealsBehindABlockedTask(t *testing.T) {
 func ranAllAnyOrder(s smartpool.ChannelStats[string], bp *bufferedPool) string {
 	got := bp.names()
 	slices.Sort(got)
-	return ranAll(s, &bufferedPool{ran: got})
+	return ranThese(got, bp)
 }
 
 // A buffered task does not wait for a task that yielded before it: the

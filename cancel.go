@@ -142,7 +142,7 @@ func (t *withValues) Run(ctx context.Context) {
 // Unwrap returns the task as it was submitted, for drop reports.
 func (t *withValues) Unwrap() Task { return t.Task }
 
-// cancellable is a task queued by SubmitContext with a context that can end.
+// cancellable is a task queued by WithContext with a context that can end.
 // Exactly one party claims it, by compare-and-swap on state: its Run (the
 // task starts), a cancellation, Close or a channel that drops it, or the
 // submit whose Push failed. The claimer accounts for it; everyone else

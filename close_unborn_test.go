@@ -14,7 +14,7 @@ import (
 // one rather than finish with the task queued and nobody to run it.
 func TestClose_TaskQueuedBeforeAnyWorkerRuns(t *testing.T) {
 	queued, gate := make(chan struct{}, 1), make(chan struct{})
-	c := &forgetful{beforeWake: func() { queued <- struct{}{}; <-gate }}
+	c := plugForgetful(&forgetful{beforeWake: func() { queued <- struct{}{}; <-gate }})
 	o, err := smartpool.New[string](&behavior{workers: 2, levels: [][]ch{{{key: "a", c: c, coc: true}}}})
 	require.NoError(t, err)
 	ran := make(chan struct{})

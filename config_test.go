@@ -101,9 +101,9 @@ func TestSetters_RejectBadValues(t *testing.T) {
 		{"SetWorkers(0)", p.SetWorkers(0), smartpool.RuleWorkers, "SetWorkers(0): want 1 to 65536 workers"},
 		{"SetWorkers(-3)", p.SetWorkers(-3), smartpool.RuleWorkers, "SetWorkers(-3): want 1 to 65536 workers"},
 		{"SetWorkers(MaxWorkers+1)", p.SetWorkers(smartpool.MaxWorkers + 1), smartpool.RuleWorkers, "SetWorkers(65537): want 1 to 65536 workers"},
-		{"SetCap(0)", p.SetCap("capped", 0), smartpool.ErrBadLimit, "SetCap(capped, 0): a cap must be at least 1"},
+		{"SetCap(-1)", p.SetCap("capped", -1), smartpool.ErrBadLimit, "SetCap(capped, -1): a cap must be at least 0"},
 		{"SetCap without a cap", p.SetCap("plain", 2), smartpool.RuleNotConfigured, "SetCap(plain, 2): channel plain has no cap: set MaxRunning or MaxInFlight at New"},
-		{"SetLimit(0)", p.SetLimit(0), smartpool.ErrBadLimit, "SetLimit(0): a limit must be at least 1"},
+		{"SetLimit(-1)", p.SetLimit(-1), smartpool.ErrBadLimit, "SetLimit(-1): a limit must be at least 0"},
 		{"SetLimit without a limit", unlimited.Pool().SetLimit(3), smartpool.RuleNotConfigured, "SetLimit(3): the pool has no in-flight limit: set Config.Limit at New"},
 	}
 	for _, c := range cases {
@@ -166,7 +166,7 @@ func TestSubmit_RejectsBadCalls(t *testing.T) {
 	require.ErrorIs(t, p.SubmitTask("a", nil), smartpool.ErrNilTask)
 	require.ErrorIs(t, p.SubmitTask("a", smartpool.Func(nil)), smartpool.ErrNilTask, "a typed nil would panic on the worker")
 	require.ErrorIs(t, p.SubmitTask("a", nilPtr), smartpool.ErrNilTask)
-	require.ErrorIs(t, p.SubmitContextTask(context.Background(), "a", smartpool.Func(nil)), smartpool.ErrNilTask)
+	require.ErrorIs(t, p.SubmitTask("a", smartpool.Func(nil), smartpool.WithContext(context.Background())), smartpool.ErrNilTask)
 	require.ErrorIs(t, p.Submit("nope", nil), smartpool.ErrNilTask)
 	err := p.Submit("nope", func(context.Context) {})
 	require.ErrorIs(t, err, smartpool.ErrUnknownKey)

@@ -13,9 +13,10 @@ import (
 // forgetful is a custom one-queue FIFO whose own submit method forgets
 // Bits.Admit, as a channel author easily does.
 type forgetful struct {
-	mu   sync.Mutex
-	q    []smartpool.Task
-	bits smartpool.Bits
+	smartpool.Plug // itself: a test channel is its own Source (plugForgetful)
+	mu             sync.Mutex
+	q              []smartpool.Task
+	bits           smartpool.Bits
 	// beforeWake, if set, runs after a task is queued and the lock released,
 	// before the pool is woken: a submitter descheduled between the two.
 	beforeWake func()
@@ -25,6 +26,12 @@ type forgetful struct {
 	// wakeUnderLock calls Bits.Wake before releasing the lock, the way
 	// `defer mu.Unlock()` makes easy.
 	wakeUnderLock bool
+}
+
+// plugForgetful makes f a Channel whose Source is f.
+func plugForgetful(f *forgetful) *forgetful {
+	f.Plug = smartpool.NewPlug(f)
+	return f
 }
 
 func (f *forgetful) Queues() int { return 1 }
@@ -40,9 +47,14 @@ func (f *forgetful) Attach(b smartpool.Bits) error {
 }
 
 // Add queues fn without taking a unit of the limit.
-func (f *forgetful) Add(fn func(context.Context)) error { return f.Push(smartpool.Func(fn)) }
+func (f *forgetful) Add(fn func(context.Context)) error {
+	return src(f).Push(smartpool.Func(fn), smartpool.Order{})
+}
 
-func (f *forgetful) Push(t smartpool.Task) error {
+func (f *forgetful) Push(t smartpool.Task, o smartpool.Order) error {
+	if err := smartpool.Unordered(o); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	if f.bits.Closed() {
 		f.mu.Unlock()
@@ -112,7 +124,7 @@ func (f *forgetful) Close(drop bool) []smartpool.Task {
 // to each such task when a worker takes it.
 func TestLimit_ChannelThatForgetsAdmit(t *testing.T) {
 	const limit = 2
-	f := &forgetful{}
+	f := plugForgetful(&forgetful{})
 	o := start(t, &behavior{workers: 1, limit: limit, levels: [][]ch{{{key: "c", c: f, coc: true}}}})
 	p := o.Pool()
 
@@ -142,9 +154,9 @@ func TestLimit_ChannelThatForgetsAdmit(t *testing.T) {
 
 // Tasks queued without a unit and dropped at Close release nothing.
 func TestLimit_ForgetfulChannelDrops(t *testing.T) {
-	f := &forgetful{}
-	var onDrop dropCounter
-	o := start(t, &behavior{workers: 1, limit: 4, levels: [][]ch{{fifo("busy")}, {{key: "c", c: f, onDrop: onDrop.fn}}}})
+	f := plugForgetful(&forgetful{})
+	var onEnd endCounter
+	o := start(t, &behavior{workers: 1, limit: 4, levels: [][]ch{{fifo("busy")}, {{key: "c", c: f, onEnd: onEnd.fn}}}})
 	p := o.Pool()
 	g := newGate()
 	submit(t, o, "busy", g.task("blocker"))
@@ -166,6 +178,7 @@ func TestLimit_ForgetfulChannelDrops(t *testing.T) {
 	}
 	c, _ := r.Channel("c")
 	require.Equal(t, uint64(4), c.Dropped)
-	require.Equal(t, int32(4), onDrop.n.Load())
+	require.Equal(t, int32(4), onEnd.of(smartpool.DroppedOnClose))
+	require.Equal(t, int32(4), onEnd.total(), "OnEnd once per task, each dropped on close")
 	require.Zero(t, r.Admitted)
 }

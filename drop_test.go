@@ -14,8 +14,8 @@ import (
 )
 
 // The drop rule, for every way a task is dropped: counted once in Dropped,
-// passed once to ChannelParams.OnDrop (and once to the channel's own
-// callback when the channel dropped it), its Future resolved with
+// passed once to ChannelParams.OnEnd with its drop outcome (and counted by
+// the channel when the channel dropped it), its Future resolved with
 // ErrDropped, its unit of Config.Limit released.
 
 // bounded returns a context that ends after long: a Future or Group that
@@ -26,18 +26,13 @@ func bounded(t *testing.T) context.Context {
 	return ctx
 }
 
-// dropCounter counts calls of a drop callback.
-type dropCounter struct{ n atomic.Int32 }
-
-func (c *dropCounter) fn(smartpool.Task) { c.n.Add(1) }
-
 // A task of a dropping channel yielded before Close and woken after it is
 // counted as dropped, and no longer as yielded, before its deferred calls
-// run, and reaches OnDrop once.
+// run, and reaches OnEnd once, as dropped on close.
 func TestDrop_YieldedTaskCountedBeforeDefers(t *testing.T) {
 	const tasks = 5
-	var onDrop dropCounter
-	o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onEnd: onEnd.fn}}}})
 	require.NoError(t, err)
 	wake := make(chan struct{})
 	var suspended, ended sync.WaitGroup
@@ -68,14 +63,15 @@ func TestDrop_YieldedTaskCountedBeforeDefers(t *testing.T) {
 	d, _ := o.Pool().Stats().Channel("drop")
 	require.Equal(t, uint64(tasks), d.Dropped)
 	require.Zero(t, d.Yielded)
-	require.Equal(t, int32(tasks), onDrop.n.Load(), "OnDrop once per dropped yielded task")
+	require.Equal(t, int32(tasks), onEnd.of(smartpool.DroppedOnClose), "OnEnd once per dropped yielded task")
+	require.Equal(t, int32(tasks), onEnd.total(), "OnEnd once per task")
 }
 
 // The same, one task at a time, through Go: its Future resolves with
 // ErrDropped, and by then Stats counts it.
 func TestDrop_YieldedFutureSeesCount(t *testing.T) {
-	var onDrop dropCounter
-	o, err := smartpool.New[string](&behavior{workers: 1, limit: 4, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	o, err := smartpool.New[string](&behavior{workers: 1, limit: 4, levels: [][]ch{{{key: "drop", c: channels.NewFIFO(), onEnd: onEnd.fn}}}})
 	require.NoError(t, err)
 	wake := make(chan struct{})
 	yielded := make(chan struct{})
@@ -93,16 +89,18 @@ func TestDrop_YieldedFutureSeesCount(t *testing.T) {
 	require.Equal(t, uint64(1), d.Dropped)
 	require.Zero(t, d.Yielded)
 	require.Zero(t, s.Admitted, "the unit is released")
-	require.Equal(t, int32(1), onDrop.n.Load())
+	require.Equal(t, int32(1), onEnd.of(smartpool.DroppedOnClose))
+	require.Equal(t, int32(1), onEnd.total())
 }
 
 // A late task that DropLate drops ends like a task Close drops: Dropped,
-// OnDrop and the channel's own callback once each, Future resolved, unit
-// released. By-key submits into the same channel are never dropped as late.
+// OnEnd (as dropped late) and the channel's DroppedLate once each, Future
+// resolved, unit released. By-key submits into the same channel are never
+// dropped as late: OnEnd sees it run.
 func TestDrop_DropLateEndsTheTask(t *testing.T) {
-	var onDrop, own dropCounter
-	d := channels.NewDeadline(channels.DropLate(own.fn))
-	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{{key: "dl", c: d, onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	d := channels.NewDeadline(channels.DropLate())
+	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{{key: "dl", c: d, onEnd: onEnd.fn}}}})
 	p := o.Pool()
 
 	task, late := smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
@@ -115,44 +113,46 @@ func TestDrop_DropLateEndsTheTask(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, v)
 
-	// The worker counts the run, and the channel calls its own callback,
-	// after the Futures resolved.
+	// The worker counts the run and hands it to OnEnd after the Futures
+	// resolved.
 	eventually(t, func() bool {
 		c, _ := p.Stats().Channel("dl")
-		return c.Ran == 1 && p.Stats().Admitted == 0 && own.n.Load() == 1
+		return c.Ran == 1 && p.Stats().Admitted == 0 && onEnd.of(smartpool.Ran) == 1
 	})
 	c, _ := p.Stats().Channel("dl")
 	require.Equal(t, uint64(1), c.Dropped)
-	require.Equal(t, int32(1), onDrop.n.Load())
+	require.Equal(t, int32(1), onEnd.of(smartpool.DroppedLate))
+	require.Equal(t, int32(2), onEnd.total(), "OnEnd once per task")
 	require.Equal(t, uint64(1), d.Stats().DroppedLate)
 }
 
 // A task DropOldest displaces ends like a task Close drops, and a Group
-// waiting for it gets ErrDropped.
+// waiting for it gets ErrDropped. OnEnd sees both displaced, and the task
+// that displaced the last run.
 func TestDrop_DropOldestEndsTheTask(t *testing.T) {
-	var onDrop, own dropCounter
-	b := channels.NewBounded(1, channels.DropOldest(own.fn))
-	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{fifo("busy")}, {{key: "b", c: b, onDrop: onDrop.fn}}}})
+	var onEnd endCounter
+	b := channels.NewBounded(1, channels.DropOldest())
+	o := start(t, &behavior{workers: 1, limit: 8, levels: [][]ch{{fifo("busy")}, {{key: "b", c: b, onEnd: onEnd.fn}}}})
 	p := o.Pool()
 	g := newGate()
 	submit(t, o, "busy", g.task("blocker"))
 	g.waitStarted(t, 1)
 
 	task, oldest := smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
-	require.NoError(t, b.TrySubmitTask(task))
+	require.NoError(t, b.SubmitTask(task))
 	group := smartpool.NewGroup(context.Background(), p)
 	group.Go("b", func(context.Context) error { return nil }) // displaces the future's task
 	_, err := oldest.Wait(bounded(t))
 	require.ErrorIs(t, err, smartpool.ErrDropped)
-	require.NoError(t, b.TrySubmit(func(context.Context) {})) // displaces the group's task
+	require.NoError(t, b.Submit(func(context.Context) {})) // displaces the group's task
 	require.ErrorIs(t, group.Wait(bounded(t)), smartpool.ErrDropped)
 	close(g.release)
 
-	eventually(t, func() bool { return p.Stats().Admitted == 0 })
+	eventually(t, func() bool { return p.Stats().Admitted == 0 && onEnd.of(smartpool.Ran) == 1 })
 	c, _ := p.Stats().Channel("b")
 	require.Equal(t, uint64(2), c.Dropped)
-	require.Equal(t, int32(2), onDrop.n.Load())
-	require.Equal(t, int32(2), own.n.Load())
+	require.Equal(t, int32(2), onEnd.of(smartpool.DroppedDisplaced))
+	require.Equal(t, int32(3), onEnd.total(), "OnEnd once per task")
 	require.Equal(t, uint64(2), b.Stats().Dropped)
 }
 
@@ -160,7 +160,7 @@ func TestDrop_DropOldestEndsTheTask(t *testing.T) {
 // submitted but is never dropped as late, however long it waits.
 func TestDrop_ByKeyDeadlineIsNeverLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := channels.NewDeadline(channels.DropLate(nil))
+		d := channels.NewDeadline(channels.DropLate())
 		o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{fifo("busy")}, {{key: "dl", c: d}}}})
 		require.NoError(t, err)
 		release := make(chan struct{})

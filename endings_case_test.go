@@ -2,6 +2,7 @@ package smartpool_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -16,11 +17,27 @@ import (
 // One combination of the endings matrix (see TestEndings): its pool, its
 // task, the handshakes that drive it to its ending, and what it recorded.
 
-// mxProbe is a pre-allocated task, so that drop callbacks can be checked to
-// receive the very task that was submitted.
+// mxProbe is a pre-allocated task, so that OnEnd and drop callbacks can be
+// checked to receive the very task that was submitted.
 type mxProbe struct{ fn func(context.Context) }
 
 func (p *mxProbe) Run(ctx context.Context) { p.fn(ctx) }
+
+// mxFiller is a filler task of the subject channel, which OnEnd tells from
+// the task under test by its type.
+type mxFiller struct{}
+
+func (*mxFiller) Run(context.Context) {}
+
+// mxEnd is one call of the subject channel's OnEnd for the task under test.
+type mxEnd struct {
+	t          smartpool.Task
+	o          smartpool.Outcome
+	saw        smartpool.ChannelStats[string] // the subject's Stats as the callback saw them
+	futureOpen bool                           // the task's Future had not resolved yet
+}
+
+func (e mxEnd) String() string { return fmt.Sprintf("%T %v", e.t, e.o) }
 
 // mxGate is a task that holds the pool's only worker until released, and
 // runs requests on its own goroutine meanwhile (Handoff must be called by a
@@ -40,6 +57,7 @@ type mxCase struct {
 	k       mxKind
 	x       mxExit
 	w       mxWait // the context the task's waits are given
+	pause   bool   // pause the task's channel before Close (mxPause)
 	o       *smartpool.OwnedPool[string]
 	p       *smartpool.Pool[string]
 	subject smartpool.Channel
@@ -49,7 +67,7 @@ type mxCase struct {
 	gateTasks int     // tasks the gate channel runs: gates and handed-off fillers
 	fillers   int     // filler tasks of the subject channel, which all run
 
-	ctx    context.Context // SubmitContext's
+	ctx    context.Context // WithContext's
 	cancel context.CancelFunc
 	quit   chan struct{} // closed by cleanup: watchers give up
 
@@ -62,18 +80,21 @@ type mxCase struct {
 
 	panics atomic.Int32 // calls of Config.PanicHandler
 
-	// drop callbacks: ChannelParams.OnDrop, and the channel's own
-	onDrop, ownDrop         atomic.Int32
-	onDropSaw, ownDropSaw   atomic.Int32 // Dropped as Stats showed it to the callback (minimum)
-	onDropTask, ownDropTask atomic.Pointer[smartpool.Task]
-	probe                   smartpool.Task // the Task value submitted, if the entry took one
+	// ChannelParams.OnEnd of the subject channel: the task's endings, and
+	// the fillers'; of the gate's channel
+	endMu      sync.Mutex
+	ends       []mxEnd // guarded by endMu
+	fillerEnds endCounter
+	gateEnds   endCounter
+	probe      smartpool.Task // the Task value submitted, if the entry took one
 
 	// results
 	enterErr      error
 	enterReturned bool
 	enterPanic    any
 	fut           *smartpool.Future[int]
-	resolved      chan struct{} // closed when the Future or Group resolved
+	futp          atomic.Pointer[smartpool.Future[int]] // fut, for OnEnd on a worker
+	resolved      chan struct{}                         // closed when the Future or Group resolved
 	resVal        int
 	resErr        error
 	resSaw        smartpool.ChannelStats[string] // subject stats when the result became observable
@@ -91,8 +112,8 @@ func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) *mxCase {
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.subject = m.newSubject()
 	b := &behavior{workers: 1, limit: mxLimit, onPanic: func(string, *smartpool.PanicError) { m.panics.Add(1) }, levels: [][]ch{
-		{{key: "g", c: channels.NewFIFO(), coc: true}},
-		{{key: "s", c: m.subject, onDrop: m.recordOnDrop}},
+		{{key: "g", c: channels.NewFIFO(), coc: true, onEnd: m.gateEnds.fn}},
+		{{key: "s", c: m.subject, onEnd: m.recordOnEnd}},
 	}}
 	o, err := smartpool.New[string](b)
 	if err != nil {
@@ -103,24 +124,19 @@ func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) *mxCase {
 }
 
 func (m *mxCase) newSubject() smartpool.Channel {
-	own := func(task smartpool.Task) {
-		m.ownDrop.Add(1)
-		m.ownDropTask.Store(&task)
-		m.ownDropSaw.Store(int32(m.stats().Dropped))
-	}
 	switch m.k {
 	case kFIFO:
 		return channels.NewFIFO()
 	case kDeadline:
 		return channels.NewDeadline()
 	case kDropLate:
-		return channels.NewDeadline(channels.DropLate(own))
+		return channels.NewDeadline(channels.DropLate())
 	case kPriority:
 		return channels.NewPriority()
 	case kBounded:
 		return channels.NewBounded(1)
 	case kDropOldest:
-		return channels.NewBounded(1, channels.DropOldest(own))
+		return channels.NewBounded(1, channels.DropOldest())
 	case kCallerRuns:
 		return channels.NewBounded(1, channels.CallerRuns())
 	case kKeyed:
@@ -135,10 +151,23 @@ func (m *mxCase) newSubject() smartpool.Channel {
 	panic("unreachable")
 }
 
-func (m *mxCase) recordOnDrop(task smartpool.Task) {
-	m.onDrop.Add(1)
-	m.onDropTask.Store(&task)
-	m.onDropSaw.Store(int32(m.stats().Dropped))
+// recordOnEnd is the subject channel's OnEnd.
+func (m *mxCase) recordOnEnd(task smartpool.Task, o smartpool.Outcome) {
+	if _, ok := task.(*mxFiller); ok {
+		m.fillerEnds.fn(task, o)
+		return
+	}
+	end := mxEnd{t: task, o: o, saw: m.stats()}
+	if f := m.futp.Load(); f != nil { // nil until Go returned it: then unchecked
+		select {
+		case <-f.Done():
+		default:
+			end.futureOpen = true
+		}
+	}
+	m.endMu.Lock()
+	m.ends = append(m.ends, end)
+	m.endMu.Unlock()
 }
 
 // stats returns the subject channel's stats.
@@ -346,7 +375,7 @@ func (m *mxCase) submit() error {
 		case *channels.Priority:
 			return c.Submit(5, m.body)
 		case *channels.Bounded:
-			return c.Submit(context.Background(), m.body)
+			return c.Submit(m.body, smartpool.WithContext(context.Background()))
 		case *channels.Keyed[string]:
 			return c.Submit("grp", m.body)
 		case *channels.Multi[*channels.FIFO]:
@@ -362,14 +391,14 @@ func (m *mxCase) submit() error {
 		m.probe = &mxProbe{fn: m.body}
 		return m.chanSubmitTask(m.probe)
 	case eTrySubmit:
-		return s.(*channels.Bounded).TrySubmit(m.body)
+		return s.(*channels.Bounded).Submit(m.body)
 	case ePoolSubmit:
 		return m.p.Submit("s", m.body)
 	case ePoolSubmitTask:
 		m.probe = &mxProbe{fn: m.body}
 		return m.p.SubmitTask("s", m.probe)
-	case ePoolSubmitContext:
-		return m.p.SubmitContext(m.ctx, "s", m.body)
+	case ePoolSubmitCtx:
+		return m.p.Submit("s", m.body, smartpool.WithContext(m.ctx))
 	case eGo:
 		m.watchFuture(smartpool.Go(m.p, "s", m.futureFn))
 		return nil
@@ -382,7 +411,7 @@ func (m *mxCase) submit() error {
 		task, f := smartpool.NewFuture(m.futureFn)
 		m.probe = task
 		m.watchFuture(f)
-		return m.p.SubmitContextTask(m.ctx, "s", task)
+		return m.p.SubmitTask("s", task, smartpool.WithContext(m.ctx))
 	case eGroupGo:
 		g := smartpool.NewGroup(context.Background(), m.p)
 		// Deferred: a CallerRuns Goexit ends this goroutine inside Go.
@@ -428,9 +457,9 @@ func (m *mxCase) chanSubmitTask(task smartpool.Task) error {
 		return c.SubmitTask(5, task)
 	case *channels.Bounded:
 		if m.e == eFutureChan {
-			return c.TrySubmitTask(task)
+			return c.SubmitTask(task)
 		}
-		return c.SubmitTask(context.Background(), task)
+		return c.SubmitTask(task, smartpool.WithContext(context.Background()))
 	case *channels.Keyed[string]:
 		return c.SubmitTask("grp", task)
 	}
@@ -477,6 +506,7 @@ func (m *mxCase) quitCtx() context.Context {
 
 func (m *mxCase) watchFuture(f *smartpool.Future[int]) {
 	m.fut = f
+	m.futp.Store(f)
 	go func() {
 		select {
 		case <-f.Done():
@@ -518,6 +548,7 @@ func (m *mxCase) play() {
 	case xCloseQueued:
 		m.enter()
 		m.tick()
+		m.pauseSubject()
 		m.closeAsync()
 		m.settle()
 		m.g.open()
@@ -530,6 +561,7 @@ func (m *mxCase) play() {
 		if !m.awaitYield(2) {
 			return
 		}
+		m.pauseSubject()
 		m.closeAsync()
 		if !m.awaitClose() {
 			return
@@ -540,7 +572,7 @@ func (m *mxCase) play() {
 		m.enter()
 		m.settle()
 		m.fillers++
-		if err := m.subject.(*channels.Bounded).TrySubmit(m.filler); err != nil {
+		if err := m.subject.(*channels.Bounded).SubmitTask(&mxFiller{}); err != nil {
 			t.Errorf("the displacing TrySubmit: %v", err)
 		}
 		m.settle()
@@ -548,7 +580,7 @@ func (m *mxCase) play() {
 		m.settle()
 	case xCallerRan, xCallerPanic, xCallerGoexit:
 		m.fillers++
-		if err := m.subject.(*channels.Bounded).TrySubmit(m.filler); err != nil {
+		if err := m.subject.(*channels.Bounded).SubmitTask(&mxFiller{}); err != nil {
 			t.Errorf("the TrySubmit that fills the channel: %v", err)
 		}
 		m.enter()
@@ -566,12 +598,7 @@ func (m *mxCase) play() {
 		m.g.open()
 		m.settle()
 	case xFull:
-		if m.e.submitCtx() { // a full Bounded: see mxImpossible
-			m.fillers++
-			if err := m.subject.(*channels.Bounded).TrySubmit(m.filler); err != nil {
-				t.Errorf("the TrySubmit that fills the channel: %v", err)
-			}
-		} else if err := m.p.SetLimit(1); err != nil { // the gate holds the only unit
+		if err := m.p.SetLimit(1); err != nil { // the gate holds the only unit
 			t.Errorf("SetLimit(1): %v", err)
 		}
 		m.enter()
@@ -589,6 +616,20 @@ func (m *mxCase) play() {
 		m.g.open()
 		m.awaitClose()
 		m.settle()
+	}
+}
+
+// pauseSubject pauses the task's channel if the case says so, and checks
+// that Stats shows it.
+func (m *mxCase) pauseSubject() {
+	if !m.pause {
+		return
+	}
+	if err := m.p.Pause("s"); err != nil {
+		m.t.Errorf("Pause: %v", err)
+	}
+	if !m.stats().Paused {
+		m.t.Errorf("Stats does not show the channel paused")
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -18,9 +17,10 @@ import (
 // The endings matrix: every way a task enters a pool, into every kind of
 // channel, crossed with every way it can leave, must end exactly once: its
 // Future or Group resolves once with the right error, Stats counts it once
-// under the right counter, a drop reaches the channel's OnDrop (and the
-// channel's own drop callback, for the drops it made) once, and its unit of
-// Config.Limit is released once. Each combination runs in its own synctest
+// under the right counter, its ending reaches the channel's OnEnd once with
+// the right Outcome, after Stats counted it (a drop also reaches the
+// channel's own drop callback, for the drops it made, once), and its unit
+// of Config.Limit is released once. Each combination runs in its own synctest
 // bubble on a one-worker pool whose worker a gate task holds while the test
 // arranges the ending, so every case is deterministic, and a hang becomes a
 // failure as soon as nothing in the bubble can move.
@@ -55,10 +55,10 @@ const (
 	eTrySubmit                     // Bounded.TrySubmit
 	ePoolSubmit
 	ePoolSubmitTask
-	ePoolSubmitContext
+	ePoolSubmitCtx // Pool.Submit with WithContext
 	eGo
 	eFutureChan // NewFuture + the channel's own task submit
-	eFutureCtx  // NewFuture + Pool.SubmitContext
+	eFutureCtx  // NewFuture + Pool.SubmitTask with WithContext
 	eGroupGo
 	eScope
 	eAfter
@@ -90,15 +90,15 @@ func (e mxEntry) name(k mxKind) string {
 		}
 		return "NewFuture+" + ch + ".SubmitTask"
 	}
-	return [...]string{ePoolSubmit: "Pool.Submit", ePoolSubmitTask: "Pool.SubmitTask", ePoolSubmitContext: "Pool.SubmitContext",
-		eGo: "Go", eFutureCtx: "NewFuture+Pool.SubmitContext", eGroupGo: "Group.Go", eScope: "Scope", eAfter: "After", eAt: "At",
+	return [...]string{ePoolSubmit: "Pool.Submit", ePoolSubmitTask: "Pool.SubmitTask", ePoolSubmitCtx: "Pool.Submit+WithContext",
+		eGo: "Go", eFutureCtx: "NewFuture+Pool.SubmitTask+WithContext", eGroupGo: "Group.Go", eScope: "Scope", eAfter: "After", eAt: "At",
 		eEvery: "Every", eHandoff: "Handoff", eYield: "a re-entry after Yield"}[e]
 }
 
 func (e mxEntry) timer() bool     { return e == eAfter || e == eAt || e == eEvery }
 func (e mxEntry) group() bool     { return e == eGroupGo || e == eScope }
 func (e mxEntry) future() bool    { return e == eGo || e == eFutureChan || e == eFutureCtx }
-func (e mxEntry) submitCtx() bool { return e == ePoolSubmitContext || e == eFutureCtx }
+func (e mxEntry) submitCtx() bool { return e == ePoolSubmitCtx || e == eFutureCtx }
 func (e mxEntry) ownDeadline() bool {
 	return e == eChanSubmit || e == eChanSubmitTask || e == eFutureChan
 }
@@ -148,8 +148,8 @@ var mxImpossible = []struct {
 		return e == eFutureChan && (k == kFIFO || k == kMulti)
 	}},
 	{"TrySubmit exists only on Bounded", func(e mxEntry, k mxKind, x mxExit) bool { return e == eTrySubmit && !k.bounded() }},
-	{"only SubmitContext ties a queued task to its submitter's context", func(e mxEntry, k mxKind, x mxExit) bool { return x == xCancelled && !e.submitCtx() }},
-	{"only a Deadline's own submit methods give a task a deadline: by-key submits and re-entries are never dropped as late", func(e mxEntry, k mxKind, x mxExit) bool {
+	{"only WithContext ties a queued task to its submitter's context", func(e mxEntry, k mxKind, x mxExit) bool { return x == xCancelled && !e.submitCtx() }},
+	{"only a Deadline's own submit methods give a task a deadline here: by-key submits without WithDeadline and re-entries are never dropped as late", func(e mxEntry, k mxKind, x mxExit) bool {
 		return x == xDropLate && !e.ownDeadline()
 	}},
 	{"a re-entry is requeued, never submitted: DropOldest never displaces it and CallerRuns never runs it", func(e mxEntry, k mxKind, x mxExit) bool {
@@ -164,8 +164,8 @@ var mxImpossible = []struct {
 	{"Group.Go and Scope wait for room at a full pool or channel, as errgroup's Go does (TryGo's refusal is in TestGroup_Semantics)", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e.group() && x == xFull
 	}},
-	{"SubmitContext waits for a unit of the limit: only a full Bounded (default policy) refuses it", func(e mxEntry, k mxKind, x mxExit) bool {
-		return e.submitCtx() && x == xFull && k != kBounded
+	{"WithContext waits for a unit of the limit, and for room in a full Bounded, until its context ends: it is never refused with ErrFull", func(e mxEntry, k mxKind, x mxExit) bool {
+		return e.submitCtx() && x == xFull
 	}},
 	{"Handoff is called by a task: runtime.Goexit on the caller would end the calling task too", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e == eHandoff && x == xCallerGoexit
@@ -208,6 +208,28 @@ func (w mxWait) String() string {
 	return ""
 }
 
+// mxPause says whether the task's channel is paused before Close, an axis
+// only where Close ends the task: Close resumes a paused channel, so the
+// task must end exactly as it does unpaused (Pool.Pause).
+type mxPause int
+
+const (
+	pRunning mxPause = iota
+	pPaused
+	mxPauses
+)
+
+func (p mxPause) applies(x mxExit) bool {
+	return p == pRunning || x == xCloseQueued || x == xCloseYielded
+}
+
+func (p mxPause) String() string {
+	if p == pPaused {
+		return ", its channel paused and then the pool closed"
+	}
+	return ""
+}
+
 const mxLimit = 8 // Config.Limit of every matrix pool
 
 var (
@@ -229,15 +251,20 @@ func TestEndings(t *testing.T) {
 					if !w.applies(e, x) {
 						continue
 					}
-					run++
-					name := fmt.Sprintf("a task entering by %s into %s %s%s", e.name(k), k, x, w)
-					t.Run(name, func(t *testing.T) { mxRun(t, e, k, x, w) })
+					for p := range mxPauses {
+						if !p.applies(x) {
+							continue
+						}
+						run++
+						name := fmt.Sprintf("a task entering by %s into %s %s%s%s", e.name(k), k, x, w, p)
+						t.Run(name, func(t *testing.T) { mxRun(t, e, k, x, w, p) })
+					}
 				}
 			}
 		}
 	}
 	total := int(mxEntries) * int(mxKinds) * int(mxExits)
-	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background())",
+	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background(); those Close ends, once more with their channel paused first)",
 		mxEntries, mxKinds, mxExits, total, total-run0, run)
 	reasons := make([]string, 0, len(skipped))
 	for r := range skipped {
@@ -251,7 +278,7 @@ func TestEndings(t *testing.T) {
 
 // mxRun runs one combination in a bubble; goroutines a failing case leaves
 // blocked make synctest panic, which becomes this case's failure.
-func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) {
+func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait, p mxPause) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Errorf("goroutines of the pool or the task were left blocked: %v", r)
@@ -259,6 +286,7 @@ func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) {
 	}()
 	synctest.Test(t, func(t *testing.T) {
 		m := newMxCase(t, e, k, x, w)
+		m.pause = p == pPaused
 		defer m.cleanup()
 		m.play()
 		m.cleanup()
@@ -356,22 +384,13 @@ func (m *mxCase) check() {
 		}
 	}
 
-	// drop callbacks
-	want("ChannelParams.OnDrop was called", m.onDrop.Load(), one(x.dropped()))
-	want("the channel's own drop callback was called", m.ownDrop.Load(), one(x == xDropLate || x == xDropOldest))
-	if x.dropped() && m.onDrop.Load() > 0 && m.onDropSaw.Load() < 1 {
-		t.Errorf("OnDrop saw Dropped %d: the drop was not counted before the callback", m.onDropSaw.Load())
-	}
-	if m.ownDrop.Load() > 0 && m.ownDropSaw.Load() < 1 {
-		t.Errorf("the channel's own drop callback saw Dropped %d: the drop was not counted before the callback", m.ownDropSaw.Load())
-	}
-	if m.probe != nil {
-		for what, p := range map[string]*atomic.Pointer[smartpool.Task]{"OnDrop": &m.onDropTask, "the channel's own drop callback": &m.ownDropTask} {
-			if got := p.Load(); got != nil && *got != m.probe {
-				t.Errorf("%s received %T, not the task that was submitted", what, *got)
-			}
-		}
-	}
+	// OnEnd: once for the task, with its outcome, after Stats counted it;
+	// once as Ran for every filler and every task of the gate's channel
+	m.checkOnEnd()
+	want("the fillers' OnEnd as ran was called", m.fillerEnds.of(smartpool.Ran), m.fillers)
+	want("the fillers' OnEnd was called", m.fillerEnds.total(), m.fillers)
+	want("the gate channel's OnEnd as ran was called", m.gateEnds.of(smartpool.Ran), m.gateTasks)
+	want("the gate channel's OnEnd was called", m.gateEnds.total(), m.gateTasks)
 
 	// the channel's own counters
 	switch c := m.subject.(type) {
@@ -392,6 +411,102 @@ func (m *mxCase) check() {
 			t.Errorf("Timer.Skipped = %d, want %d", got, one(x == xFull))
 		}
 	}
+}
+
+// mxOutcome is the Outcome OnEnd must receive for the task that leaves by
+// x, or 0 if it never entered the pool (refused: no ending to report).
+func mxOutcome(x mxExit) smartpool.Outcome {
+	switch x {
+	case xRan, xCallerRan:
+		return smartpool.Ran
+	case xPanic, xCallerPanic:
+		return smartpool.Panicked
+	case xGoexit, xCallerGoexit:
+		return smartpool.Goexited
+	case xCloseQueued, xCloseYielded:
+		return smartpool.DroppedOnClose
+	case xDropLate:
+		return smartpool.DroppedLate
+	case xDropOldest:
+		return smartpool.DroppedDisplaced
+	case xCancelled:
+		return smartpool.Cancelled
+	}
+	return 0
+}
+
+// counted returns the counter of s that an ending with outcome o adds to.
+func counted(s smartpool.ChannelStats[string], o smartpool.Outcome) uint64 {
+	switch o {
+	case smartpool.Ran:
+		return s.Ran
+	case smartpool.Panicked:
+		return s.Panicked
+	case smartpool.Goexited:
+		return s.Goexited
+	case smartpool.Cancelled:
+		return s.Cancelled
+	case smartpool.DroppedOnClose, smartpool.DroppedLate, smartpool.DroppedDisplaced:
+		return s.Dropped
+	}
+	return 0
+}
+
+// checkOnEnd checks the task's endings as ChannelParams.OnEnd saw them:
+// exactly one for a task the pool admitted, none for one it refused, with
+// the outcome of the exit, counted in Stats before the call, handed the task
+// as submitted, after its Future resolved (but for a drop while yielded).
+func (m *mxCase) checkOnEnd() {
+	t, x := m.t, m.x
+	m.endMu.Lock()
+	ends := append([]mxEnd(nil), m.ends...)
+	m.endMu.Unlock()
+	wantO := mxOutcome(x)
+	switch {
+	case wantO == 0 && len(ends) != 0:
+		t.Errorf("ChannelParams.OnEnd was called for a task the pool refused: %v", ends)
+		return
+	case wantO == 0:
+		return
+	case len(ends) != 1:
+		t.Errorf("ChannelParams.OnEnd was called %d times for the task (%v), want once, with %v", len(ends), ends, wantO)
+		return
+	}
+	end := ends[0]
+	if end.o != wantO {
+		t.Errorf("ChannelParams.OnEnd received %v, want %v", end.o, wantO)
+	}
+	if counted(end.saw, end.o) < 1 {
+		t.Errorf("ChannelParams.OnEnd (%v) saw Stats %+v: the ending was not counted before the callback", end.o, end.saw)
+	}
+	switch {
+	case m.probe != nil:
+		if end.t != m.probe {
+			t.Errorf("ChannelParams.OnEnd received %T, not the task that was submitted", end.t)
+		}
+	case m.submitsFunc():
+		if _, ok := end.t.(smartpool.Func); !ok {
+			t.Errorf("ChannelParams.OnEnd received %T, not the func that was submitted (as a Func)", end.t)
+		}
+	}
+	// A task dropped while yielded is ended by the pool before its
+	// goroutine unwinds (so that its deferred calls see it counted), and
+	// its Future resolves in those deferred calls, after OnEnd.
+	if end.futureOpen && x != xCloseYielded {
+		t.Errorf("ChannelParams.OnEnd (%v) was called before the task's Future resolved", end.o)
+	}
+}
+
+// submitsFunc reports whether the entry submits the task as a plain func,
+// which OnEnd receives as a Func.
+func (m *mxCase) submitsFunc() bool {
+	switch m.e {
+	case eChanSubmit, eTrySubmit, ePoolSubmit, ePoolSubmitCtx, eYield, eHandoff:
+		return true
+	case eChanSubmitTask:
+		return m.k == kFIFO || m.k == kMulti
+	}
+	return false
 }
 
 func (m *mxCase) checkResult() {

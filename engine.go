@@ -76,7 +76,7 @@ type engine struct {
 
 // queueRef maps a global queue number to its channel.
 type queueRef struct {
-	c       Channel
+	c       Source
 	local   int           // queue number inside the channel
 	ch      int           // channel index
 	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
@@ -89,14 +89,15 @@ type queueRef struct {
 }
 
 type chanInfo struct {
-	c         Channel
+	c         Source
+	user      Channel // c's Channel, for Len
 	level     int
 	first     int // global number of its queue 0
 	queues    int
 	coc       bool
 	onEnd     func(Task, Outcome) // ChannelParams.OnEnd; read-only
 	dropped   atomic.Uint64
-	cancelled atomic.Uint64 // SubmitContext tasks whose context ended while queued (cancel.go)
+	cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
 	accounted atomic.Bool   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
 	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
@@ -105,7 +106,7 @@ type chanInfo struct {
 
 	capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
-	maxRunning atomic.Int64 // the cap, when capped
+	maxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
 	running    atomic.Int64 // slots reserved, when capped
 
 	// Reshaping (reshape.go), only in a pool with Config.Spare. tracked is
@@ -118,6 +119,8 @@ type chanInfo struct {
 	tracked bool
 	held    atomic.Int64
 	removal atomic.Int32
+
+	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
 }
 
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine, error) {
@@ -192,6 +195,7 @@ func (e *engine) startClose() {
 		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
 		e.stopped.Store(true)
 		e.resize.Unlock()
+		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]Task, len(e.chans))
 		present := e.reshape.present(len(e.chans)) // AddChannel refuses from here on
@@ -252,7 +256,7 @@ func (e *engine) dropQueued(ch int, t Task, why Outcome) bool {
 
 // discard releases the unit of a queued task of channel ch the pool will
 // not run and returns the task as the user submitted it, seen through
-// SubmitContext's wrapper and any channel's (Unwrapper); false if its
+// WithContext's wrapper and any channel's (Unwrapper); false if its
 // submitter cancelled it, which was reported already.
 func (e *engine) discard(ch int, t Task) (Task, bool) {
 	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
@@ -265,7 +269,7 @@ func (e *engine) discard(ch int, t Task) (Task, bool) {
 	return userTask(t), true
 }
 
-// cancellableOf returns SubmitContext's wrapper inside t, or nil.
+// cancellableOf returns WithContext's wrapper inside t, or nil.
 func cancellableOf(t Task) *cancellable {
 	for {
 		switch tt := t.(type) {
@@ -279,7 +283,7 @@ func cancellableOf(t Task) *cancellable {
 	}
 }
 
-// userTask returns t as the user submitted it, seen through SubmitContext's
+// userTask returns t as the user submitted it, seen through WithContext's
 // wrapper and any channel's (Unwrapper).
 func userTask(t Task) Task {
 	for {

@@ -35,7 +35,7 @@ var (
 	ErrNoQueues = errors.New("smartpool: channel has no queues")
 	// ErrAttached is returned by a channel's Attach when the channel already
 	// belongs to a pool; New wraps it in ErrConfig. A channel written
-	// outside this module returns it too (see Channel).
+	// outside this module returns it too (see Source).
 	ErrAttached = errors.New("smartpool: channel already attached to a pool")
 )
 
@@ -56,6 +56,7 @@ var (
 	errWorkers        = errors.New("worker count out of range")
 	errNilBehavior    = errors.New("the PoolBehavior is nil")
 	errNilChannel     = errors.New("the behavior returned no channel")
+	errNoSource       = errors.New("the channel holds no Source: not made by its constructor")
 	errFollowup       = errors.New("bad followup")
 	errTooManyQueues  = errors.New("too many queues or levels")
 	errCapBoth        = errors.New("both MaxRunning and MaxInFlight are set")

@@ -36,7 +36,7 @@ func (p *pages) Followup(k string) string { return k }
 // A page holds one unit of the limit from its fetch to its store: the fetch
 // hands its unit to the store task instead of asking for a new one, so a
 // full pool always finishes what it admitted. Submit refuses work at the
-// limit; SubmitContext waits for a unit until its context ends.
+// limit; with WithContext it waits for a unit until its context ends.
 func ExamplePool_Handoff() {
 	owned, err := smartpool.New[string](&pages{fetch: channels.NewFIFO(), store: channels.NewFIFO()})
 	if err != nil {
@@ -55,7 +55,7 @@ func ExamplePool_Handoff() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	fmt.Println("wait for a unit:", pool.SubmitContext(ctx, "fetch", func(context.Context) {}))
+	fmt.Println("wait for a unit:", pool.Submit("fetch", func(context.Context) {}, smartpool.WithContext(ctx)))
 	st := pool.Stats()
 	fmt.Printf("admitted %d of %d\n", st.Admitted, st.Limit)
 

@@ -191,17 +191,17 @@ func ExampleGroup_SetLimit() {
 	// Wait: <nil>
 }
 
-// The values of the context given to SubmitContext reach the task (its
+// The values of the context given with WithContext reach the task (its
 // cancellation stops the task only while it is queued).
-func ExamplePool_SubmitContext() {
+func ExampleWithContext() {
 	type traceID struct{}
 	owned, _ := smartpool.New[Key](&Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()})
 	ctx := context.WithValue(context.Background(), traceID{}, "req-42")
 	done := make(chan struct{})
-	_ = owned.Pool().SubmitContext(ctx, Urgent, func(ctx context.Context) {
+	_ = owned.Pool().Submit(Urgent, func(ctx context.Context) {
 		fmt.Println("trace:", ctx.Value(traceID{}))
 		close(done)
-	})
+	}, smartpool.WithContext(ctx))
 	<-done
 	_, _ = owned.Close(context.Background())
 	// Output: trace: req-42

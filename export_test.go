@@ -9,6 +9,7 @@ var (
 	RuleWorkers       = errWorkers
 	RuleNilBehavior   = errNilBehavior
 	RuleNilChannel    = errNilChannel
+	RuleNoSource      = errNoSource
 	RuleFollowup      = errFollowup
 	RuleTooManyQueues = errTooManyQueues
 	RuleCapBoth       = errCapBoth

@@ -23,7 +23,7 @@ var (
 // panicked (the panic goes to the Future, not to the pool's panic handler;
 // the pool counts it in ChannelStats.Panicked); with ErrDropped if the pool
 // dropped the task; with ErrGoexit if it called runtime.Goexit; with
-// ctx.Err() if it was submitted with Pool.SubmitContextTask and ctx ended
+// ctx.Err() if it was submitted with SubmitTask with WithContext and ctx ended
 // while it was queued; or, for Go, with the submit error if the task was
 // never queued.
 // A Future is safe for concurrent use and must not be copied.
@@ -105,7 +105,7 @@ func (t *futureTask[T]) dropped() {
 }
 
 // cancelled resolves a task whose submitter's context ended while it was
-// queued (SubmitContextTask).
+// queued (SubmitTask with WithContext).
 func (t *futureTask[T]) cancelled(err error) {
 	var zero T
 	t.f.resolve(zero, err)

@@ -75,7 +75,7 @@ func TestFuture_Dropped(t *testing.T) {
 	g.waitStarted(t, 1)
 	queued := smartpool.Go(p, "d", func(context.Context) (int, error) { return 2, nil })
 	task, viaChannel := smartpool.NewFuture(func(context.Context) (int, error) { return 3, nil })
-	require.NoError(t, d.Push(task))
+	require.NoError(t, src(d).Push(task, smartpool.Order{}))
 	go func() {
 		eventually(t, func() bool { return p.State() >= smartpool.Closing })
 		close(g.release)
@@ -279,15 +279,26 @@ func TestSchedule_Policies(t *testing.T) {
 // slowFIFO is a FIFO whose first Push stalls for a while of (fake) time, so
 // the schedule that submitted it falls behind.
 type slowFIFO struct {
-	*channels.FIFO
-	stall atomic.Int64 // nanoseconds the next Push stalls
+	smartpool.Plug
+	smartpool.Source // the FIFO's, with Push wrapped
+	fifo             *channels.FIFO
+	stall            atomic.Int64 // nanoseconds the next Push stalls
 }
 
-func (s *slowFIFO) Push(t smartpool.Task) error {
+func newSlowFIFO() *slowFIFO {
+	s := &slowFIFO{fifo: channels.NewFIFO()}
+	s.Source = smartpool.SourceOf(s.fifo)
+	s.Plug = smartpool.NewPlug(s)
+	return s
+}
+
+func (s *slowFIFO) Len() int { return s.fifo.Len() }
+
+func (s *slowFIFO) Push(t smartpool.Task, o smartpool.Order) error {
 	if d := s.stall.Swap(0); d > 0 {
 		time.Sleep(time.Duration(d))
 	}
-	return s.FIFO.Push(t)
+	return s.Source.Push(t, o)
 }
 
 // Missed ticks: a firing held up for 3.5 intervals makes Skip fire once and
@@ -298,7 +309,7 @@ func TestSchedule_MissedTicks(t *testing.T) {
 		want   int32 // firings by t = 10 s
 	}{{smartpool.Skip, 7}, {smartpool.CatchUp, 10}} {
 		synctest.Test(t, func(t *testing.T) {
-			slow := &slowFIFO{FIFO: channels.NewFIFO()}
+			slow := newSlowFIFO()
 			o, err := smartpool.New[string](&behavior{workers: 1, levels: [][]ch{{{key: "a", c: slow, coc: true}}}})
 			require.NoError(t, err)
 			var fired atomic.Int32

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,7 +27,8 @@ import (
 // (so the task is dropped while yielded), unless CallerRuns runs it on its
 // submitter. The test does not predict its ending: whatever ends it, it
 // must end exactly once and every view must agree (checkSide): its own
-// record, the drop callbacks, its Future or Group, Stats, the units.
+// record, OnEnd, the channel's drop counters, its Future or Group, Stats,
+// the units.
 type fzSideRec struct {
 	id, ch, entry int
 	final         uint8
@@ -39,8 +41,9 @@ type fzSideRec struct {
 	inline    bool   // ran on the submitting goroutine (CallerRuns)
 	submitter uint64 // the goroutine that submitted it, written before the submit
 	outcomes  []fzOutcome
-	onDrop    int // ChannelParams.OnDrop calls with its task
-	own       int // calls of the channel's own drop callback with its task
+	ends      []smartpool.Outcome // what ChannelParams.OnEnd received for its task
+	onDrop    int                 // ChannelParams.OnEnd calls with its task as dropped
+	own       int                 // OnEnd calls with its task as the channel's own drop (late, displaced)
 	resolved  bool
 	resVal    int
 	resErr    error
@@ -48,7 +51,7 @@ type fzSideRec struct {
 
 // The entries of a side task.
 const (
-	sideOwn    = iota // the channel's own submit of a Task: Deadline.SubmitTask, Bounded.TrySubmitTask
+	sideOwn    = iota // the channel's own submit of a Task: Deadline.SubmitTask, Bounded.SubmitTask
 	sideFuture        // NewFuture, then the same submit
 	sideGo            // Go, by key
 	sideGroup         // Group.Go, by key, one Group per task
@@ -71,7 +74,7 @@ const fzSideRefused fzOutcome = 255
 // the tasks' contexts, and with them the group's): counted Cancelled.
 const fzSideCancelled fzOutcome = 254
 
-// named reports whether the drop callbacks receive a Task the test knows.
+// named reports whether OnEnd receives a Task the test knows.
 func (rec *fzSideRec) named() bool { return rec.entry == sideOwn || rec.entry == sideFuture }
 
 // endingLocked returns how rec ended, or false if that is not known yet.
@@ -84,7 +87,7 @@ func (rec *fzSideRec) endingLocked() (fzOutcome, bool) {
 	case len(rec.outcomes) > 0:
 		return rec.outcomes[0], true
 	case (rec.onDrop > 0 || rec.own > 0) && rec.starts > 0:
-		return 0, false // dropped after a Yield: OnDrop comes before its deferred calls, which record the ending
+		return 0, false // dropped after a Yield: OnEnd comes before its deferred calls, which record the ending
 	case rec.onDrop > 0 || rec.own > 0:
 		return outDropped, true
 	case submitErr && !rec.named(): // Go and Group.Go report the submit's error there
@@ -110,22 +113,39 @@ func (rec *fzSideRec) awaitsResultLocked() bool {
 }
 
 func (r *fzRun) newSideChannel(i int, kind fzSideKind) smartpool.Channel {
-	own := func(t smartpool.Task) { r.sideDropped(i, t, true) }
 	switch kind {
 	case sideDropLate:
-		return channels.NewDeadline(channels.DropLate(own))
+		return channels.NewDeadline(channels.DropLate())
 	case sideDropOldest:
-		return channels.NewBounded(1, channels.DropOldest(own))
+		return channels.NewBounded(1, channels.DropOldest())
 	}
 	return channels.NewBounded(1, channels.CallerRuns())
 }
 
-// sideDropped records a drop callback's call: OnDrop, or the channel's own
-// (own). Every drop is counted in Stats before its callbacks run.
+// sideOnEnd is a side channel's OnEnd (after onEnd kept its books): it
+// records the ending of a task the test knows, and a drop as sideDropped:
+// every drop, and apart the channel's own (late, displaced), which its
+// counters count.
+func (r *fzRun) sideOnEnd(ch int, t smartpool.Task, o smartpool.Outcome) {
+	if o.Dropped() {
+		r.sideDropped(ch, t, false)
+	}
+	if o == smartpool.DroppedLate || o == smartpool.DroppedDisplaced {
+		r.sideDropped(ch, t, true)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec, ok := r.sideTasks[t]; ok && rec.ch == ch { // another channel's: sideDropped reported it, or checkSide will
+		rec.ends = append(rec.ends, o)
+	}
+}
+
+// sideDropped records an OnEnd call with a drop, or (own) with the
+// channel's own drop. Every drop is counted in Stats before OnEnd runs.
 func (r *fzRun) sideDropped(ch int, t smartpool.Task, own bool) {
-	k, what := 0, "OnDrop"
+	k, what := 0, "OnEnd (dropped)"
 	if own {
-		k, what = 1, "own drop callback"
+		k, what = 1, "OnEnd (the channel's own drop)"
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -226,7 +246,7 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) (err error) {
 			}
 			return c.SubmitTask(at, t)
 		case *channels.Bounded:
-			return c.TrySubmitTask(t)
+			return c.SubmitTask(t)
 		}
 		panic("unreachable")
 	}
@@ -318,7 +338,7 @@ func (r *fzRun) sideDone() error {
 		o, ok := rec.endingLocked()
 		switch {
 		case !ok:
-			return fmt.Errorf("side task %d (%s, entry %d, final %d) has not ended: started %d, OnDrop %d, own drop callback %d, result %v %v",
+			return fmt.Errorf("side task %d (%s, entry %d, final %d) has not ended: started %d, OnEnd dropped %d, of them the channel's %d, result %v %v",
 				rec.id, fzLayout[rec.ch].key, rec.entry, rec.final, rec.starts, rec.onDrop, rec.own, rec.resolved, rec.resErr)
 		case rec.awaitsResultLocked() && !rec.resolved:
 			return fmt.Errorf("side task %d (%s, entry %d) ended (%v) but its Future or Group has not resolved", rec.id, fzLayout[rec.ch].key, rec.entry, o)
@@ -348,13 +368,30 @@ func (r *fzRun) checkSide() {
 		}
 		switch {
 		case rec.named() && dropped && rec.onDrop != 1:
-			t.Errorf("%s: OnDrop called %d times, want once (the channel's own callback %d times)", what, rec.onDrop, rec.own)
+			t.Errorf("%s: OnEnd called %d times with a drop, want once (as the channel's own %d times)", what, rec.onDrop, rec.own)
 		case rec.named() && !dropped && rec.onDrop+rec.own != 0:
-			t.Errorf("%s, yet its drop callbacks were called: OnDrop %d, own %d", what, rec.onDrop, rec.own)
+			t.Errorf("%s, yet OnEnd saw it dropped: %d times, as the channel's own %d", what, rec.onDrop, rec.own)
 		case rec.own > 1:
-			t.Errorf("%s: the channel's own drop callback called %d times", what, rec.own)
+			t.Errorf("%s: OnEnd saw it dropped by the channel %d times", what, rec.own)
 		case !rec.named() && dropped:
 			anonDropped[rec.ch]++
+		}
+		if rec.named() {
+			// OnEnd: once, with the ending, unless the submit refused it.
+			// A drop is the channel's (late, displaced) or Close's.
+			var want []smartpool.Outcome
+			switch {
+			case o == fzSideRefused:
+			case dropped && rec.own > 0 && rec.ch == fzSL:
+				want = []smartpool.Outcome{smartpool.DroppedLate}
+			case dropped && rec.own > 0:
+				want = []smartpool.Outcome{smartpool.DroppedDisplaced}
+			default:
+				want = []smartpool.Outcome{fzEnding(o)}
+			}
+			if !slices.Equal(rec.ends, want) {
+				t.Errorf("%s: OnEnd received %v, want %v (as the channel's own drop %d times)", what, rec.ends, want, rec.own)
+			}
 		}
 		own[rec.ch] += rec.own
 		if o == fzSideCancelled || o == fzSideRefused {
@@ -403,20 +440,20 @@ func (r *fzRun) checkSide() {
 	for ch := fzSL; ch <= fzSR; ch++ {
 		key := fzLayout[ch].key
 		if got := r.sideAnon[ch][0]; got != anonDropped[ch] {
-			t.Errorf("%s: OnDrop got %d tasks of Go or Group.Go; %d of them were dropped", key, got, anonDropped[ch])
+			t.Errorf("%s: OnEnd got %d tasks of Go or Group.Go as dropped; %d of them were dropped", key, got, anonDropped[ch])
 		}
 		if got := r.sideAnon[ch][1]; got > anonDropped[ch] {
-			t.Errorf("%s: the own drop callback got %d tasks of Go or Group.Go; %d of them were dropped", key, got, anonDropped[ch])
+			t.Errorf("%s: OnEnd got %d tasks of Go or Group.Go as the channel's own drops; %d of them were dropped", key, got, anonDropped[ch])
 		}
 		switch c := r.chans[ch].c.(type) {
 		case *channels.Deadline:
 			if st := c.Stats(); st.DroppedLate != uint64(own[ch]+r.sideAnon[ch][1]) {
-				t.Errorf("%s: DeadlineStats.DroppedLate %d, own drop callback calls %d", key, st.DroppedLate, own[ch]+r.sideAnon[ch][1])
+				t.Errorf("%s: DeadlineStats.DroppedLate %d, OnEnd saw %d dropped late", key, st.DroppedLate, own[ch]+r.sideAnon[ch][1])
 			}
 		case *channels.Bounded:
 			st := c.Stats()
 			if st.Dropped != uint64(own[ch]+r.sideAnon[ch][1]) || st.CallerRan < uint64(callerRan[ch]) || st.CallerRan > uint64(callerRan[ch]+skippedHere[ch]) {
-				t.Errorf("%s: BoundedStats %+v; own drop callback calls %d, tasks run on the caller %d (and %d skipped, cancelled or refused)",
+				t.Errorf("%s: BoundedStats %+v; OnEnd saw %d displaced, tasks run on the caller %d (and %d skipped, cancelled or refused)",
 					key, st, own[ch]+r.sideAnon[ch][1], callerRan[ch], skippedHere[ch])
 			}
 		}

@@ -166,16 +166,17 @@ const (
 	opStats                   // read Stats and check its invariants
 	opSetLimit                // Pool.SetLimit(n), bad n included
 	opSetWorkers              // Pool.SetWorkers(n), bad n included
-	opCancel                  // cancel the context task id was submitted with (SubmitContext)
+	opCancel                  // cancel the context task id was submitted with (WithContext)
 	opKeyedLimit              // SetLimit(n) on both Keyed channels, bad n included
 	opSide                    // a side task (fzSideRec), its argument byte in n
 	opNest                    // nested group spawning at the limit (fzNest), its argument byte in n
+	opPause                   // Pool.Pause (n 0) or Pool.Resume (n 1) of channel ch, one of the modelled or Keyed ones
 )
 
 type fzOp struct {
 	kind fzOpKind
 	id   int  // opSubmit, opWake, opCancel: the task
-	ch   int  // opNil: the channel
+	ch   int  // opNil, opPause: the channel
 	n    int  // opSetLimit, opSetWorkers, opKeyedLimit: the argument
 	wait bool // opCancel: wait until the pool counted the cancellation
 }
@@ -191,8 +192,8 @@ type fzSpec struct {
 	block   bool  // each wait blocks until opWake closes the task's wake channel
 	final   uint8 // 0 return, 1 panic, 2 runtime.Goexit
 	closer  bool  // calls Close with its own context before yielding
-	ctx     bool  // submitted by key with SubmitContext, with a context opCancel may cancel
-	pend    bool  // ctx: when SubmitContext waits for a unit, leave it waiting (else cancel it at once)
+	ctx     bool  // submitted by key with WithContext, with a context opCancel may cancel
+	pend    bool  // ctx: when the submit waits for a unit, leave it waiting (else cancel it at once)
 	child   *fzSpec
 	handoff *fzSpec // its heir: the task it passes its unit to with Pool.Handoff
 	late    bool    // hands off after its yields instead of before them
@@ -218,10 +219,10 @@ const (
 
 // Flags of a submit op in the extended op set: the op byte's high nibble.
 const (
-	fCtx     = 1 << 4 // by key with SubmitContext (never typed)
+	fCtx     = 1 << 4 // by key with WithContext (never typed)
 	fKeyed   = 1 << 5 // to a Keyed channel: channel byte bit 2 picks kC or kD, bits 0-1 the group
 	fHandoff = 1 << 6 // a handoff byte follows the kind byte
-	fPend    = 1 << 7 // with fCtx: a SubmitContext that waits for a unit is left waiting
+	fPend    = 1 << 7 // with fCtx: a WithContext submit that waits for a unit is left waiting
 )
 
 // The header byte.
@@ -276,7 +277,7 @@ func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
 	hb := next()
 	h = fzHeader{pinnedClose: hb&hPinnedClose != 0, limit: int(hb>>hLimitShift) & 7,
 		klimit: 1 + int(hb>>hKeyedShift)&3, ext: hb&hExtended != 0}
-	var ctxSpecs []int // tasks submitted with SubmitContext so far
+	var ctxSpecs []int // tasks submitted with WithContext so far
 	for len(data) > 0 && len(ops) < fzMaxOps {
 		b := next()
 		if h.ext && b%16 == 14 {
@@ -296,6 +297,9 @@ func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
 				ops = append(ops, fzOp{kind: opSide, n: int(next())})
 			case x == 10:
 				ops = append(ops, fzOp{kind: opNest, n: int(next())})
+			case x == 11:
+				b := int(next())
+				ops = append(ops, fzOp{kind: opPause, ch: b % fzSL, n: b >> 7})
 			default:
 				ops = append(ops, fzOp{kind: opStats})
 			}
@@ -405,7 +409,7 @@ func (s fzSeed) each(f func(fzSeed, int) fzSeed, n int) fzSeed {
 
 // Extended op set only (fzStartX).
 
-// submitCtx submits with SubmitContext; pend leaves it waiting if it must.
+// submitCtx submits with WithContext; pend leaves it waiting if it must.
 func (s fzSeed) submitCtx(ch, param int, kind byte, pend bool) fzSeed {
 	f := byte(fCtx)
 	if pend {
@@ -445,6 +449,8 @@ func (s fzSeed) setLimit(n int) fzSeed   { return append(s, 14, fzIndex(fzLimits
 func (s fzSeed) setWorkers(n int) fzSeed { return append(s, 14|2<<4, fzIndex(fzWorkerCounts, n)) }
 func (s fzSeed) keyedLimit(n int) fzSeed { return append(s, 14|7<<4, fzIndex(fzKeyedLimits, n)) }
 func (s fzSeed) xstats() fzSeed          { return append(s, 14|8<<4) }
+func (s fzSeed) pause(ch int) fzSeed     { return append(s, 14|11<<4, byte(ch)) }
+func (s fzSeed) resume(ch int) fzSeed    { return append(s, 14|11<<4, byte(ch|1<<7)) }
 
 // nest runs a nested group: see fzNest for the argument byte.
 func (s fzSeed) nest(ch, depth, limit int, yield, spread bool) fzSeed {
@@ -470,7 +476,7 @@ func (s fzSeed) side(ch, entry, final int, late, yield bool) fzSeed {
 	return append(s, 14|9<<4, b)
 }
 
-// cancel cancels the i-th SubmitContext task; wait: until the pool counted it.
+// cancel cancels the i-th WithContext task; wait: until the pool counted it.
 func (s fzSeed) cancel(i int, wait bool) fzSeed {
 	if wait {
 		return append(s, 14|4<<4, byte(i))
@@ -507,8 +513,8 @@ const (
 	outRan fzOutcome = iota
 	outPanicked
 	outGoexited
-	outDropped          // removed from a queue by Close: OnDrop received it
-	outDroppedSuspended // a DROP task refused re-entry after Close: Yield did not return; OnDrop received it
+	outDropped          // removed from a queue by Close: OnEnd received it as dropped
+	outDroppedSuspended // a DROP task refused re-entry after Close: Yield did not return; OnEnd received it as dropped
 )
 
 type fzEvKind uint8
@@ -591,30 +597,32 @@ type fzRun struct {
 	curLimit     int    // the in-flight limit in force
 	kCur, kMax   int    // the Keyed limit in force; the highest ever set
 	cancels      []context.CancelFunc
-	cancelled    []bool             // by task: the test cancelled its SubmitContext context
-	pending      map[int]chan error // SubmitContext calls left waiting for a unit, by task
+	cancelled    []bool             // by task: the test cancelled its WithContext context
+	pending      map[int]chan error // WithContext submits left waiting for a unit, by task
 	unresolved   []int              // exact phase: cancelled queued tasks the pool has not been seen to count
 	held         int                // exact phase: the units the pool holds (the gate's and the queued tasks')
 	expCancelled [fzChans]uint64    // exact phase: cancellations counted per channel
 	opened       bool               // the gate opened
 	nCancels     int                // contexts cancelled by the test
-	nPending     int                // SubmitContext calls ever left waiting
+	nPending     int                // WithContext submits ever left waiting
 
 	mu        sync.Mutex
-	events    []fzEvent      // guarded by mu
-	accepted  []int8         // guarded by mu: 1 accepted, -1 refused, 0 never submitted
-	outcomes  [][]fzOutcome  // guarded by mu
-	starts    []int          // guarded by mu
-	multiNext [fzChans]int   // guarded by mu: each Multi's rotation, as the model sees it
-	panics    map[string]int // guarded by mu
-	problems  []string       // guarded by mu: violations seen off the test goroutine
+	events    []fzEvent                                       // guarded by mu
+	accepted  []int8                                          // guarded by mu: 1 accepted, -1 refused, 0 never submitted
+	outcomes  [][]fzOutcome                                   // guarded by mu
+	ends      [][]smartpool.Outcome                           // guarded by mu: by task, what ChannelParams.OnEnd received for it
+	books     [fzChans][smartpool.DroppedDisplaced + 1]uint64 // guarded by mu: every OnEnd call, by channel and outcome
+	starts    []int                                           // guarded by mu
+	multiNext [fzChans]int                                    // guarded by mu: each Multi's rotation, as the model sees it
+	panics    map[string]int                                  // guarded by mu
+	problems  []string                                        // guarded by mu: violations seen off the test goroutine
 
 	// Side tasks (opSide): appended by the test goroutine under mu; their
 	// records are written under mu by whoever sees them end.
 	side       []*fzSideRec
-	sideTasks  map[smartpool.Task]*fzSideRec // guarded by mu: the Task values submitted, for the drop callbacks
-	sideAnon   [fzChans][2]int               // guarded by mu: OnDrop and own-callback calls with a task of Go or Group.Go
-	sideCalls  [fzChans][2]int               // guarded by mu: every OnDrop and own-callback call
+	sideTasks  map[smartpool.Task]*fzSideRec // guarded by mu: the Task values submitted, for OnEnd
+	sideAnon   [fzChans][2]int               // guarded by mu: OnEnd calls with a drop, and with the channel's own drop, with a task of Go or Group.Go
+	sideCalls  [fzChans][2]int               // guarded by mu: every OnEnd call with a drop, and with the channel's own drop
 	sidePanics map[string]int                // guarded by mu: side panics the panic handler saw
 	sideWake   chan struct{}                 // closed by the test after Close started: yielded side tasks wake
 
@@ -630,7 +638,7 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 		wake: make([]chan struct{}, n), woken: make([]bool, n), inWait: make([]atomic.Bool, n),
 		target: workers, maxWorkers: workers, curLimit: h.limit, kCur: h.klimit, kMax: h.klimit,
 		cancels: make([]context.CancelFunc, n), cancelled: make([]bool, n), pending: map[int]chan error{},
-		accepted: make([]int8, n), outcomes: make([][]fzOutcome, n), starts: make([]int, n), panics: map[string]int{},
+		accepted: make([]int8, n), outcomes: make([][]fzOutcome, n), ends: make([][]smartpool.Outcome, n), starts: make([]int, n), panics: map[string]int{},
 		sideTasks: map[smartpool.Task]*fzSideRec{}, sidePanics: map[string]int{}, sideWake: make(chan struct{}),
 	}
 	r.maxLimit.Store(int64(h.limit))
@@ -649,7 +657,7 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 			r.keyed[i-fzKC] = k
 			r.chans[i] = fzChan{c: k, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, k.SubmitTask(s.group, t) }}
 		case l.shards > 0 && l.order == fzFIFO:
-			r.chans[i] = fzMulti(l.shards, channels.NewFIFO, func(c *channels.FIFO, t smartpool.Task, _ int) error { return c.Push(t) })
+			r.chans[i] = fzMulti(l.shards, channels.NewFIFO, func(c *channels.FIFO, t smartpool.Task, _ int) error { return src(c).Push(t, smartpool.Order{}) })
 		case l.shards > 0:
 			r.chans[i] = fzMulti(l.shards, channels.NewPriority, func(c *channels.Priority, t smartpool.Task, p int) error {
 				return c.SubmitTask(fzPriority(p), t)
@@ -662,7 +670,7 @@ func newFzRun(t *testing.T, workers int, h fzHeader, specs []*fzSpec) *fzRun {
 			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, s *fzSpec) (int, error) { return 0, c.SubmitTask(r.deadline(s.param), t) }}
 		default:
 			c := channels.NewFIFO()
-			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, _ *fzSpec) (int, error) { return 0, c.Push(t) }}
+			r.chans[i] = fzChan{c: c, typed: func(t smartpool.Task, _ *fzSpec) (int, error) { return 0, src(c).Push(t, smartpool.Order{}) }}
 		}
 	}
 	return r
@@ -679,11 +687,8 @@ func (r *fzRun) deadline(p int) time.Time {
 func (r *fzRun) behavior() *behavior {
 	b := &behavior{workers: r.workers, limit: r.limit, levels: make([][]ch, fzLevels), onPanic: r.onPanic}
 	for i, l := range fzLayout {
-		onDrop := r.onDrop
-		if l.side != sideNone {
-			onDrop = func(t smartpool.Task) { r.sideDropped(i, t, false) }
-		}
-		b.levels[l.level] = append(b.levels[l.level], ch{key: l.key, c: r.chans[i].c, coc: l.coc, followup: l.followup, onDrop: onDrop})
+		onEnd := func(t smartpool.Task, o smartpool.Outcome) { r.onEnd(i, t, o) }
+		b.levels[l.level] = append(b.levels[l.level], ch{key: l.key, c: r.chans[i].c, coc: l.coc, followup: l.followup, onEnd: onEnd})
 	}
 	return b
 }
@@ -691,7 +696,7 @@ func (r *fzRun) behavior() *behavior {
 // degrade gives up the order model for the rest of a one-worker run, when
 // an op makes the order depend on the Go scheduler: SetWorkers above one (a
 // second worker runs queued tasks while the gate pins the first), or a unit
-// of the in-flight limit freed while a SubmitContext call waits for one (a
+// of the in-flight limit freed while a WithContext submit waits for one (a
 // cancel, a SetLimit, the gate opening: the waiter's push races the test's
 // next ops and the worker). The run goes on with the invariant checks only,
 // as a two-worker run does.
@@ -720,22 +725,82 @@ func (r *fzRun) log(ev fzEvent) {
 	r.mu.Unlock()
 }
 
-// onDrop records a drop. A task that started was dropped as it came back
-// from a Yield after Close: OnDrop sees it before its deferred calls run,
-// which then find it recorded (fzTask.Run).
-func (r *fzRun) onDrop(t smartpool.Task) {
+// onEnd is channel ch's OnEnd: it keeps the books of every ending (checked
+// against Stats by booksMatch), records each submitted task's ending (checked
+// against its outcome by checkLedger), and records a drop as the task's
+// outcome. A task that started was dropped as it came back from a Yield
+// after Close: OnEnd sees it before its deferred calls run, which then find
+// it recorded (fzTask.Run).
+func (r *fzRun) onEnd(ch int, t smartpool.Task, o smartpool.Outcome) {
+	r.mu.Lock()
+	if o < smartpool.Ran || o > smartpool.DroppedDisplaced {
+		r.problems = append(r.problems, fmt.Sprintf("%s's OnEnd got %v (%T)", fzLayout[ch].key, o, t))
+		r.mu.Unlock()
+		return
+	}
+	r.books[ch][o]++
+	r.mu.Unlock()
+	if fzLayout[ch].side != sideNone {
+		r.sideOnEnd(ch, t, o)
+		return
+	}
 	ft, ok := t.(*fzTask)
 	if !ok {
-		r.problem("OnDrop got %T, not a submitted task", t)
+		if o.Dropped() { // the gate and the nests' tasks are never dropped
+			r.problem("%s's OnEnd got %T %v, not a submitted task", fzLayout[ch].key, t, o)
+		}
 		return
 	}
+	id := ft.s.id
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.starts[ft.s.id] > 0 {
-		r.outcomes[ft.s.id] = append(r.outcomes[ft.s.id], outDroppedSuspended)
-		return
+	if ft.s.ch != ch {
+		r.problems = append(r.problems, fmt.Sprintf("task %d of %s ended (%v) through the OnEnd of %s", id, fzLayout[ft.s.ch].key, o, fzLayout[ch].key))
 	}
-	r.outcomes[ft.s.id] = append(r.outcomes[ft.s.id], outDropped)
+	r.ends[id] = append(r.ends[id], o)
+	switch {
+	case !o.Dropped():
+	case o != smartpool.DroppedOnClose:
+		r.problems = append(r.problems, fmt.Sprintf("task %d of %s ended %v: only Close drops in its channel", id, fzLayout[ch].key, o))
+	case r.starts[id] > 0:
+		r.outcomes[id] = append(r.outcomes[id], outDroppedSuspended)
+	default:
+		r.outcomes[id] = append(r.outcomes[id], outDropped)
+	}
+}
+
+// fzEnding is the Outcome OnEnd must give a task whose ledger outcome is o.
+func fzEnding(o fzOutcome) smartpool.Outcome {
+	switch o {
+	case outRan:
+		return smartpool.Ran
+	case outPanicked:
+		return smartpool.Panicked
+	case outGoexited:
+		return smartpool.Goexited
+	case outDropped, outDroppedSuspended:
+		return smartpool.DroppedOnClose
+	case fzSideCancelled:
+		return smartpool.Cancelled
+	}
+	return 0
+}
+
+// booksMatch reports nil once the books OnEnd kept match the final Stats,
+// channel by channel: every ending reached OnEnd, as what it was.
+func (r *fzRun) booksMatch() error {
+	s := r.pool.Stats()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, c := range s.Channels {
+		b := r.books[i]
+		got := [5]uint64{b[smartpool.Ran], b[smartpool.Panicked], b[smartpool.Goexited],
+			b[smartpool.DroppedOnClose] + b[smartpool.DroppedLate] + b[smartpool.DroppedDisplaced], b[smartpool.Cancelled]}
+		if want := fzStatCounts(c); got != want {
+			return fmt.Errorf("OnEnd of %s: ran/panicked/goexited/dropped/cancelled %v; stats %v", c.Key, got, want)
+		}
+	}
+	return nil
 }
 
 func (r *fzRun) onPanic(key string, pe *smartpool.PanicError) {
@@ -825,7 +890,7 @@ func (r *fzRun) wakeTask(id int) {
 	}
 }
 
-// alivePending counts the SubmitContext calls left waiting that have not
+// alivePending counts the WithContext submits left waiting that have not
 // returned.
 func (r *fzRun) alivePending() int {
 	n := 0
@@ -878,11 +943,11 @@ func (t *fzTask) Run(ctx context.Context) {
 		if !settled {
 			// Unwinding without having reached its end: a panic or Goexit
 			// of ours is recorded before it starts, so this is the pool
-			// ending a DROP task that re-entered after Close, which OnDrop
+			// ending a DROP task that re-entered after Close, which OnEnd
 			// recorded already, before these deferred calls.
 			r.mu.Lock()
 			if outs := r.outcomes[s.id]; len(outs) != 1 || outs[0] != outDroppedSuspended {
-				r.problems = append(r.problems, fmt.Sprintf("task %d dropped after a yield: outcomes %v as its deferred calls run, want OnDrop's alone", s.id, outs))
+				r.problems = append(r.problems, fmt.Sprintf("task %d dropped after a yield: outcomes %v as its deferred calls run, want OnEnd's alone", s.id, outs))
 			}
 			r.events = append(r.events, fzEvent{kind: evEnd, id: s.id})
 			r.mu.Unlock()
@@ -1121,12 +1186,12 @@ func (r *fzRun) checkShape(s *smartpool.Stats[string], live bool) error {
 	switch {
 	case r.limit == 0 && (s.Limit != 0 || s.Admitted != 0 || s.Waiting != 0):
 		return fmt.Errorf("stats of a pool without a limit: limit %d, %d admitted, %d waiting", s.Limit, s.Admitted, s.Waiting)
-	case r.limit > 0 && (s.Limit < 1 || int64(s.Limit) > maxLimit || live && s.Limit != r.curLimit):
+	case r.limit > 0 && (s.Limit < 0 || int64(s.Limit) > maxLimit || live && s.Limit != r.curLimit):
 		return fmt.Errorf("stats: limit %d, want %d (never above %d)", s.Limit, r.curLimit, maxLimit)
 	case s.Admitted < 0 || int64(s.Admitted) > maxLimit:
 		return fmt.Errorf("stats: %d admitted; no limit above %d was ever set", s.Admitted, maxLimit)
 	case s.Waiting < 0 || live && s.Waiting > len(r.pending)+int(r.nestOwners.Load()):
-		return fmt.Errorf("stats: %d waiting, %d SubmitContext calls left waiting, %d nest owners spawning", s.Waiting, len(r.pending), r.nestOwners.Load())
+		return fmt.Errorf("stats: %d waiting, %d WithContext submits left waiting, %d nest owners spawning", s.Waiting, len(r.pending), r.nestOwners.Load())
 	}
 	for i, c := range s.Channels {
 		l := fzLayout[i]
@@ -1204,7 +1269,7 @@ func (r *fzRun) resolve() {
 //
 // Admitted is not always zero yet: a DROP task suspended at Close keeps its
 // unit until its wait returns and it is dropped; a cancellation's unit comes
-// back on the AfterFunc's goroutine; a SubmitContext woken by Close, or a
+// back on the AfterFunc's goroutine; a WithContext submit woken by Close, or a
 // submit that raced Close, gives back a unit it took only as it returns. So
 // the report is checked against those, and the final Stats (countsMatch)
 // must reach zero admitted and zero waiting.
@@ -1242,7 +1307,7 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 		if !fzLayout[s.ch].coc && s.yields > 0 {
 			slack++
 			if len(r.outcomes[id]) == 0 {
-				dropping[s.ch]++ // counted as dropped just before OnDrop records it
+				dropping[s.ch]++ // counted as dropped just before OnEnd records it
 			}
 		}
 	}
@@ -1375,6 +1440,20 @@ func (r *fzRun) checkLedger() {
 		case outs[0] == outPanicked:
 			panicked[fzLayout[s.ch].key]++
 		}
+		// OnEnd: once for each task the pool accepted, with its outcome
+		// (Cancelled for one the test cancelled before it started); never
+		// for one it refused.
+		want := []smartpool.Outcome(nil)
+		switch {
+		case r.accepted[id] != 1:
+		case len(outs) == 0 && r.ghostLocked(id):
+			want = []smartpool.Outcome{smartpool.Cancelled}
+		case len(outs) == 1:
+			want = []smartpool.Outcome{fzEnding(outs[0])}
+		}
+		if len(outs) <= 1 && !slices.Equal(r.ends[id], want) {
+			t.Errorf("task %d (channel %d, accepted %d, outcomes %v): OnEnd received %v, want %v", id, s.ch, r.accepted[id], outs, r.ends[id], want)
+		}
 	}
 	for k, n := range r.panics {
 		if panicked[k] != n {
@@ -1496,7 +1575,7 @@ func fzHandoffResult(h *fzSpec, err error, closed, limited, exact bool) error {
 // context the test cancelled while the worker was pinned must end so: it
 // must never start. What it does not cover
 // makes the run degrade to the invariants before it gets here (see degrade):
-// SetWorkers above one, and waiting SubmitContext calls that a freed unit
+// SetWorkers above one, and waiting WithContext submits that a freed unit
 // admits. A cancellation the pool has not counted when the gate opens (the
 // cancel op without waiting, just before the gate) makes the units unknown,
 // so a child may then get nil or ErrFull; a Keyed SetLimit after the gate
@@ -1612,7 +1691,7 @@ func (m *fzModel) start(id int) error {
 	}
 	it, ch := m.queues[q][at], fzQueueCh[q]
 	if it.ghost {
-		return fmt.Errorf("task %d (%s) started, although the test had cancelled its SubmitContext context while it was queued and the only worker pinned",
+		return fmt.Errorf("task %d (%s) started, although the test had cancelled its WithContext context while it was queued and the only worker pinned",
 			id, fzLayout[ch].key)
 	}
 	if m.exact && len(m.slot) > 0 {
@@ -1877,6 +1956,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 		}()
 	}
 	closing := false
+	var paused [fzChans]bool // channels an opPause paused and none resumed
 	firstClose := func() {
 		closing = true
 		if h.pinnedClose {
@@ -1915,6 +1995,15 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			}
 			open()
 		} else {
+			// Paused channels would never settle: resumed, they run their
+			// tasks (a pinned Close is the one that meets them paused).
+			for ch, p := range paused {
+				if p {
+					if err := r.pool.Resume(fzLayout[ch].key); err != nil && !errors.Is(err, smartpool.ErrClosed) {
+						t.Fatalf("Resume(%s): %v", fzLayout[ch].key, err)
+					}
+				}
+			}
 			open()
 			fzWait(t, "the pool settling before Close", r.settled)
 			r.log(fzEvent{kind: evClose, id: -1}) // nothing is queued: its place in the log is exact
@@ -1978,18 +2067,20 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			r.held++
 		}
 	}
-	// submitCtx calls SubmitContext on its own goroutine and waits until it
+	// submitCtx submits with WithContext on its own goroutine and waits until it
 	// returns or waits for a unit (Stats.Waiting rises above the calls left
 	// waiting before); a waiting one is cancelled at once or left waiting.
 	submitCtx := func(s *fzSpec) {
 		t.Helper()
 		key := fzLayout[s.ch].key
-		what := fmt.Sprintf("SubmitContext of task %d to %s", s.id, key)
+		what := fmt.Sprintf("Submit with WithContext of task %d to %s", s.id, key)
 		ctx, cancel := context.WithCancel(context.Background())
 		r.cancels[s.id] = cancel
 		res := make(chan error, 1)
 		go func() {
-			res <- r.push(s, false, func(task smartpool.Task) (int, error) { return 0, r.pool.SubmitContextTask(ctx, key, task) })
+			res <- r.push(s, false, func(task smartpool.Task) (int, error) {
+				return 0, r.pool.SubmitTask(key, task, smartpool.WithContext(ctx))
+			})
 		}()
 		mustWait := r.limit > 0 && !closing && r.held >= r.curLimit // exact phase
 		waiting := false
@@ -2076,8 +2167,8 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 				"Submit(nil)":              r.pool.Submit(key, nil),
 				"SubmitTask(nil)":          r.pool.SubmitTask(key, nil),
 				"Submit(nope, nil)":        r.pool.Submit("nope", nil),
-				"Channel.Push(nil)":        r.chans[op.ch].c.Push(nil),
-				"SubmitContext(nil)":       r.pool.SubmitContext(context.Background(), key, nil),
+				"Source.Push(nil)":         src(r.chans[op.ch].c).Push(nil, smartpool.Order{}),
+				"Submit(nil, WithContext)": r.pool.Submit(key, nil, smartpool.WithContext(context.Background())),
 				"Keyed.SubmitTask(g, nil)": r.keyed[0].SubmitTask(op.ch%4, nil),
 				"Keyed.Submit(g, nil)":     r.keyed[1].Submit(op.ch%4, nil),
 			} {
@@ -2094,7 +2185,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			if closing {
 				want = smartpool.ErrClosed
 			}
-			expect("SubmitContext with a cancelled context", r.pool.SubmitContext(ctx, key, phantom), want, context.Canceled)
+			expect("Submit with WithContext of a cancelled context", r.pool.Submit(key, phantom, smartpool.WithContext(ctx)), want, context.Canceled)
 		case opStats:
 			s := r.pool.Stats()
 			if err := r.checkShape(s, true); err != nil {
@@ -2115,7 +2206,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			switch { // bad values first, then a closed pool
 			case r.limit == 0:
 				want = smartpool.ErrConfig
-			case op.n < 1:
+			case op.n < 0: // 0 admits nothing until raised
 				want = smartpool.ErrBadLimit
 			case closing && (r.exact || errors.Is(err, smartpool.ErrClosed)):
 				want = smartpool.ErrClosed // with two workers, Close may not have started yet
@@ -2127,7 +2218,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			}
 			if err == nil {
 				if r.exact && !closing && waiters > 0 && r.held < op.n {
-					r.degrade() // a waiting SubmitContext takes the room
+					r.degrade() // a waiting WithContext submit takes the room
 				}
 				r.curLimit = op.n
 				r.log(fzEvent{kind: evLimit, n: op.n})
@@ -2164,7 +2255,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			}
 			r.cancelled[id] = true
 			r.nCancels++
-			what := fmt.Sprintf("SubmitContext of task %d, cancelled while it waits", id)
+			what := fmt.Sprintf("Submit with WithContext of task %d, cancelled while it waits", id)
 			if res, ok := r.pending[id]; ok {
 				delete(r.pending, id)
 				r.cancels[id]()
@@ -2182,7 +2273,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			queued := r.accepted[id] == 1
 			r.mu.Unlock()
 			if queued && r.exact && !closing && r.limit > 0 && r.alivePending() > 0 {
-				r.degrade() // its unit goes to a waiting SubmitContext
+				r.degrade() // its unit goes to a waiting WithContext submit
 			}
 			r.cancels[id]()
 			if queued && r.exact && !closing {
@@ -2199,6 +2290,29 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 		case opNest:
 			r.degrade() // the model does not know the nests' tasks either
 			r.nestOp(op.n)
+		case opPause:
+			// The order model does not know paused channels: a pause
+			// keeps the invariants only, Close's counts among them.
+			key := fzLayout[op.ch].key
+			pause := op.n == 0
+			var err error
+			if pause {
+				err = r.pool.Pause(key)
+			} else {
+				err = r.pool.Resume(key)
+			}
+			switch {
+			case err == nil && closing && r.exact:
+				t.Fatalf("Pause/Resume(%s) after Close: nil, want ErrClosed", key)
+			case err == nil:
+				if pause {
+					r.degrade()
+				}
+				paused[op.ch] = pause
+			case errors.Is(err, smartpool.ErrClosed) && (closing || r.pool.State() >= smartpool.Closing):
+			default:
+				t.Fatalf("Pause/Resume(%s): %v", key, err)
+			}
 		case opKeyedLimit:
 			r.kMax = max(r.kMax, op.n)
 			for _, k := range r.keyed {
@@ -2235,10 +2349,10 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			t.Fatalf("two Close calls returned different reports")
 		}
 	}
-	// A SubmitContext left waiting returns when Close starts (ErrClosed),
+	// A WithContext submit left waiting returns when Close starts (ErrClosed),
 	// or, once the run degraded, maybe with a unit freed before.
 	for id, res := range r.pending {
-		what := fmt.Sprintf("SubmitContext of task %d, left waiting", id)
+		what := fmt.Sprintf("Submit with WithContext of task %d, left waiting", id)
 		if err := fzRecv(t, res, what); !errors.Is(err, smartpool.ErrClosed) && !(err == nil && !r.exact) {
 			t.Fatalf("%s: %v, want ErrClosed", what, err)
 		}
@@ -2248,6 +2362,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 	fzWait(t, "every side task ending, its Future or Group resolved", r.sideDone)
 	r.checkNests()
 	fzWait(t, "final stats matching the ledger", r.countsMatch)
+	fzWait(t, "OnEnd's books matching the final stats", r.booksMatch)
 	r.checkLedger()
 	r.checkSide()
 	if r.exact && !t.Failed() {
@@ -2279,6 +2394,15 @@ func FuzzPoolOps(f *testing.F) {
 	}
 	cb := func(ch, param int) byte { return byte(ch | param<<3) }
 	seeds := []fzSeed{
+		// Paused channels met by Close: every channel's tasks queued, half
+		// of the channels paused (one resumed again), Close while pinned:
+		// the complete-on-close ones run, the dropping ones are dropped.
+		all(fzStartX(true, 0, 2), 0).pause(hiF).pause(hiP).pause(midM).pause(loM).pause(fzKC).pause(fzKD).
+			resume(midM).stats().close().pause(loF).resume(hiF).stats(),
+		// Paused while a limit holds: SetLimit(0) admits nothing, paused
+		// tasks keep their units; resumed before the unpinned Close.
+		all(fzStartX(false, 4, 1), kYield1).pause(midD).pause(loP).setLimit(0).submit(hiF, 0, 0).
+			pause(hiF).setLimit(3).resume(midD).stats().close(),
 		// Submit racing shutdown: a full queue, Close while pinned, then
 		// submits of every kind after it, by key and through the channel.
 		all(all(fzStart(true), 0), kTyped).close().
@@ -2348,7 +2472,7 @@ func FuzzPoolOps(f *testing.F) {
 		// A child refused with ErrFull: a task holds its unit while it
 		// waits, its child and another's fill the limit.
 		fzStartX(false, 3, 1).submit(hiF, loF, kChild|kYield1|kBlock).submit(hiP, loF, kChild).close().wake(0),
-		// SubmitContext at the limit: one waiting and cancelled at once
+		// WithContext at the limit: one waiting and cancelled at once
 		// (context.Canceled), one left waiting (Stats.Waiting) that Close
 		// releases with ErrClosed; pinned and not.
 		fzStartX(true, 2, 1).submit(hiF, 0, 0).submitCtx(midF, 0, 0, false).submitCtx(loF, 0, 0, true).
@@ -2405,7 +2529,7 @@ func FuzzPoolOps(f *testing.F) {
 		fzStartX(true, 0, 2).keyed(false, 0, 0, kTyped|kYield2, 0).keyed(false, 0, 0, kTyped|kYield1, 0).
 			keyed(false, 0, 0, kTyped, 0).keyed(true, 1, 0, kTyped|kYield1|kBlock, 0).keyed(true, 1, 0, kTyped, 0).
 			keyed(false, 3, 0, kTyped|kPanic, 0).keyed(false, 3, 0, kTyped|kGoexit, 0).close().keyedLimit(1).wake(3),
-		// Keyed with the in-flight limit, SubmitContext and cancellation
+		// Keyed with the in-flight limit, WithContext and cancellation
 		// through the Keyed's wrapper, and a limit change after the gate.
 		fzStartX(false, 4, 1).keyed(false, 0, 0, 0, fCtx).keyed(true, 0, 0, 0, fCtx).cancel(0, true).
 			keyed(false, 0, 0, kYield1, 0).keyed(false, 1, 0, kTyped|kYield2, 0).keyed(false, 1, 0, kTyped, 0).
@@ -2569,7 +2693,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 					c.c = channels.NewFIFO()
 				case 5:
 					// A Keyed with limit (kb>>3)%4; 0: the zero Keyed, which
-					// has no queues until SetLimit.
+					// holds no Source (not made by NewKeyed).
 					if n := int(kb>>3) % 4; n > 0 {
 						k, err := channels.NewKeyed[int](n)
 						if err != nil {
@@ -2578,7 +2702,7 @@ func fzDecodeConfig(data []byte) *fzConfig {
 						c.c = k
 					} else {
 						c.c = new(channels.Keyed[int])
-						broken[smartpool.ErrNoQueues] = true
+						broken[smartpool.RuleNoSource] = true
 					}
 				case 1:
 					c.c = channels.NewDeadline()
@@ -2800,7 +2924,7 @@ func FuzzConfig(f *testing.F) {
 		if err := p.SetLimit(max(limit, 1)); limit == 0 && !errors.Is(err, smartpool.RuleNotConfigured) || limit > 0 && err != nil {
 			t.Errorf("SetLimit(%d) on a pool with limit %d: %v", max(limit, 1), limit, err)
 		}
-		// With a limit, SubmitContext waits for a unit: the tasks submitted
+		// With a limit, a WithContext submit waits for a unit: the tasks submitted
 		// before end and give theirs back.
 		ctx, cancel := context.WithTimeout(context.Background(), fzLong)
 		defer cancel()
@@ -2812,7 +2936,7 @@ func FuzzConfig(f *testing.F) {
 			})
 			var err error
 			if limit > 0 {
-				err = p.SubmitContext(ctx, k, task)
+				err = p.Submit(k, task, smartpool.WithContext(ctx))
 			} else {
 				err = p.SubmitTask(k, task)
 			}

@@ -3,7 +3,6 @@ package smartpool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"sync"
 
@@ -203,7 +202,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 	}
 	so, err := gather(Order{}, opts)
 	if err == nil && so.ctx != nil {
-		err = fmt.Errorf("%w: WithContext in Group.Go (a group's tasks live by the group's context)", ErrOption)
+		err = &optionError{what: "WithContext in Group.Go: a group's tasks live by the group's context"}
 	}
 	if err != nil {
 		g.fail(g.current(), g.p.named(key, err))

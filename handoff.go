@@ -3,7 +3,6 @@ package smartpool
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // ErrNotInTask is returned by Handoff when it is not called from the
@@ -29,7 +28,7 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 // then the channel's (ErrClosed during Close only from inside a Yield's
 // wait or from a dropped channel). fn receives a context of its own,
 // as any task does: nothing of ctx but its unit passes on. A child that its
-// parent runs in its own place (Group.Go, SubmitContext and a full
+// parent runs in its own place (Group.Go, WithContext and a full
 // channels.Bounded from a task with no room: see Group) hands off the
 // parent's unit, which it runs on.
 //
@@ -62,7 +61,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	}
 	so, err := gather(Order{}, opts)
 	if err == nil && so.ctx != nil {
-		err = fmt.Errorf("%w: WithContext in Handoff (a continuation holds its chain's unit, not a context)", ErrOption)
+		err = &optionError{what: "WithContext in Handoff: a continuation holds its chain's unit, not a context"}
 	}
 	if err != nil {
 		return p.named(key, err)

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,10 +52,61 @@ type ch struct {
 	key         string
 	c           smartpool.Channel
 	coc         bool
-	onDrop      func(smartpool.Task)
-	followup    string // "" means itself
+	onEnd       func(smartpool.Task, smartpool.Outcome) // ChannelParams.OnEnd
+	followup    string                                  // "" means itself
 	maxRunning  int
 	maxInFlight int
+}
+
+// taskEnd is one ending an OnEnd callback received.
+type taskEnd struct {
+	t smartpool.Task
+	o smartpool.Outcome
+}
+
+// endLog is an OnEnd callback that records every ending, in order.
+type endLog struct {
+	mu   sync.Mutex
+	ends []taskEnd
+}
+
+func (l *endLog) fn(t smartpool.Task, o smartpool.Outcome) {
+	l.mu.Lock()
+	l.ends = append(l.ends, taskEnd{t, o})
+	l.mu.Unlock()
+}
+
+// all returns the endings so far.
+func (l *endLog) all() []taskEnd {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]taskEnd(nil), l.ends...)
+}
+
+// endCounter is an OnEnd callback that counts endings by outcome.
+type endCounter struct {
+	n   [smartpool.DroppedDisplaced + 1]atomic.Int32
+	bad atomic.Int32 // outcomes out of range
+}
+
+func (c *endCounter) fn(_ smartpool.Task, o smartpool.Outcome) {
+	if o < smartpool.Ran || o > smartpool.DroppedDisplaced {
+		c.bad.Add(1)
+		return
+	}
+	c.n[o].Add(1)
+}
+
+// of returns how many endings had outcome o.
+func (c *endCounter) of(o smartpool.Outcome) int32 { return c.n[o].Load() }
+
+// total returns how many endings it received, out-of-range ones included.
+func (c *endCounter) total() int32 {
+	n := c.bad.Load()
+	for o := smartpool.Ran; o <= smartpool.DroppedDisplaced; o++ {
+		n += c.of(o)
+	}
+	return n
 }
 
 // behavior is a PoolBehavior built from a table, keyed by strings.
@@ -86,7 +139,7 @@ func (b *behavior) Config() smartpool.Config[string] {
 	for _, lv := range b.levels {
 		var ps []smartpool.ChannelParams[string]
 		for _, c := range lv {
-			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnDrop: c.onDrop, MaxRunning: c.maxRunning, MaxInFlight: c.maxInFlight})
+			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnEnd: c.onEnd, MaxRunning: c.maxRunning, MaxInFlight: c.maxInFlight})
 		}
 		cfg.Levels = append(cfg.Levels, ps)
 	}
@@ -226,3 +279,6 @@ func eventually(t testing.TB, cond func() bool) {
 func seededFrom(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
 
 func runtimeGoexit() { runtime.Goexit() }
+
+// src returns c's Source, for tests that drive a channel as the pool does.
+func src(c smartpool.Channel) smartpool.Source { return smartpool.SourceOf(c) }

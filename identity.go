@@ -87,7 +87,7 @@ func taskOf(ctx context.Context) *taskContext {
 	}
 	tc := carriers.lookup(id)
 	if tc == nil || tc.owner.Load() != id || tc.task == nil {
-		return nil // not a carrier, or a carrier between tasks (OnDrop, a panic handler, a scheduler's Pick)
+		return nil // not a carrier, or a carrier between tasks (OnEnd, a panic handler, a scheduler's Pick)
 	}
 	return tc
 }

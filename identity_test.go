@@ -194,7 +194,7 @@ func TestIdentity_HandoffByGoroutine(t *testing.T) {
 // A task of one pool that submits to another pool at that pool's in-flight
 // limit waits for a unit without holding its worker: the unit frees only
 // once a task queued behind it, on its own one-worker pool, has run.
-func TestIdentity_SubmitContextToAnotherPoolYields(t *testing.T) {
+func TestIdentity_WithContextToAnotherPoolYields(t *testing.T) {
 	caller := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	full := start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("a")}}})
 	release, started := make(chan struct{}), make(chan struct{})
@@ -202,13 +202,13 @@ func TestIdentity_SubmitContextToAnotherPoolYields(t *testing.T) {
 	waitFor(t, started, "the task holding the unit")
 	errc := make(chan error, 1)
 	submit(t, caller, "a", func(context.Context) {
-		errc <- full.Pool().SubmitContext(context.Background(), "a", func(context.Context) {})
+		errc <- full.Pool().Submit("a", func(context.Context) {}, smartpool.WithContext(context.Background()))
 	})
 	submit(t, caller, "a", func(context.Context) { close(release) })
 	select {
 	case err := <-errc:
 		require.NoError(t, err)
 	case <-time.After(long):
-		t.Fatal("SubmitContext to a full pool held the calling task's only worker")
+		t.Fatal("A WithContext submit to a full pool held the calling task's only worker")
 	}
 }

@@ -73,9 +73,9 @@ func TestIdleStart_BoundedOneTakesASecondTask(t *testing.T) {
 		b := lv[0][0].c.(*channels.Bounded)
 		g := newGate()
 		defer close(g.release)
-		require.NoError(t, b.TrySubmit(g.task("first")))
-		require.NoError(t, b.TrySubmit(g.task("second")), "the first task had not started when TrySubmit returned")
-		require.ErrorIs(t, b.TrySubmit(g.task("third")), smartpool.ErrFull)
+		require.NoError(t, b.Submit(g.task("first")))
+		require.NoError(t, b.Submit(g.task("second")), "the first task had not started when TrySubmit returned")
+		require.ErrorIs(t, b.Submit(g.task("third")), smartpool.ErrFull)
 		return 2
 	})
 }
@@ -96,7 +96,7 @@ func TestIdleStart_CloseRightAfterSubmitRunsTheTask(t *testing.T) {
 // the worker.
 func TestIdleStart_WakesWithTheHighestLevelsTask(t *testing.T) {
 	levels := func() [][]ch {
-		return [][]ch{{{key: "high", c: &forgetful{}, coc: true}}, {{key: "low", c: channels.NewFIFO(), coc: true}}}
+		return [][]ch{{{key: "high", c: plugForgetful(&forgetful{}), coc: true}}, {{key: "low", c: channels.NewFIFO(), coc: true}}}
 	}
 	forEachIdleState(t, levels, func(t *testing.T, o *smartpool.OwnedPool[string], lv [][]ch) uint64 {
 		high := lv[0][0].c.(*forgetful)
@@ -119,7 +119,7 @@ func TestIdleStart_WakesWithTheHighestLevelsTask(t *testing.T) {
 // again. (Not in a synctest bubble: a goroutine blocked on a mutex is not
 // durably blocked, so a deadlock would only end with the test binary.)
 func TestIdleStart_ChannelWakingUnderItsLock(t *testing.T) {
-	c := &forgetful{wakeUnderLock: true}
+	c := plugForgetful(&forgetful{wakeUnderLock: true})
 	o := start(t, &behavior{workers: 1, idle: -1, levels: [][]ch{{{key: "locked", c: c, coc: true}}}})
 	for round := range 3 { // no worker yet, then a parked one
 		ran := make(chan struct{})

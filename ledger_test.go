@@ -14,9 +14,11 @@ import (
 // The accounting harness (TESTING.md): every task has an ID and a channel,
 // every submit is recorded as accepted or refused, and every accepted task
 // must end in exactly one outcome: ran, panicked, goexited, dropped (through
-// its channel's OnDrop) or cancelled (its submitter cancelled it and it never
+// its channel's OnEnd) or cancelled (its submitter cancelled it and it never
 // started). check compares the ledger with the pool's report, channel by
-// channel. Stress tests, the resize test and the fuzzers' checks share it.
+// channel, and, where the channels' OnEnd is the ledger's, with what OnEnd
+// said of each task. Stress tests, the resize test and the fuzzers' checks
+// share it.
 
 type ending int
 
@@ -36,14 +38,17 @@ type ledger struct {
 	key       map[int]string   // accepted tasks' channels
 	ends      map[int][]ending // what happened to each, in order
 	refused   map[int]error
-	cancelled map[int]bool // cancel attempted: the task may end up cancelled
+	cancelled map[int]bool                // cancel attempted: the task may end up cancelled
+	hooked    bool                        // the channels' OnEnd is onEnd's: check compares it
+	onEnds    map[int][]smartpool.Outcome // what OnEnd said of each task, in order
 }
 
 func newLedger() *ledger {
-	return &ledger{key: map[int]string{}, ends: map[int][]ending{}, refused: map[int]error{}, cancelled: map[int]bool{}}
+	return &ledger{key: map[int]string{}, ends: map[int][]ending{}, refused: map[int]error{}, cancelled: map[int]bool{},
+		onEnds: map[int][]smartpool.Outcome{}}
 }
 
-// ledgerTask is a task with an ID; OnDrop callbacks get it back.
+// ledgerTask is a task with an ID; OnEnd callbacks get it back.
 type ledgerTask struct {
 	l    *ledger
 	id   int
@@ -101,11 +106,30 @@ func (l *ledger) cancel(id int) {
 	l.mu.Unlock()
 }
 
-// onDrop is an OnDrop callback that records ledger tasks as dropped.
-func (l *ledger) onDrop(t smartpool.Task) {
-	if lt, ok := t.(*ledgerTask); ok {
-		l.end(lt.id, endDropped)
+// onEnd returns an OnEnd callback for every channel of the pool: it records
+// ledger tasks that were dropped as dropped, and what it was told of every
+// ledger task, which check then compares with the task's ending.
+func (l *ledger) onEnd() func(smartpool.Task, smartpool.Outcome) {
+	l.mu.Lock()
+	l.hooked = true
+	l.mu.Unlock()
+	return func(t smartpool.Task, o smartpool.Outcome) {
+		lt, ok := t.(*ledgerTask)
+		if !ok {
+			return
+		}
+		l.mu.Lock()
+		l.onEnds[lt.id] = append(l.onEnds[lt.id], o)
+		if o.Dropped() {
+			l.ends[lt.id] = append(l.ends[lt.id], endDropped)
+		}
+		l.mu.Unlock()
 	}
+}
+
+// outcome is the Outcome OnEnd must report for a task that ended as e.
+func (e ending) outcome() smartpool.Outcome {
+	return [...]smartpool.Outcome{smartpool.Ran, smartpool.Panicked, smartpool.Goexited, 0}[e]
 }
 
 func (l *ledger) end(id int, e ending) {
@@ -130,8 +154,9 @@ func (l *ledger) count(e ending) map[string]uint64 {
 // check asserts the ledger identity and its agreement with r: no refused
 // task ran; every accepted task ended exactly once, or never started and was
 // cancelled; and each channel's Ran, Panicked, Goexited, Dropped and
-// Cancelled in r equal the ledger's counts. It returns the problems found, at
-// most ten.
+// Cancelled in r equal the ledger's counts. With onEnd hooked, OnEnd said
+// exactly once how each accepted task ended (a drop as one of the drops),
+// and nothing of a refused one. It returns the problems found, at most ten.
 func (l *ledger) check(r *smartpool.Report[string]) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -159,6 +184,25 @@ func (l *ledger) check(r *smartpool.Report[string]) []string {
 			cancelled[l.key[id]]++
 		default:
 			add("task %d on %q ended %d times: %v", id, l.key[id], len(es), es)
+		}
+		if !l.hooked {
+			continue
+		}
+		switch es, os := l.ends[id], l.onEnds[id]; {
+		case len(es) == 0 && l.cancelled[id]:
+			if !slices.Equal(os, []smartpool.Outcome{smartpool.Cancelled}) {
+				add("task %d on %q was cancelled, but OnEnd said %v", id, l.key[id], os)
+			}
+		case len(es) != 1:
+		case len(os) != 1 || es[0] == endDropped && !os[0].Dropped() || es[0] != endDropped && os[0] != es[0].outcome():
+			add("task %d on %q %v, but OnEnd said %v", id, l.key[id], es[0], os)
+		}
+	}
+	if l.hooked {
+		for id := range l.refused {
+			if os := l.onEnds[id]; len(os) > 0 {
+				add("task %d was refused (%v) but OnEnd said %v", id, l.refused[id], os)
+			}
 		}
 	}
 	for id := range l.ends {
@@ -199,6 +243,28 @@ func TestLedger_CatchesMismatch(t *testing.T) {
 	l.record(3)
 	errs := l.check(&smartpool.Report[string]{Channels: []smartpool.ChannelStats[string]{{Key: "a", Ran: 1}}})
 	want := []string{"task 3 was refused", "task 1 on \"a\" ended 2 times", "task 2 on \"a\" ended 0 times", "channel \"a\": report ran 1"}
+	for _, w := range want {
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.HasPrefix(e, w) }) {
+			t.Errorf("check did not report %q; got %q", w, errs)
+		}
+	}
+
+	hooked := newLedger()
+	onEnd := hooked.onEnd()
+	hooked.submitted(1, "a", nil)
+	hooked.submitted(2, "a", nil)
+	hooked.submitted(3, "a", nil)
+	hooked.submitted(4, "a", smartpool.ErrFull)
+	hooked.record(1)
+	onEnd(hooked.task(1, nil), smartpool.DroppedOnClose)
+	hooked.record(2)
+	hooked.record(3)
+	onEnd(hooked.task(3, nil), smartpool.Ran)
+	onEnd(hooked.task(3, nil), smartpool.Ran)
+	onEnd(hooked.task(4, nil), smartpool.Ran)
+	errs = hooked.check(&smartpool.Report[string]{Channels: []smartpool.ChannelStats[string]{{Key: "a", Ran: 2, Dropped: 1}}})
+	want = []string{"task 1 on \"a\" ended 2 times", "task 2 on \"a\" ran, but OnEnd said []", "task 3 on \"a\" ran, but OnEnd said [ran ran]",
+		"task 4 was refused (smartpool: full) but OnEnd said [ran]"}
 	for _, w := range want {
 		if !slices.ContainsFunc(errs, func(e string) bool { return strings.HasPrefix(e, w) }) {
 			t.Errorf("check did not report %q; got %q", w, errs)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
 	"github.com/smartpool-go/smartpool/scheduler"
@@ -16,9 +17,10 @@ type layout[K comparable] struct {
 	index    map[K]int // key -> channel index
 	params   []ChannelParams[K]
 	channels []Channel
-	level    []int // channel index -> level
-	first    []int // channel index -> global number of its queue 0
-	perLevel []int // queues per level, spare room included
+	sources  []Source // channels[i]'s
+	level    []int    // channel index -> level
+	first    []int    // channel index -> global number of its queue 0
+	perLevel []int    // queues per level, spare room included
 	// With Config.Spare: spare[l] queues of level l follow its listed
 	// channels' (levelFirst[l] is its first global queue); slots is the
 	// channel table's size, the listed channels plus one per spare queue.
@@ -67,10 +69,14 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if isNil(ch) {
 				return nil, configErr(errNilChannel, "Channel(%v) returned nil", p.Key)
 			}
+			src := SourceOf(ch)
+			if isNil(src) {
+				return nil, configErr(errNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
+			}
 			if err := checkCaps(p); err != nil {
 				return nil, err
 			}
-			n := ch.Queues()
+			n := src.Queues()
 			if n < 1 {
 				return nil, configErr(ErrNoQueues, "channel %v has %d queues, at least 1 needed", p.Key, n)
 			}
@@ -81,6 +87,7 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			lo.keys = append(lo.keys, p.Key)
 			lo.params = append(lo.params, p)
 			lo.channels = append(lo.channels, ch)
+			lo.sources = append(lo.sources, src)
 			lo.level = append(lo.level, l)
 			lo.first = append(lo.first, queues)
 			lo.perLevel[l] += n
@@ -124,15 +131,26 @@ func isNil(x any) bool {
 	return false
 }
 
+// constructorOf guesses the constructor of c's type by the Go convention,
+// New followed by the type's name: NewFIFO for a *channels.FIFO.
+func constructorOf(c Channel) string {
+	t := reflect.TypeOf(c)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name, _, _ := strings.Cut(t.Name(), "[") // a generic type's arguments
+	return "New" + name
+}
+
 // attach binds every channel to e. A channel that refuses (already attached
 // to another pool) fails New.
 func (lo *layout[K]) attach(e *engine) error {
-	for i, ch := range lo.channels {
+	for i, src := range lo.sources {
 		var att *attachment
 		if e.reshape != nil {
 			att = e.reshape.slots[i].att // a listed channel is removable too
 		}
-		err := ch.Attach(Bits{e: e, base: lo.first[i], n: ch.Queues(), att: att})
+		err := src.Attach(Bits{e: e, base: lo.first[i], n: src.Queues(), att: att})
 		switch {
 		case errors.Is(err, ErrAttached):
 			return configErr(err, "channel %v already belongs to a pool", lo.keys[i])

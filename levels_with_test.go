@@ -19,12 +19,13 @@ import (
 // the levels' channels, with their callbacks and caps.
 func TestLevels_WithConfig(t *testing.T) {
 	onPanic := func(string, *smartpool.PanicError) {}
-	onDrop := func(smartpool.Task) {}
+	var onEndGot smartpool.Outcome
+	onEnd := func(_ smartpool.Task, o smartpool.Outcome) { onEndGot = o }
 	logger := slog.New(slog.DiscardHandler)
 	sched := scheduler.HighestFirst()
 	b := smartpool.Levels[string]{
 		{{Key: "a", Channel: channels.NewFIFO(), CompleteOnClose: true, MaxRunning: 2}},
-		{{Key: "b", Channel: channels.NewFIFO(), OnDrop: onDrop, MaxInFlight: 3}},
+		{{Key: "b", Channel: channels.NewFIFO(), OnEnd: onEnd, MaxInFlight: 3}},
 	}.With(smartpool.Config[string]{Workers: 3, Schedule: sched, Limit: 10, PanicHandler: onPanic, Logger: logger,
 		TimingEvery: 1, IdleTimeout: time.Minute, StallAfter: -1})
 	cfg := b.Config()
@@ -40,21 +41,23 @@ func TestLevels_WithConfig(t *testing.T) {
 	require.Equal(t, 2, cfg.Levels[0][0].MaxRunning)
 	require.True(t, cfg.Levels[0][0].CompleteOnClose)
 	require.Equal(t, 3, cfg.Levels[1][0].MaxInFlight)
-	require.NotNil(t, cfg.Levels[1][0].OnDrop)
+	require.NotNil(t, cfg.Levels[1][0].OnEnd)
+	cfg.Levels[1][0].OnEnd(nil, smartpool.Cancelled)
+	require.Equal(t, smartpool.Cancelled, onEndGot, "the level channel's own OnEnd")
 	require.Equal(t, "b", b.Followup("b"))
 }
 
 // A pool grown from the four-line form: workers, a limit, a panic handler,
-// a logger, a drop callback and a cap all take effect.
+// a logger, an OnEnd callback and a cap all take effect.
 func TestLevels_WithRunsThePool(t *testing.T) {
 	jobs, bulk := channels.NewFIFO(), channels.NewFIFO()
 	var mu sync.Mutex
 	var panics []string
-	var dropped int
+	ends := map[smartpool.Outcome]int{}
 	var logs bytes.Buffer
 	owned, err := smartpool.New(smartpool.Levels[string]{
 		{{Key: "jobs", Channel: jobs, CompleteOnClose: true, MaxRunning: 1}},
-		{{Key: "bulk", Channel: bulk, OnDrop: func(smartpool.Task) { mu.Lock(); dropped++; mu.Unlock() }}},
+		{{Key: "bulk", Channel: bulk, OnEnd: func(_ smartpool.Task, o smartpool.Outcome) { mu.Lock(); ends[o]++; mu.Unlock() }}},
 	}.With(smartpool.Config[string]{
 		Workers: 2,
 		Limit:   5,
@@ -87,13 +90,14 @@ func TestLevels_WithRunsThePool(t *testing.T) {
 	require.NoError(t, bulk.Submit(func(context.Context) {}))
 	closed := make(chan *smartpool.Report[string], 1)
 	go func() { closed <- closeWithin(t, owned, long) }()
-	eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return dropped == 1 })
+	eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return ends[smartpool.DroppedOnClose] == 1 })
 	close(g.release)
 	r := <-closed
 	b, _ := r.Channel("bulk")
 	require.Equal(t, uint64(1), b.Dropped)
 	mu.Lock()
 	defer mu.Unlock()
+	require.Equal(t, map[smartpool.Outcome]int{smartpool.DroppedOnClose: 1, smartpool.Ran: 1}, ends, "bulk's OnEnd: the pin ran, the queued task was dropped")
 	require.Contains(t, logs.String(), "pool started")
 }
 

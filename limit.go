@@ -77,12 +77,15 @@ func (e *engine) unblock(ch int) {
 
 // SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
 // at run time, effective for the next task taken from it (tasks already
-// holding a slot keep it, so a lowered cap takes effect as they finish). n
-// must be at least 1. It returns ErrUnknownKey, ErrClosed once Close
-// started, or an error wrapping
-// ErrConfig for a channel created without a cap (uncapped channels keep no
-// count, so that they pay nothing for the feature) or wrapping ErrConfig and
-// ErrBadLimit for n < 1.
+// holding a slot keep it, so a lowered cap takes effect as they finish). A
+// cap of 0 starts none of the channel's tasks until SetCap raises it, as
+// Pause would (its tasks queue); unlike New's MaxRunning 0, it does not mean
+// "no cap". Close raises a cap of 0 back to the cap of New, so that the
+// channel drains or drops as any other. A paused channel takes the new cap
+// when resumed. It returns ErrUnknownKey, ErrClosed once Close started, or
+// an error wrapping ErrConfig for a channel created without a cap (uncapped
+// channels keep no count, so that they pay nothing for the feature) or
+// wrapping ErrConfig and ErrBadLimit for n < 0.
 func (p *Pool[K]) SetCap(key K, n int) error {
 	i, ok := p.lookup(key)
 	switch {
@@ -90,18 +93,17 @@ func (p *Pool[K]) SetCap(key K, n int) error {
 		return unknownKey(key)
 	case !p.e.chans[i].capped:
 		return configErr(errNotConfigured, "SetCap(%v, %d): channel %v has no cap: set MaxRunning or MaxInFlight at New", key, n, key)
-	case n < 1:
-		return configErr(ErrBadLimit, "SetCap(%v, %d): a cap must be at least 1", key, n)
-	case p.e.stopped.Load():
+	case n < 0:
+		return configErr(ErrBadLimit, "SetCap(%v, %d): a cap must be at least 0", key, n)
+	}
+	c := &p.e.chans[i].pause
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.e.stopped.Load() { // under mu: see setPaused (pause.go)
 		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
 	}
-	c := &p.e.chans[i]
-	c.maxRunning.Store(int64(n))
-	if c.running.Load() < int64(n) {
-		p.e.unblock(i)
-	} else {
-		p.e.block(i)
-	}
+	c.cap.Store(int64(n))
+	p.e.gate(i)
 	return nil
 }
 
@@ -121,7 +123,7 @@ func (e *engine) endTask(ch int) {
 }
 
 // ErrBadLimit is wrapped by the errors that refuse a limit or cap out of
-// range: SetLimit and SetCap below 1, New's for a negative Limit, MaxRunning
+// range: SetLimit and SetCap below 0, New's for a negative Limit, MaxRunning
 // or MaxInFlight (beside ErrConfig), and channels.Keyed's for a group limit
 // below 1.
 var ErrBadLimit = errors.New("smartpool: limit must be at least 1")

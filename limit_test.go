@@ -65,7 +65,7 @@ func TestCap_SetAtRunTimeAndYield(t *testing.T) {
 	o := start(t, b)
 	p := o.Pool()
 	require.ErrorIs(t, p.SetCap("nope", 1), smartpool.ErrUnknownKey)
-	require.ErrorIs(t, p.SetCap("io", 0), smartpool.ErrBadLimit)
+	require.ErrorIs(t, p.SetCap("io", -1), smartpool.ErrBadLimit) // 0 starts none: pause_test.go
 
 	// Yielded tasks hold no slot: 10 tasks waiting at once with a cap of 3.
 	wake := make(chan struct{})

@@ -116,7 +116,7 @@ func TestNoHang_FallbackWorkerStrandsNothing(t *testing.T) {
 }
 
 // A task handed to an idle worker has started when its submit returns: its
-// SubmitContext context ending right after no longer cancels it.
+// WithContext context ending right after no longer cancels it.
 func TestNoHang_HandedTaskIsNotCancelled(t *testing.T) {
 	o := start(t, &behavior{workers: 1, idle: time.Hour, levels: [][]ch{{fifo("a")}}})
 	p := o.Pool()
@@ -127,8 +127,8 @@ func TestNoHang_HandedTaskIsNotCancelled(t *testing.T) {
 			return created == 0 || smartpool.IdleListed(p)
 		})
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := p.SubmitContext(ctx, "a", func(context.Context) {}); err != nil {
-			t.Fatalf("SubmitContext: %v", err)
+		if err := p.Submit("a", func(context.Context) {}, smartpool.WithContext(ctx)); err != nil {
+			t.Fatalf("Submit: %v", err)
 		}
 		cancel()
 		eventually(t, func() bool {

@@ -142,8 +142,8 @@ func TestStats_String(t *testing.T) {
 	require.Len(t, lines, 4)
 	require.Contains(t, lines[0], "workers 1")
 	require.Contains(t, lines[1], "channel")
-	require.Regexp(t, `^\s*0\s+urgent\s+complete\s+0\s+0\s+-\s+1\s`, lines[2])
-	require.Regexp(t, `^\s*1\s+bulk\s+drop\s+0\s+0\s+0/1\s+0\s.*-\s+-\s+-\s+-$`, lines[3])
+	require.Regexp(t, `^\s*0\s+urgent\s+complete\s+-\s+0\s+0\s+-\s+1\s`, lines[2])
+	require.Regexp(t, `^\s*1\s+bulk\s+drop\s+-\s+0\s+0\s+0/1\s+0\s.*-\s+-\s+-\s+-$`, lines[3])
 }
 
 // The pool logs its lifecycle at Info, drops at Warn and panics at Error,

@@ -109,19 +109,40 @@ func gather(order Order, opts []Option) (submitOptions, error) {
 }
 
 func twice(name string) error {
-	return fmt.Errorf("%w: %s given twice, or with a channel argument that sets it", ErrOption, name)
+	return &optionError{what: name + " given twice, or with a channel argument that sets it"}
 }
 
+// optionError is ErrOption saying what was refused, and by which channel
+// once the pool named it (Pool.named): a channel's Push does not know its key.
+type optionError struct {
+	channel any // the channel's key; nil until named
+	what    string
+}
+
+func (e *optionError) Error() string {
+	switch s, ok := e.channel.(string); {
+	case e.channel == nil:
+		return "smartpool: " + e.what
+	case ok:
+		return fmt.Sprintf("smartpool: channel %q: %s", s, e.what)
+	default:
+		return fmt.Sprintf("smartpool: channel %v: %s", e.channel, e.what)
+	}
+}
+
+func (e *optionError) Unwrap() error { return ErrOption }
+
 // Unordered is the error a channel's Push returns for an Order with a key it
-// does not order by: o names the key. The pool adds the channel's name.
+// does not order by: it wraps ErrOption and says which key, and the pool
+// adds the channel's name. It returns nil for the zero Order.
 func Unordered(o Order) error {
 	switch {
 	case o.HasDeadline && o.HasPriority:
-		return fmt.Errorf("%w: the channel orders by neither deadline nor priority", ErrOption)
+		return &optionError{what: "the channel orders by neither deadline nor priority (WithDeadline, WithPriority)"}
 	case o.HasDeadline:
-		return fmt.Errorf("%w: the channel does not order by deadline (WithDeadline)", ErrOption)
+		return &optionError{what: "the channel does not order by deadline (WithDeadline)"}
 	case o.HasPriority:
-		return fmt.Errorf("%w: the channel does not order by priority (WithPriority)", ErrOption)
+		return &optionError{what: "the channel does not order by priority (WithPriority)"}
 	}
 	return nil
 }

@@ -61,8 +61,8 @@ func runTask(name string, body func(ctx context.Context)) *named {
 // dropped on Close, late or displaced.
 func TestOnEnd_EveryOutcomeOnce(t *testing.T) {
 	book := newEndBook()
-	late := channels.NewDeadline(channels.DropLate(nil))
-	bounded := channels.NewBounded(1, channels.DropOldest(nil))
+	late := channels.NewDeadline(channels.DropLate())
+	bounded := channels.NewBounded(1, channels.DropOldest())
 	owned, err := smartpool.New(smartpool.Levels[string]{{
 		{Key: "run", Channel: channels.NewFIFO(), OnEnd: book.onEnd, CompleteOnClose: true},
 		{Key: "late", Channel: late, OnEnd: book.onEnd, CompleteOnClose: true}, // polled at Close: dropped late
@@ -93,9 +93,9 @@ func TestOnEnd_EveryOutcomeOnce(t *testing.T) {
 	lateTask := runTask("late", func(context.Context) {})
 	require.NoError(t, late.SubmitTask(time.Now().Add(-time.Hour), lateTask))
 	displaced := runTask("displaced", func(context.Context) {})
-	require.NoError(t, bounded.SubmitTask(context.Background(), displaced))
+	require.NoError(t, bounded.SubmitTask(displaced, smartpool.WithContext(context.Background())))
 	newer := runTask("newer", func(context.Context) {})
-	require.NoError(t, bounded.TrySubmitTask(newer)) // displaces the oldest
+	require.NoError(t, bounded.SubmitTask(newer)) // displaces the oldest
 	onClose := runTask("on-close", func(context.Context) {})
 	require.NoError(t, pool.SubmitTask("drop", onClose))
 	book.await(t, 2) // cancelled and displaced end at once

@@ -91,12 +91,13 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if lo.spare != nil {
 		e.reshape = newReshaper(lo.perLevel, lo.levelFirst, lo.slots, len(lo.channels))
 	}
-	for i, c := range lo.channels {
-		e.chans[i] = chanInfo{c: c, level: lo.level[i], first: lo.first[i], queues: c.Queues(),
+	for i, c := range lo.sources {
+		e.chans[i] = chanInfo{c: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], queues: c.Queues(),
 			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd, tracked: e.reshape != nil}
 		if limit := max(lo.params[i].MaxRunning, lo.params[i].MaxInFlight); limit > 0 {
 			e.chans[i].capped, e.chans[i].holdsYield = true, lo.params[i].MaxInFlight > 0
 			e.chans[i].maxRunning.Store(int64(limit))
+			e.chans[i].pause.setCap(int64(limit))
 		}
 		for q := range c.Queues() {
 			op, _ := c.(OrderedPoller)
@@ -149,7 +150,7 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // The first call stops admission: from then on every submit returns
 // ErrClosed. Queued tasks of complete-on-close channels all run; queued
 // tasks of the other channels are dropped, counted, and handed to their
-// channel's OnDrop callback. Running tasks are never interrupted, and a task
+// channel's OnEnd callback (DroppedOnClose). Running tasks are never interrupted, and a task
 // submitted to a pool with an idle worker has started when its submit
 // returns (the wake-up hands it to that worker), so a Close right after it
 // runs it. Close returns the report once every worker has exited.

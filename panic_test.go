@@ -125,15 +125,19 @@ func TestPanic_KindsMatrix(t *testing.T) {
 	}
 }
 
-// D5 TestPanic_InHooks: a panicking panic handler and a panicking drop
-// callback are contained; the pool still closes with its ledger intact.
+// D5 TestPanic_InHooks: a panicking panic handler and a panicking OnEnd
+// (here for dropped tasks) are contained; the pool still closes with its
+// ledger intact.
 func TestPanic_InHooks(t *testing.T) {
-	var drops atomic.Int32
+	var ends, drops atomic.Int32
 	b := &behavior{workers: 1,
 		onPanic: func(string, *smartpool.PanicError) { panic("handler panics too") },
-		levels: [][]ch{{fifo("pin")}, {{key: "d", c: channels.NewFIFO(), onDrop: func(smartpool.Task) {
-			drops.Add(1)
-			panic("drop callback panics")
+		levels: [][]ch{{fifo("pin")}, {{key: "d", c: channels.NewFIFO(), onEnd: func(_ smartpool.Task, o smartpool.Outcome) {
+			ends.Add(1)
+			if o == smartpool.DroppedOnClose {
+				drops.Add(1)
+			}
+			panic("OnEnd panics")
 		}}}},
 	}
 	o := start(t, b)
@@ -150,6 +154,7 @@ func TestPanic_InHooks(t *testing.T) {
 	close(g.release)
 	r := <-res
 	require.EqualValues(t, 3, drops.Load())
+	require.EqualValues(t, 3, ends.Load(), "OnEnd once per task, each dropped on close")
 	p, _ := r.Channel("pin")
 	require.Equal(t, uint64(1), p.Ran)
 	require.Equal(t, uint64(1), p.Panicked)

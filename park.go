@@ -56,7 +56,7 @@ package smartpool
 // its submit returns: the task has left its queue (a Bounded has room
 // again), a Close that starts later does not drop it (one handed while
 // Close begins is dropped, as if the worker had polled it: handOver), and
-// the end of its SubmitContext context no longer cancels it. Only
+// the end of its WithContext context no longer cancels it. Only
 // the scheduler's choice is handed over (the highest level with work, by
 // default), not necessarily the submitted task, so priorities hold; and
 // nothing is handed to a worker at or above target, nor once Close started.

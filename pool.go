@@ -3,7 +3,6 @@ package smartpool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -79,8 +78,9 @@ func (p *Pool[K]) lookup(key K) (int, bool) {
 // named adds the channel's key to an option error, which a channel returns
 // without knowing its name.
 func (p *Pool[K]) named(key K, err error) error {
-	if err != nil && errors.Is(err, ErrOption) {
-		return fmt.Errorf("smartpool: channel %v: %w", key, err)
+	var oe *optionError
+	if err != nil && errors.As(err, &oe) && oe.channel == nil {
+		return &optionError{channel: key, what: oe.what}
 	}
 	return err
 }

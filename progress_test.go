@@ -111,12 +111,12 @@ func TestProgress_Crawler(t *testing.T) {
 			most: 2,
 		},
 		{
-			name:  "SubmitContext at Config.Limit 2",
+			name:  "WithContext at Config.Limit 2",
 			limit: 2,
 			run: func(t *testing.T, p *smartpool.Pool[string], _ *channels.Bounded, c *crawl, ctx context.Context) func() error {
 				var failed atomic.Value
 				c.spawn = func(fn func(context.Context) error) {
-					if err := p.SubmitContext(ctx, "a", func(ctx context.Context) { _ = fn(ctx) }); err != nil {
+					if err := p.Submit("a", func(ctx context.Context) { _ = fn(ctx) }, smartpool.WithContext(ctx)); err != nil {
 						failed.CompareAndSwap(nil, err)
 					}
 				}
@@ -138,7 +138,7 @@ func TestProgress_Crawler(t *testing.T) {
 			run: func(t *testing.T, p *smartpool.Pool[string], bnd *channels.Bounded, c *crawl, ctx context.Context) func() error {
 				var failed atomic.Value
 				c.spawn = func(fn func(context.Context) error) {
-					if err := bnd.Submit(ctx, func(ctx context.Context) { _ = fn(ctx) }); err != nil {
+					if err := bnd.Submit(func(ctx context.Context) { _ = fn(ctx) }, smartpool.WithContext(ctx)); err != nil {
 						failed.CompareAndSwap(nil, err)
 					}
 				}
@@ -349,7 +349,7 @@ func TestProgress_InlineFuturePanic(t *testing.T) {
 	p := o.Pool()
 	outer := smartpool.Go(p, "a", func(ctx context.Context) (error, error) {
 		task, f := smartpool.NewFuture(func(context.Context) (int, error) { panic("child") })
-		if err := p.SubmitContextTask(ctx, "c", task); err != nil {
+		if err := p.SubmitTask("c", task, smartpool.WithContext(ctx)); err != nil {
 			return nil, err
 		}
 		_, err := f.Wait(ctx)

@@ -12,13 +12,14 @@ type ChannelStats[K comparable] struct {
 	Level           int
 	CompleteOnClose bool
 	Queued          int    // tasks waiting in the channel now, or in a worker's run buffer (taken in a batch, not started)
-	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none
+	Paused          bool   // Pause stopped the workers taking its tasks, until Resume (pause.go); false in a Close report: Close resumes
+	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none (or set to 0 by SetCap)
 	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
 	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
 	Dropped         uint64 // tasks dropped: by Close from the queue or when they came back from a Yield after Close, or by the channel (Bits.Discard)
-	Cancelled       uint64 // SubmitContext tasks whose context ended while they were queued
+	Cancelled       uint64 // WithContext tasks whose context ended while they were queued
 	// Yielded counts its tasks that yielded and have not ended: waiting,
 	// queued to re-enter, or running again. In a Close report, those of a
 	// channel that does not complete on close will be dropped when their
@@ -69,7 +70,7 @@ type Stats[K comparable] struct {
 	// Limit is the in-flight limit (Config.Limit, or the last SetLimit), 0
 	// if the pool has none; Admitted counts the units held now (tasks
 	// queued, running or yielded) and Waiting the submitters blocked for one
-	// (SubmitContext, blocking channel submits).
+	// (WithContext, blocking channel submits).
 	Limit, Admitted, Waiting int
 	// Busy counts the workers not parked: running a task, or between two
 	// tasks (a worker is marked parked as it parks, not after each task).
@@ -150,8 +151,9 @@ func (p *Pool[K]) Stats() *Stats[K] {
 		c.Cancelled = e.chans[i].cancelled.Load()
 		c.Yielded = int(e.chans[i].suspended.Load())
 		if e.chans[i].capped {
-			c.Cap, c.Held = int(e.chans[i].maxRunning.Load()), int(e.chans[i].running.Load())
+			c.Cap, c.Held = int(e.chans[i].pause.cap.Load()), int(e.chans[i].running.Load())
 		}
+		c.Paused = e.paused(i)
 		c.addOutcomes(&e.chans[i].inWait)
 		c.addOutcomes(&e.chans[i].inline)
 		e.eachWorker(func(w *worker) { c.addOutcomes(&w.stats[i]) })
@@ -205,8 +207,8 @@ func (e *engine) queued() []int {
 		n := int(e.born.Load())
 		held, all := e.holdBuffers(n)
 		for i := range e.chans {
-			if e.chans[i].c != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
-				q[i] = e.chans[i].c.Len()
+			if e.chans[i].user != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
+				q[i] = e.chans[i].user.Len()
 			}
 		}
 		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
@@ -242,7 +244,7 @@ type heldBuffer struct {
 // lock still held after holdSpins tries is not taken, and that buffer is
 // read without it: its holder may be the caller itself (a channel's
 // PollBatch, which runs under it, calling Stats through Bits.Discard and
-// OnDrop), and Stats must not hang.
+// OnEnd), and Stats must not hang.
 func (e *engine) holdBuffers(n int) (held []heldBuffer, all bool) {
 	held = make([]heldBuffer, 0, n)
 	all = true

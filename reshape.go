@@ -375,7 +375,11 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	if err := checkCaps(params); err != nil {
 		return err
 	}
-	n := c.Queues()
+	src := SourceOf(c)
+	if isNil(src) {
+		return configErr(errNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
+	}
+	n := src.Queues()
 	if n < 1 {
 		return configErr(ErrNoQueues, "AddChannel(%v): the channel has %d queues, at least 1 needed", key, n)
 	}
@@ -409,11 +413,11 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	att := new(attachment)
 	att.state.Store(attPending)
 	att.decl.Store(true)
-	p.fillSlot(i, level, first, params, c, f)
+	p.fillSlot(i, level, first, params, c, src, f)
 	rs.slots[i] = slot{state: slotPending, att: att, base: e.slotCounts(i)}
 	rs.mu.Unlock()
 
-	err = c.Attach(Bits{e: e, base: first, n: n, att: att})
+	err = src.Attach(Bits{e: e, base: first, n: n, att: att})
 	att.decl.Store(false)
 
 	rs.mu.Lock()
@@ -473,16 +477,19 @@ func (p *Pool[K]) checkAdd(index map[K]int, params ChannelParams[K], followup K)
 // fillSlot writes slot i's tables for channel c, whose queues start at
 // global queue first. The slot is free and its grace passed: nothing reads
 // it. Under mu.
-func (p *Pool[K]) fillSlot(i, level, first int, params ChannelParams[K], c Channel, followup int) {
+func (p *Pool[K]) fillSlot(i, level, first int, params ChannelParams[K], user Channel, c Source, followup int) {
 	e := p.e
 	ci := &e.chans[i]
-	ci.c, ci.level, ci.first, ci.queues = c, level, first, c.Queues()
+	ci.c, ci.user, ci.level, ci.first, ci.queues = c, user, level, first, c.Queues()
 	ci.coc, ci.onEnd, ci.tracked = params.CompleteOnClose, params.OnEnd, true
 	ci.capped, ci.holdsYield = false, false
 	ci.maxRunning.Store(0)
+	ci.pause.paused.Store(false) // a slot reused after a removal starts unpaused (pause.go)
+	ci.pause.setCap(0)
 	if limit := max(params.MaxRunning, params.MaxInFlight); limit > 0 {
 		ci.capped, ci.holdsYield = true, params.MaxInFlight > 0
 		ci.maxRunning.Store(int64(limit))
+		ci.pause.setCap(int64(limit))
 	}
 	ci.running.Store(0)
 	ci.credit.Store(0)
@@ -587,7 +594,7 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 		ci.removal.Store(want) // workers drop from here, if dropping
 		sl.att.state.Store(attRemoving)
 	}
-	c := ci.c
+	c, user := ci.c, ci.user
 	rs.mu.Unlock()
 	if start {
 		e.dropTasks(i, c.Close(want == removeDropping))
@@ -595,7 +602,7 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 	var err error
 	Yield(ctx, func() {
 		err = waitUntil(ctx, func() bool {
-			return isDone(rm.done) || c.Len() == 0 && ci.held.Load() == 0
+			return isDone(rm.done) || user.Len() == 0 && ci.held.Load() == 0
 		})
 	})
 	if err != nil {

@@ -19,7 +19,7 @@ func waitResult[T any](t *testing.T, f *smartpool.Future[T], what string) error 
 	return err
 }
 
-// A Future whose task is cancelled by its SubmitContextTask context while
+// A Future whose task is cancelled by its WithContext context while
 // queued resolves with the context's error, and the task is counted once,
 // as cancelled: whether the context ends before Close, after a Close that
 // drains the channel, or by its deadline.
@@ -49,7 +49,7 @@ func TestFuture_CancelledWhileQueuedResolves(t *testing.T) {
 			ctx, cancel := c.ctx()
 			defer cancel()
 			task, f := smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
-			require.NoError(t, p.SubmitContextTask(ctx, "f", task))
+			require.NoError(t, p.SubmitTask("f", task, smartpool.WithContext(ctx)))
 			if c.cancel {
 				cancel()
 			}
@@ -193,10 +193,10 @@ func TestGroup_PanicsAfterFirstErrorReachHandler(t *testing.T) {
 	require.Equal(t, 2, log.count())
 }
 
-// The values of the context given to SubmitContext reach the task; its
+// The values of the context given with WithContext reach the task; its
 // cancellation does not once the task started; the task keeps the pool's
 // handle, so it can Yield.
-func TestSubmitContext_ValuesFlow(t *testing.T) {
+func TestWithContext_ValuesFlow(t *testing.T) {
 	type traceKey struct{}
 	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	p := o.Pool()
@@ -222,7 +222,7 @@ func TestSubmitContext_ValuesFlow(t *testing.T) {
 			res := make(chan seen, 1)
 			inTask := make(chan struct{})
 			cancelled := make(chan struct{})
-			require.NoError(t, p.SubmitContext(ctx, "a", func(tctx context.Context) {
+			require.NoError(t, p.Submit("a", func(tctx context.Context) {
 				close(inTask)
 				<-cancelled
 				s := seen{trace: tctx.Value(traceKey{}), doneAfterCancel: tctx.Err() != nil}
@@ -234,7 +234,7 @@ func TestSubmitContext_ValuesFlow(t *testing.T) {
 				})
 				s.yieldedOnWorkers = true
 				res <- s
-			}))
+			}, smartpool.WithContext(ctx)))
 			<-inTask
 			cancel()
 			close(cancelled)
@@ -251,13 +251,13 @@ func TestSubmitContext_ValuesFlow(t *testing.T) {
 }
 
 // A nil context is a caller's mistake that gets context.Background()'s
-// meaning, not a crash: SubmitContext, NewGroup, Scope and Wait.
+// meaning, not a crash: WithContext, NewGroup, Scope and Wait.
 func TestResults_NilContextMeansBackground(t *testing.T) {
 	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	p := o.Pool()
 	var nilCtx context.Context
 	ran := make(chan struct{})
-	require.NoError(t, p.SubmitContext(nilCtx, "a", func(context.Context) { close(ran) }))
+	require.NoError(t, p.Submit("a", func(context.Context) { close(ran) }, smartpool.WithContext(nilCtx)))
 	waitFor(t, ran, "the task submitted with a nil context")
 	g := smartpool.NewGroup(nilCtx, p)
 	g.Go("a", func(context.Context) error { return nil })

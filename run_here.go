@@ -37,7 +37,7 @@ type inlineKey struct{}
 // goroutine touches it.
 type inlineRun struct {
 	recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
-	skipped   bool // SubmitContext's wrapper skipped it: cancelled, and counted so
+	skipped   bool // WithContext's wrapper skipped it: cancelled, and counted so
 }
 
 type inlineContext struct {

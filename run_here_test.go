@@ -29,7 +29,7 @@ func (c *endsOnSecondLook) Err() error {
 	return nil
 }
 
-// A SubmitContext task that a full CallerRuns channel runs on the submitter
+// A WithContext task that a full CallerRuns channel runs on the submitter
 // after its context ended is counted cancelled once, and its unit of the
 // limit, which the channel gave back before running it, is not released a
 // second time (FuzzPoolOps found Admitted at -1).
@@ -40,19 +40,19 @@ func TestRunHere_CancelledInlineTaskReleasesNoUnit(t *testing.T) {
 	hold, started := make(chan struct{}), make(chan struct{})
 	release := sync.OnceFunc(func() { close(hold) })
 	defer release()
-	if err := b.TrySubmit(func(context.Context) { close(started); <-hold }); err != nil {
+	if err := b.Submit(func(context.Context) { close(started); <-hold }); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, started, "the task holding the worker")
-	if err := b.TrySubmit(func(context.Context) {}); err != nil { // fills the channel
+	if err := b.Submit(func(context.Context) {}); err != nil { // fills the channel
 		t.Fatal(err)
 	}
 	ran := false
 	ctx := &endsOnSecondLook{Context: context.Background(), never: make(chan struct{})}
 	defer close(ctx.never) // lets the goroutine the context package starts for it go
-	err := p.SubmitContext(ctx, "b", func(context.Context) { ran = true })
+	err := p.Submit("b", func(context.Context) { ran = true }, smartpool.WithContext(ctx))
 	if err != nil || ran {
-		t.Fatalf("SubmitContext: %v, ran %v; want nil and not run", err, ran)
+		t.Fatalf("Submit: %v, ran %v; want nil and not run", err, ran)
 	}
 	s := p.Stats()
 	c, _ := s.Channel("b")
@@ -69,20 +69,31 @@ func TestRunHere_CancelledInlineTaskReleasesNoUnit(t *testing.T) {
 // attachedFIFO is a FIFO that keeps the Bits its pool gave it, as a channel
 // that runs tasks on the caller would.
 type attachedFIFO struct {
-	*channels.FIFO
-	bits smartpool.Bits
+	smartpool.Plug
+	smartpool.Source // the FIFO's, with Attach wrapped
+	fifo             *channels.FIFO
+	bits             smartpool.Bits
 }
+
+func newAttachedFIFO() *attachedFIFO {
+	c := &attachedFIFO{fifo: channels.NewFIFO()}
+	c.Source = smartpool.SourceOf(c.fifo)
+	c.Plug = smartpool.NewPlug(c)
+	return c
+}
+
+func (c *attachedFIFO) Len() int { return c.fifo.Len() }
 
 func (c *attachedFIFO) Attach(b smartpool.Bits) error {
 	c.bits = b
-	return c.FIFO.Attach(b)
+	return c.Source.Attach(b)
 }
 
 // A task whose Future panics while a channel runs it on a pool task's
 // goroutine (Bits.RunHere) is counted as panicked in its own channel: the
 // task whose goroutine ran it returns and is counted as ran, not panicked.
 func TestRunHere_OnATaskGoroutineKeepsOutcomesApart(t *testing.T) {
-	here := &attachedFIFO{FIFO: channels.NewFIFO()}
+	here := newAttachedFIFO()
 	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a"), {key: "here", c: here, coc: true}}}})
 	var err error
 	done := make(chan struct{})

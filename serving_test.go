@@ -30,7 +30,7 @@ func servedKinds() []servedKind {
 		{"Priority", func() smartpool.Channel { return channels.NewPriority() },
 			func(c smartpool.Channel, fn func(context.Context)) error { return c.(*channels.Priority).Submit(1, fn) }},
 		{"Bounded", func() smartpool.Channel { return channels.NewBounded(64) },
-			func(c smartpool.Channel, fn func(context.Context)) error { return c.(*channels.Bounded).TrySubmit(fn) }},
+			func(c smartpool.Channel, fn func(context.Context)) error { return c.(*channels.Bounded).Submit(fn) }},
 		{"Keyed", func() smartpool.Channel { k, _ := channels.NewKeyed[string](4); return k },
 			func(c smartpool.Channel, fn func(context.Context)) error {
 				return c.(*channels.Keyed[string]).Submit("g", fn)
@@ -56,9 +56,9 @@ func TestServing_ChannelNotInLevelsRefuses(t *testing.T) {
 			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "before New")
 			o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "while another pool runs")
-			require.ErrorIs(t, stray.Push(smartpool.Func(neverRuns(t))), smartpool.ErrClosed, "Push")
-			require.ErrorIs(t, stray.Requeue(smartpool.Func(neverRuns(t))), smartpool.ErrClosed, "Requeue")
-			require.Nil(t, stray.Close(true))
+			require.ErrorIs(t, src(stray).Push(smartpool.Func(neverRuns(t)), smartpool.Order{}), smartpool.ErrClosed, "Push")
+			require.ErrorIs(t, src(stray).Requeue(smartpool.Func(neverRuns(t))), smartpool.ErrClosed, "Requeue")
+			require.Nil(t, src(stray).Close(true))
 			closeWithin(t, o, long)
 			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "after Close")
 			require.Zero(t, stray.Len())
@@ -79,7 +79,7 @@ func TestServing_FailedNewLeavesChannelsRefusingAndReusable(t *testing.T) {
 			}})
 			require.ErrorIs(t, err, smartpool.ErrAttached)
 			require.ErrorIs(t, k.submit(c, neverRuns(t)), smartpool.ErrClosed, "a channel of a failed New")
-			require.Nil(t, c.Close(true))
+			require.Nil(t, src(c).Close(true))
 
 			o := start(t, &behavior{workers: 1, levels: [][]ch{{{key: "a", c: c, coc: true}}}})
 			ran := make(chan struct{})
@@ -109,8 +109,8 @@ func TestServing_UserCloseWhilePoolRunsIsIgnored(t *testing.T) {
 			for range 3 {
 				require.NoError(t, k.submit(c, func(context.Context) { wg.Done() }))
 			}
-			require.Nil(t, c.Close(true), "a user's Close returned tasks")
-			require.Nil(t, c.Close(false))
+			require.Nil(t, src(c).Close(true), "a user's Close returned tasks")
+			require.Nil(t, src(c).Close(false))
 			require.Equal(t, 3, c.Len())
 			require.NoError(t, k.submit(c, func(context.Context) { wg.Done() }), "admission after a user's Close")
 			release()

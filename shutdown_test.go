@@ -18,9 +18,9 @@ import (
 // A13 TestShutdown_SmartpoolCloseScenario: smartpool's close_test with
 // handshakes: 4 workers, 10 blocked DROP + 10 COC tasks, close, release.
 func TestShutdown_SmartpoolCloseScenario(t *testing.T) {
-	var dropped atomic.Int32
+	var ends endCounter
 	b := &behavior{workers: 4, levels: [][]ch{{
-		{key: "drop", c: channels.NewFIFO(), onDrop: func(smartpool.Task) { dropped.Add(1) }},
+		{key: "drop", c: channels.NewFIFO(), onEnd: ends.fn},
 		fifo("coc"),
 	}}}
 	o := start(t, b)
@@ -39,7 +39,9 @@ func TestShutdown_SmartpoolCloseScenario(t *testing.T) {
 	close(g.release)
 	r := <-closed
 	require.EqualValues(t, 4, ranDrop.Load())
-	require.EqualValues(t, 6, dropped.Load())
+	require.EqualValues(t, 6, ends.of(smartpool.DroppedOnClose))
+	require.EqualValues(t, 4, ends.of(smartpool.Ran))
+	require.EqualValues(t, 10, ends.total(), "OnEnd once per DROP task")
 	require.EqualValues(t, 10, ranCOC.Load())
 	d, _ := r.Channel("drop")
 	c, _ := r.Channel("coc")
@@ -52,11 +54,10 @@ func TestShutdown_SmartpoolCloseScenario(t *testing.T) {
 // A1 TestShutdown_DrainsCompleteOnCloseExactlyOnce.
 func TestShutdown_DrainsCompleteOnCloseExactlyOnce(t *testing.T) {
 	for iter := range scale(20) {
-		var drops atomic.Int32
-		onDrop := func(smartpool.Task) { drops.Add(1) }
+		var ends endCounter // of the pins and the DROP tasks
 		b := &behavior{workers: 4, levels: [][]ch{
-			{fifo("coc0"), {key: "pin", c: channels.NewFIFO(), onDrop: onDrop}},
-			{fifo("coc1"), {key: "drop", c: channels.NewFIFO(), onDrop: onDrop}},
+			{fifo("coc0"), {key: "pin", c: channels.NewFIFO(), onEnd: ends.fn}},
+			{fifo("coc1"), {key: "drop", c: channels.NewFIFO(), onEnd: ends.fn}},
 		}}
 		o := start(t, b)
 		g := newGate()
@@ -88,7 +89,9 @@ func TestShutdown_DrainsCompleteOnCloseExactlyOnce(t *testing.T) {
 		}
 		require.EqualValues(t, 4, pinsDone.Load())
 		require.Zero(t, dropRan.Load())
-		require.EqualValues(t, 1000, drops.Load())
+		require.EqualValues(t, 1000, ends.of(smartpool.DroppedOnClose))
+		require.EqualValues(t, 4, ends.of(smartpool.Ran))
+		require.EqualValues(t, 1004, ends.total(), "OnEnd once per task")
 		tot := got.r.Total()
 		require.Equal(t, uint64(1004), tot.Ran)
 		require.Equal(t, uint64(1000), tot.Dropped)
@@ -96,9 +99,10 @@ func TestShutdown_DrainsCompleteOnCloseExactlyOnce(t *testing.T) {
 	}
 }
 
-// A2 TestShutdown_DropReportIsExact: the drop callback names exactly the
-// queued DROP tasks, across a FIFO, a Deadline and a Multi channel; the
-// callback runs outside pool locks (it may Submit and gets ErrClosed).
+// A2 TestShutdown_DropReportIsExact: OnEnd names exactly the queued DROP
+// tasks, as dropped on close, across a FIFO, a Deadline and a Multi
+// channel; the callback runs outside pool locks (it may Submit and gets
+// ErrClosed).
 func TestShutdown_DropReportIsExact(t *testing.T) {
 	type idTask struct {
 		smartpool.Func
@@ -107,10 +111,15 @@ func TestShutdown_DropReportIsExact(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int]int{}
 	var submitErrs []error
+	var others []smartpool.Outcome
 	var o *smartpool.OwnedPool[string]
-	onDrop := func(tk smartpool.Task) {
+	onEnd := func(tk smartpool.Task, out smartpool.Outcome) {
 		mu.Lock()
-		seen[tk.(*idTask).id]++
+		if out == smartpool.DroppedOnClose {
+			seen[tk.(*idTask).id]++
+		} else {
+			others = append(others, out)
+		}
 		mu.Unlock()
 		err := o.Pool().Submit("fifo", func(context.Context) {})
 		mu.Lock()
@@ -121,7 +130,7 @@ func TestShutdown_DropReportIsExact(t *testing.T) {
 	multi := channels.NewMulti(4, channels.NewFIFO)
 	b := &behavior{workers: 1, levels: [][]ch{
 		{fifo("pin")},
-		{{key: "fifo", c: fifoC, onDrop: onDrop}, {key: "sdf", c: sdf, onDrop: onDrop}, {key: "multi", c: multi, onDrop: onDrop}},
+		{{key: "fifo", c: fifoC, onEnd: onEnd}, {key: "sdf", c: sdf, onEnd: onEnd}, {key: "multi", c: multi, onEnd: onEnd}},
 	}}
 	o = start(t, b)
 	g := newGate()
@@ -133,11 +142,11 @@ func TestShutdown_DropReportIsExact(t *testing.T) {
 		var err error
 		switch id % 3 {
 		case 0:
-			err = fifoC.Push(tk)
+			err = src(fifoC).Push(tk, smartpool.Order{})
 		case 1:
 			err = sdf.SubmitTask(time.Now().Add(time.Duration(id)*time.Millisecond), tk)
 		case 2:
-			err = multi.Push(tk)
+			err = src(multi).Push(tk, smartpool.Order{})
 		}
 		require.NoError(t, err)
 	}
@@ -147,6 +156,7 @@ func TestShutdown_DropReportIsExact(t *testing.T) {
 	close(g.release)
 	r := <-res
 	require.Zero(t, ran.Load())
+	require.Empty(t, others, "OnEnd of a queued DROP task with another outcome than dropped on close")
 	require.Len(t, seen, 1000)
 	for id, n := range seen {
 		require.Equal(t, 1, n, "task %d dropped %d times", id, n)

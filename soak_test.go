@@ -37,10 +37,12 @@ package smartpool_test
 // closed and its report folded into the ledger.
 //
 // The ledger gives every task an ID and one outcome: ran, panicked (the panic
-// handler) or dropped (ChannelParams.OnDrop, which sees every drop: a task
+// handler) or dropped (ChannelParams.OnEnd, which sees every drop: a task
 // Close dropped from a queue, one whose Yield never returned because Close
 // dropped it, or a late one DropLate dropped; how many of those were late
-// is the channel's own DeadlineStats.DroppedLate). Counts are
+// is the channel's own DeadlineStats.DroppedLate). OnEnd sees the other
+// endings too: at each replacement its counts of tasks that ran and
+// panicked must equal the ledger's. Counts are
 // kept per pool, the IDs as an order-independent checksum (count, sum and xor
 // of a 64-bit hash; B9 in TESTING.md), so memory stays flat however long it
 // runs.
@@ -309,6 +311,7 @@ type soakGen struct {
 
 	accepted atomic.Uint64
 	out      [soakOutcomes]atomic.Uint64
+	ends     [smartpool.DroppedDisplaced + 1]atomic.Uint64 // OnEnd's endings other than drops, by outcome
 	// pending is accepted minus finished, plus one while the pool is live;
 	// whoever takes it to zero closes settled. Every task adds one before
 	// it is submitted, so it never reaches zero early.
@@ -337,7 +340,7 @@ func soakSpin(d time.Duration) {
 }
 
 // Run is the task: spin, maybe yield, maybe panic; it records its own outcome
-// when it runs to its end (a drop, even after a Yield, goes to OnDrop) and
+// when it runs to its end (a drop, even after a Yield, goes to OnEnd) and
 // never asserts. It also
 // adds up the time it holds a worker, by level: each stretch between yields
 // is charged to the level of the queue the task was taken from for it (its
@@ -355,7 +358,7 @@ func (t *soakTask) Run(ctx context.Context) {
 	finished, panicking := false, false
 	defer func() {
 		if !finished && !panicking {
-			return // Close dropped it while it yielded: ChannelParams.OnDrop recorded it before these deferred calls
+			return // Close dropped it while it yielded: ChannelParams.OnEnd recorded it before these deferred calls
 		}
 		s.held[s.layout[ch].level].Add(int64(s.since() - start))
 	}()
@@ -500,13 +503,19 @@ func (s *soak) newGen(n int) *soakGen {
 		}
 		s.fail("pool %d: unexpected panic in %s: %v\n%s", n, key, pe.Value, pe.Stack)
 	}
-	onDrop := func(kind int) func(smartpool.Task) {
-		return func(task smartpool.Task) {
-			if t, ok := task.(*soakTask); ok {
-				t.g.finish(t, kind)
-				return
-			}
-			s.fail("pool %d: dropped a %T", n, task)
+	// OnEnd records a drop as the task's outcome, and counts the other
+	// endings, which the task and the panic handler record.
+	onEnd := func(task smartpool.Task, o smartpool.Outcome) {
+		t, ok := task.(*soakTask)
+		switch {
+		case !ok:
+			s.fail("pool %d: OnEnd got a %T (%v)", n, task, o)
+		case o == smartpool.DroppedOnClose || o == smartpool.DroppedLate:
+			t.g.finish(t, soakDropped)
+		case o.Dropped() || o < smartpool.Ran || o > smartpool.DroppedDisplaced:
+			s.fail("pool %d: task %d ended %v", n, t.id, o)
+		default:
+			t.g.ends[o].Add(1)
 		}
 	}
 	deadline := func(r *rand.Rand) time.Time {
@@ -516,7 +525,7 @@ func (s *soak) newGen(n int) *soakGen {
 		return time.Now().Add(time.Duration(r.Int64N(int64(20 * time.Millisecond))))
 	}
 	for _, sc := range s.layout {
-		c := ch{key: sc.key, coc: sc.coc, followup: sc.followup, onDrop: onDrop(soakDropped)}
+		c := ch{key: sc.key, coc: sc.coc, followup: sc.followup, onEnd: onEnd}
 		pool := func() *smartpool.Pool[string] { return g.pool.Pool() }
 		byKey := func(t *soakTask, _ *rand.Rand) error { return pool().SubmitTask(sc.key, t) }
 		switch sc.kind {
@@ -526,7 +535,7 @@ func (s *soak) newGen(n int) *soakGen {
 		case "deadline", "droplate":
 			var opts []channels.DeadlineOption
 			if sc.kind == "droplate" {
-				opts = append(opts, channels.DropLate(nil)) // ChannelParams.OnDrop records every drop
+				opts = append(opts, channels.DropLate()) // ChannelParams.OnEnd records every drop
 			}
 			d := channels.NewDeadline(opts...)
 			if sc.kind == "droplate" {
@@ -661,7 +670,7 @@ func (s *soak) checkLive(g *soakGen) (inPool uint64, errs []string) {
 	// DropLate counts up to a batch of 16 late tasks before it hands them
 	// to the callback.
 	// A live pool drops only late tasks. The pool counts a drop before
-	// OnDrop records it; the channel counts it late after both.
+	// OnEnd records it; the channel counts it late after both.
 	within("Dropped", tot.Dropped, before[soakDropped], after[soakDropped], 16*w)
 	within("DroppedLate", late, before[soakDropped], after[soakDropped], 16*w)
 	if tot.Goexited != 0 {
@@ -714,6 +723,18 @@ func (s *soak) retire(g *soakGen) {
 	late := g.droppedLate()
 	if late > out[soakDropped] {
 		errs = append(errs, fmt.Sprintf("DropLate counted %d, more than the %d drops of the ledger", late, out[soakDropped]))
+	}
+	// OnEnd's books: a task's OnEnd follows its own record of its run (and
+	// the panic handler's of its panic), so wait out that instant.
+	endsMatch := func() bool {
+		return g.ends[smartpool.Ran].Load() == out[soakRan] && g.ends[smartpool.Panicked].Load() == out[soakPanicked]
+	}
+	for until := time.Now().Add(long); !endsMatch() && time.Now().Before(until); {
+		runtime.Gosched()
+	}
+	if !endsMatch() || g.ends[smartpool.Goexited].Load() != 0 || g.ends[smartpool.Cancelled].Load() != 0 {
+		errs = append(errs, fmt.Sprintf("OnEnd: ran %d panicked %d goexited %d cancelled %d, ledger ran %d panicked %d", g.ends[smartpool.Ran].Load(),
+			g.ends[smartpool.Panicked].Load(), g.ends[smartpool.Goexited].Load(), g.ends[smartpool.Cancelled].Load(), out[soakRan], out[soakPanicked]))
 	}
 	if rt.Queued != 0 || r.Suspended != 0 || g.pool.Pool().State() != smartpool.Closed {
 		errs = append(errs, fmt.Sprintf("report queued %d suspended %d, state %v", rt.Queued, r.Suspended, g.pool.Pool().State()))

@@ -36,8 +36,11 @@ func TestStall_DroppedPoolIsCollected(t *testing.T) {
 	}
 }
 
-// emptyChannel is a channel that refuses every task.
+// emptyChannel is a channel that refuses every task; being in the package,
+// it is its own Source.
 type emptyChannel struct{}
+
+func (c emptyChannel) source() Source { return c }
 
 func (emptyChannel) Queues() int            { return 1 }
 func (emptyChannel) Attach(Bits) error      { return nil }

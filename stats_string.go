@@ -24,17 +24,20 @@ func (s *Stats[K]) String() string {
 	}
 	b.WriteByte('\n')
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\tchannel\ton close\tqueued\trunning\tcap\tran\tpanicked\tgoexited\tdropped\tcancelled\tyielded\twait p50\tp99\trun p50\tp99\t")
+	fmt.Fprintln(tw, "level\tchannel\ton close\tpaused\tqueued\trunning\tcap\tran\tpanicked\tgoexited\tdropped\tcancelled\tyielded\twait p50\tp99\trun p50\tp99\t")
 	for _, c := range s.Channels {
-		policy, limit := "drop", "-"
+		policy, limit, paused := "drop", "-", "-"
+		if c.Paused {
+			paused = "yes"
+		}
 		if c.CompleteOnClose {
 			policy = "complete"
 		}
 		if c.Cap > 0 {
 			limit = fmt.Sprintf("%d/%d", c.Held, c.Cap)
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
-			c.Level, c.Key, policy, c.Queued, c.Running, limit, c.Ran, c.Panicked, c.Goexited,
+		fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
+			c.Level, c.Key, policy, paused, c.Queued, c.Running, limit, c.Ran, c.Panicked, c.Goexited,
 			c.Dropped, c.Cancelled, c.Yielded, show.Duration(c.Wait.P50, c.Wait.Count), show.Duration(c.Wait.P99, c.Wait.Count),
 			show.Duration(c.Run.P50, c.Run.Count), show.Duration(c.Run.P99, c.Run.Count))
 	}

@@ -37,16 +37,16 @@ func mixed(workers int, dropOdd bool) (*behavior, []func(id int, t smartpool.Tas
 	b := &behavior{workers: workers, levels: [][]ch{cs[0:2], cs[2:4], cs[4:6], cs[6:8]}}
 	now := time.Now()
 	subs := []func(int, smartpool.Task) error{
-		func(_ int, t smartpool.Task) error { return f0.Push(t) },
+		func(_ int, t smartpool.Task) error { return src(f0).Push(t, smartpool.Order{}) },
 		func(id int, t smartpool.Task) error {
 			return d0.SubmitTask(now.Add(time.Duration(id%1000)*time.Microsecond), t)
 		},
 		func(id int, t smartpool.Task) error { return p0.SubmitTask(id%7, t) },
-		func(_ int, t smartpool.Task) error { return m0.Push(t) },
-		func(_ int, t smartpool.Task) error { return f1.Push(t) },
+		func(_ int, t smartpool.Task) error { return src(m0).Push(t, smartpool.Order{}) },
+		func(_ int, t smartpool.Task) error { return src(f1).Push(t, smartpool.Order{}) },
 		func(id int, t smartpool.Task) error { return d1.SubmitTask(now.Add(-time.Duration(id)), t) },
-		func(_ int, t smartpool.Task) error { return f2.Push(t) },
-		func(_ int, t smartpool.Task) error { return f3.Push(t) },
+		func(_ int, t smartpool.Task) error { return src(f2).Push(t, smartpool.Order{}) },
+		func(_ int, t smartpool.Task) error { return src(f3).Push(t, smartpool.Order{}) },
 	}
 	return b, subs
 }
@@ -100,7 +100,7 @@ func TestStress_ExactlyOnceAcrossShutdown(t *testing.T) {
 		l := newLedger()
 		for _, lv := range b.levels {
 			for i := range lv {
-				lv[i].onDrop = l.onDrop
+				lv[i].onEnd = l.onEnd()
 			}
 		}
 		o := start(t, b)

@@ -16,7 +16,7 @@ import (
 // (Config.TimingEvery):
 //
 //   - wait: a task submitted through the pool (Submit, SubmitTask,
-//     SubmitContext, Go, futures, groups, timers) is picked at random with
+//     WithContext, Go, futures, groups, timers) is picked at random with
 //     probability 1/n and wrapped in a stamped task that carries its submit
 //     time (32 bytes, allocated only for the picked ones). Tasks a channel's
 //     own submit methods queue carry no stamp and count in run times only.

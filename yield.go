@@ -60,7 +60,7 @@ package smartpool
 // takes one only before Close started, so a task of a dropping channel that
 // does so had re-entered before the drop.) A task of a dropping channel that
 // re-enters after Close started is dropped: it is counted as dropped, its unit
-// released and the task handed to its origin channel's OnDrop
+// released and the task handed to its origin channel's OnEnd
 // (taskContext.endDropped), and then its goroutine ends with runtime.Goexit,
 // running the task's deferred calls, which so see it ended; so is a
 // resumption that Close removes from a dropping channel. Close does not
@@ -105,7 +105,7 @@ type taskContext struct {
 	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
 	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 	recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
-	task      Task      // the current task as polled, for OnDrop if it is dropped after a Yield (written by worker.run)
+	task      Task      // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
 	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
 
 	// Set when the goroutine detaches (the first Yield of its task).
@@ -161,7 +161,7 @@ func (c *taskContext) Value(key any) any {
 // If the pool's Close starts while the task waits and the task came from a
 // channel that does not complete on close, the task is dropped when wait
 // returns: Yield does not return, the pool counts it as dropped and passes
-// it to the channel's OnDrop, and then the task's deferred calls run (as
+// it to the channel's OnEnd, and then the task's deferred calls run (as
 // with runtime.Goexit). Tasks of
 // complete-on-close channels always resume, and Close waits for them.
 //
@@ -257,7 +257,7 @@ func (tc *taskContext) reenter() {
 // that whatever observes the task's end (its defers, a Future, a WaitGroup)
 // sees it counted in Stats as dropped and no longer yielded. It counts the
 // task in its origin channel, releases its unit and hands it to the
-// origin's OnDrop (the drop rule of ChannelParams.OnDrop); its Future or
+// origin's OnEnd (ChannelParams.OnEnd, DroppedOnClose); its Future or
 // Group resolves in the task's own deferred call. end then has nothing left
 // to do but let the goroutine go.
 func (tc *taskContext) endDropped() {
@@ -293,7 +293,7 @@ func (tc *taskContext) takeIdle() bool {
 	if c.removal.Load() == removeDropping {
 		return false // re-enter through the channel, which refuses: dropped (reshape.go)
 	}
-	if c.capped && !e.reserve(ch) {
+	if c.capped && !e.reserve(ch) || !c.capped && e.paused(ch) { // a paused channel: queue (pause.go)
 		return false
 	}
 	i := e.idle.Pop()

@@ -213,13 +213,17 @@ func TestShutdown_DeadlineWithSuspendedTask(t *testing.T) {
 	})
 }
 
-// A12 TestShutdown_WakeFromDropPath: a dropped task's OnDrop wakes a
+// A12 TestShutdown_WakeFromDropPath: a dropped task's OnEnd wakes a
 // suspended COC task during Close: no deadlock, one outcome each.
 func TestShutdown_WakeFromDropPath(t *testing.T) {
 	for range scale(1000) / 10 {
 		wake := make(chan struct{})
-		var drops atomic.Int32
-		b := &behavior{workers: 1, levels: [][]ch{{fifo("coc"), {key: "drop", c: channels.NewFIFO(), onDrop: func(smartpool.Task) {
+		var drops, others atomic.Int32
+		b := &behavior{workers: 1, levels: [][]ch{{fifo("coc"), {key: "drop", c: channels.NewFIFO(), onEnd: func(_ smartpool.Task, o smartpool.Outcome) {
+			if o != smartpool.DroppedOnClose {
+				others.Add(1)
+				return
+			}
 			drops.Add(1)
 			close(wake)
 		}}}}}
@@ -242,6 +246,7 @@ func TestShutdown_WakeFromDropPath(t *testing.T) {
 		}()
 		r := closeWithin(t, o, long)
 		require.EqualValues(t, 1, drops.Load())
+		require.Zero(t, others.Load(), "OnEnd of the dropped task with another outcome")
 		require.EqualValues(t, 1, resumed.Load())
 		c, _ := r.Channel("coc")
 		require.Equal(t, uint64(2), c.Ran)

@@ -35,7 +35,7 @@ func kinds() []kind {
 				f := ch.(*channels.FIFO)
 				return map[string]func() error{
 					"Submit":      func() error { return f.Submit(noop) },
-					"Push":        func() error { return f.Push(idTask(0)) },
+					"Push":        func() error { return src(f).Push(idTask(0), smartpool.Order{}) },
 					"SubmitBatch": func() error { return f.SubmitBatch(noop, noop) },
 				}
 			},
@@ -43,7 +43,7 @@ func kinds() []kind {
 				f := ch.(*channels.FIFO)
 				return map[string]func() error{
 					"Submit":      func() error { return f.Submit(nil) },
-					"Push":        func() error { return f.Push(nil) },
+					"Push":        func() error { return src(f).Push(nil, smartpool.Order{}) },
 					"SubmitBatch": func() error { return f.SubmitBatch(noop, nil) },
 				}
 			},
@@ -56,7 +56,7 @@ func kinds() []kind {
 				return map[string]func() error{
 					"Submit":     func() error { return d.Submit(far, noop) },
 					"SubmitTask": func() error { return d.SubmitTask(far, idTask(0)) },
-					"Push":       func() error { return d.Push(idTask(0)) },
+					"Push":       func() error { return src(d).Push(idTask(0), smartpool.Order{}) },
 				}
 			},
 			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
@@ -64,7 +64,7 @@ func kinds() []kind {
 				return map[string]func() error{
 					"Submit":     func() error { return d.Submit(far, nil) },
 					"SubmitTask": func() error { return d.SubmitTask(far, nil) },
-					"Push":       func() error { return d.Push(nil) },
+					"Push":       func() error { return src(d).Push(nil, smartpool.Order{}) },
 				}
 			},
 		},
@@ -76,7 +76,7 @@ func kinds() []kind {
 				return map[string]func() error{
 					"Submit":     func() error { return p.Submit(1, noop) },
 					"SubmitTask": func() error { return p.SubmitTask(-1, idTask(0)) },
-					"Push":       func() error { return p.Push(idTask(0)) },
+					"Push":       func() error { return src(p).Push(idTask(0), smartpool.Order{}) },
 				}
 			},
 			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
@@ -84,7 +84,7 @@ func kinds() []kind {
 				return map[string]func() error{
 					"Submit":     func() error { return p.Submit(1, nil) },
 					"SubmitTask": func() error { return p.SubmitTask(1, nil) },
-					"Push":       func() error { return p.Push(nil) },
+					"Push":       func() error { return src(p).Push(nil, smartpool.Order{}) },
 				}
 			},
 		},
@@ -98,16 +98,16 @@ func kinds() []kind {
 				m := ch.(*channels.Multi[*channels.Deadline])
 				return map[string]func() error{
 					"Submit":           func() error { return m.Submit(noop) },
-					"Push":             func() error { return m.Push(idTask(0)) },
+					"Push":             func() error { return src(m).Push(idTask(0), smartpool.Order{}) },
 					"Next().Submit":    func() error { return m.Next().Submit(far, noop) },
-					"Shards()[2].Push": func() error { return m.Shards()[2].Push(idTask(0)) },
+					"Shards()[2].Push": func() error { return src(m.Shards()[2]).Push(idTask(0), smartpool.Order{}) },
 				}
 			},
 			nilSubmits: func(ch smartpool.Channel) map[string]func() error {
 				m := ch.(*channels.Multi[*channels.Deadline])
 				return map[string]func() error{
 					"Submit":        func() error { return m.Submit(nil) },
-					"Push":          func() error { return m.Push(nil) },
+					"Push":          func() error { return src(m).Push(nil, smartpool.Order{}) },
 					"Next().Submit": func() error { return m.Next().Submit(far, nil) },
 				}
 			},
@@ -143,17 +143,17 @@ func TestSubmitAfterClose(t *testing.T) {
 					}
 				}
 				queued := ch.Len()
-				out := ch.Close(drop)
+				out := src(ch).Close(drop)
 				for name, submit := range submits {
 					if err := submit(); !errors.Is(err, smartpool.ErrClosed) {
 						t.Errorf("%s after Close(%v) = %v, want ErrClosed", name, drop, err)
 					}
 				}
 				if drop {
-					if len(out) != queued || ch.Len() != 0 || ch.Poll(0) != nil {
+					if len(out) != queued || ch.Len() != 0 || src(ch).Poll(0) != nil {
 						t.Errorf("Close(true) returned %d of %d tasks, Len %d", len(out), queued, ch.Len())
 					}
-					if again := ch.Close(true); len(again) != 0 {
+					if again := src(ch).Close(true); len(again) != 0 {
 						t.Errorf("second Close(true) returned %d tasks", len(again))
 					}
 					return
@@ -162,8 +162,8 @@ func TestSubmitAfterClose(t *testing.T) {
 					t.Errorf("Close(false) returned %d tasks, Len %d, want 0 and %d", len(out), ch.Len(), queued)
 				}
 				polled := 0
-				for q := range ch.Queues() {
-					for ch.Poll(q) != nil {
+				for q := range src(ch).Queues() {
+					for src(ch).Poll(q) != nil {
 						polled++
 					}
 				}
@@ -185,7 +185,7 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 		{"FIFO", func() smartpool.Channel {
 			f := served(channels.NewFIFO())
 			for i := range 5 {
-				mustOK(t, f.Push(idTask(i)))
+				mustOK(t, src(f).Push(idTask(i), smartpool.Order{}))
 			}
 			return f
 		}, []int{0, 1, 2, 3, 4}},
@@ -206,7 +206,7 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 		{"Multi", func() smartpool.Channel {
 			m := served(channels.NewMulti(2, channels.NewFIFO))
 			for i := range 5 {
-				mustOK(t, m.Push(idTask(i)))
+				mustOK(t, src(m).Push(idTask(i), smartpool.Order{}))
 			}
 			return m
 		}, []int{0, 2, 4, 1, 3}},
@@ -215,7 +215,7 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ch := c.fill()
 			var got []int
-			for _, task := range ch.Close(true) {
+			for _, task := range src(ch).Close(true) {
 				got = append(got, idOf(t, task))
 			}
 			if !slices.Equal(got, c.want) {
@@ -228,17 +228,32 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 // spy is a channel that keeps the Bits the pool gave it, so that a test can
 // offer the same, attached, Bits to another channel.
 type spy struct {
-	smartpool.Channel
-	bits smartpool.Bits
+	smartpool.Plug
+	inner smartpool.Channel
+	bits  smartpool.Bits
 }
 
-func (s *spy) Attach(b smartpool.Bits) error {
-	s.bits = b
-	return s.Channel.Attach(b)
+func newSpy(c smartpool.Channel) *spy {
+	s := &spy{inner: c}
+	s.Plug = smartpool.NewPlug(spySource{Source: src(c), s: s})
+	return s
+}
+
+func (s *spy) Len() int { return s.inner.Len() }
+
+// spySource is the spy's Source: the inner channel's, keeping the Bits.
+type spySource struct {
+	smartpool.Source
+	s *spy
+}
+
+func (ss spySource) Attach(b smartpool.Bits) error {
+	ss.s.bits = b
+	return ss.Source.Attach(b)
 }
 
 func TestAttachTwice(t *testing.T) {
-	s := &spy{Channel: channels.NewFIFO()}
+	s := newSpy(channels.NewFIFO())
 	o := newPool(t, poolOpts{workers: 1}, s)
 	defer closePool(t, o)
 	if !s.bits.Attached() || s.bits.Len() != 1 {
@@ -249,21 +264,21 @@ func TestAttachTwice(t *testing.T) {
 	}}) {
 		t.Run(k.name, func(t *testing.T) {
 			ch := k.make()
-			if ch.Queues() != 1 {
+			if src(ch).Queues() != 1 {
 				// Bits for a different number of queues: refused, not ErrAttached.
-				if err := ch.Attach(s.bits); err == nil || errors.Is(err, smartpool.ErrAttached) {
-					t.Fatalf("Attach of a 1-queue Bits to a %d-queue channel = %v", ch.Queues(), err)
+				if err := src(ch).Attach(s.bits); err == nil || errors.Is(err, smartpool.ErrAttached) {
+					t.Fatalf("Attach of a 1-queue Bits to a %d-queue channel = %v", src(ch).Queues(), err)
 				}
 				return
 			}
 			// Unattached Bits do not bind: the channel stays free.
-			mustOK(t, ch.Attach(smartpool.Bits{}))
-			mustOK(t, ch.Attach(smartpool.Bits{}))
-			mustOK(t, ch.Attach(s.bits))
-			if err := ch.Attach(s.bits); !errors.Is(err, smartpool.ErrAttached) {
+			mustOK(t, src(ch).Attach(smartpool.Bits{}))
+			mustOK(t, src(ch).Attach(smartpool.Bits{}))
+			mustOK(t, src(ch).Attach(s.bits))
+			if err := src(ch).Attach(s.bits); !errors.Is(err, smartpool.ErrAttached) {
 				t.Fatalf("second Attach = %v, want ErrAttached", err)
 			}
-			if err := ch.Attach(smartpool.Bits{}); !errors.Is(err, smartpool.ErrAttached) {
+			if err := src(ch).Attach(smartpool.Bits{}); !errors.Is(err, smartpool.ErrAttached) {
 				t.Fatalf("Attach after attach = %v, want ErrAttached", err)
 			}
 		})
@@ -285,27 +300,26 @@ func TestSecondPoolRefused(t *testing.T) {
 }
 
 func TestMultiNoShards(t *testing.T) {
-	var zero channels.Multi[*channels.FIFO]
 	cases := map[string]*channels.Multi[*channels.FIFO]{
 		"n=0":          channels.NewMulti(0, channels.NewFIFO),
 		"n<0":          channels.NewMulti(-3, channels.NewFIFO),
 		"n huge":       channels.NewMulti(1<<30, channels.NewFIFO),
 		"nil newShard": channels.NewMulti[*channels.FIFO](2, nil),
 		"nil shard":    channels.NewMulti(2, func() *channels.FIFO { return nil }),
-		"zero value":   &zero,
+		"zero shard":   channels.NewMulti(2, func() *channels.FIFO { return new(channels.FIFO) }),
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
-			if m.Queues() != 0 || m.Len() != 0 || len(m.Shards()) != 0 || m.Next() != nil {
-				t.Fatalf("Queues %d, Len %d, Shards %d, Next %v", m.Queues(), m.Len(), len(m.Shards()), m.Next())
+			if src(m).Queues() != 0 || m.Len() != 0 || len(m.Shards()) != 0 || m.Next() != nil {
+				t.Fatalf("Queues %d, Len %d, Shards %d, Next %v", src(m).Queues(), m.Len(), len(m.Shards()), m.Next())
 			}
-			if err := m.Push(idTask(1)); !errors.Is(err, smartpool.ErrNoQueues) {
+			if err := src(m).Push(idTask(1), smartpool.Order{}); !errors.Is(err, smartpool.ErrNoQueues) {
 				t.Fatalf("Push = %v, want ErrNoQueues", err)
 			}
 			if err := m.Submit(nil); !errors.Is(err, smartpool.ErrNilTask) {
 				t.Fatalf("Submit(nil) = %v, want ErrNilTask", err)
 			}
-			if m.Poll(0) != nil || m.Close(true) != nil {
+			if src(m).Poll(0) != nil || src(m).Close(true) != nil {
 				t.Fatal("a Multi with no shards returned a task")
 			}
 			_, err := smartpool.New[int](&testBehavior{chans: []smartpool.Channel{m}, opts: poolOpts{workers: 1}})
@@ -316,15 +330,25 @@ func TestMultiNoShards(t *testing.T) {
 	}
 }
 
-// noQueues is a broken channel with no queues.
-type noQueues struct{ *channels.FIFO }
+// noQueues is a broken channel with no queues: a FIFO whose Source says so.
+type noQueues struct {
+	smartpool.Plug
+	*channels.FIFO
+}
 
-func (noQueues) Queues() int { return 0 }
+func newNoQueues() noQueues {
+	f := channels.NewFIFO()
+	return noQueues{smartpool.NewPlug(noQueuesSource{src(f)}), f}
+}
+
+type noQueuesSource struct{ smartpool.Source }
+
+func (noQueuesSource) Queues() int { return 0 }
 
 func TestMultiShardWithoutQueuesRefused(t *testing.T) {
-	m := channels.NewMulti(2, func() smartpool.Channel { return noQueues{channels.NewFIFO()} })
-	if m.Queues() != 0 {
-		t.Fatalf("Queues = %d, want 0", m.Queues())
+	m := channels.NewMulti(2, func() smartpool.Channel { return newNoQueues() })
+	if src(m).Queues() != 0 {
+		t.Fatalf("Queues = %d, want 0", src(m).Queues())
 	}
 }
 
@@ -350,7 +374,7 @@ func TestMultiRotation(t *testing.T) {
 		t.Fatal("Shards shares its slice with the Multi")
 	}
 	for _, q := range []int{-1, 3, 1 << 20} {
-		if m.Poll(q) != nil {
+		if src(m).Poll(q) != nil {
 			t.Fatalf("Poll(%d) returned a task", q)
 		}
 	}

@@ -25,14 +25,14 @@ func BenchmarkPushPoll(b *testing.B) {
 			ch     smartpool.Channel
 			submit func(ch smartpool.Channel) error
 		}{
-			{"FIFO", served(channels.NewFIFO()), func(ch smartpool.Channel) error { return ch.Push(task) }},
+			{"FIFO", served(channels.NewFIFO()), func(ch smartpool.Channel) error { return src(ch).Push(task, smartpool.Order{}) }},
 			{"Deadline", served(channels.NewDeadline()), func(ch smartpool.Channel) error {
 				return ch.(*channels.Deadline).SubmitTask(deadline(), task)
 			}},
 			{"Priority", served(channels.NewPriority()), func(ch smartpool.Channel) error {
 				return ch.(*channels.Priority).SubmitTask(rng.IntN(64), task)
 			}},
-			{"Multi4FIFO", served(channels.NewMulti(4, channels.NewFIFO)), func(ch smartpool.Channel) error { return ch.Push(task) }},
+			{"Multi4FIFO", served(channels.NewMulti(4, channels.NewFIFO)), func(ch smartpool.Channel) error { return src(ch).Push(task, smartpool.Order{}) }},
 		}
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("%s/depth=%d", c.name, depth), func(b *testing.B) {
@@ -42,13 +42,13 @@ func BenchmarkPushPoll(b *testing.B) {
 					}
 				}
 				b.ReportAllocs()
-				queues := c.ch.Queues()
+				queues := src(c.ch).Queues()
 				q := 0
 				for b.Loop() {
 					if err := c.submit(c.ch); err != nil {
 						b.Fatal(err)
 					}
-					for c.ch.Poll(q) == nil { // a Multi's push and poll rotate apart
+					for src(c.ch).Poll(q) == nil { // a Multi's push and poll rotate apart
 						q = (q + 1) % queues
 					}
 				}
@@ -72,17 +72,17 @@ func BenchmarkParallelPushPoll(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			queues := c.ch.Queues()
+			queues := src(c.ch).Queues()
 			b.RunParallel(func(pb *testing.PB) {
 				q := 0
 				for pb.Next() {
-					if err := c.ch.Push(task); err != nil {
+					if err := src(c.ch).Push(task, smartpool.Order{}); err != nil {
 						b.Error(err)
 						return
 					}
 					// Some queue holds a task: every goroutine pushes before
 					// it polls.
-					for c.ch.Poll(q) == nil {
+					for src(c.ch).Poll(q) == nil {
 						q = (q + 1) % queues
 					}
 				}
@@ -109,7 +109,7 @@ func BenchmarkPoolSubmit(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if err := ch.Push(task); err != nil {
+					if err := src(ch).Push(task, smartpool.Order{}); err != nil {
 						b.Error(err)
 						return
 					}

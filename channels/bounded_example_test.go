@@ -10,27 +10,28 @@ import (
 
 func ExampleNewBounded() {
 	jobs := channels.NewBounded(2)
-	o, free := held(jobs, jobs.TrySubmit) // the pool's one worker is busy
-	_ = jobs.TrySubmit(say("first"))
-	_ = jobs.TrySubmit(say("second"))
-	fmt.Println("TrySubmit when full:", jobs.TrySubmit(say("never runs")))
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Submit(fn) }) // the pool's one worker is busy
+	_ = jobs.Submit(say("first"))
+	_ = jobs.Submit(say("second"))
+	fmt.Println("Submit when full:", jobs.Submit(say("never runs")))
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	fmt.Println("Submit with a cancelled context:", jobs.Submit(cancelled, say("never runs either")))
+	fmt.Println("Submit with a cancelled context:", jobs.Submit(say("never runs either"), smartpool.WithContext(cancelled)))
 
 	free()
-	// Submit waits while the channel is full: the pool's worker makes room.
+	// Given a context, Submit waits while the channel is full: the pool's
+	// worker makes room.
 	for i := range 3 {
-		if err := jobs.Submit(context.Background(), say(fmt.Sprint("waited for room ", i))); err != nil {
+		if err := jobs.Submit(say(fmt.Sprint("waited for room ", i)), smartpool.WithContext(context.Background())); err != nil {
 			fmt.Println(err)
 		}
 	}
 	if _, err := o.Close(context.Background()); err != nil {
 		fmt.Println(err)
 	}
-	fmt.Println("Submit after Close:", jobs.Submit(context.Background(), say("refused")))
+	fmt.Println("Submit after Close:", jobs.Submit(say("refused"), smartpool.WithContext(context.Background())))
 	// Output:
-	// TrySubmit when full: smartpool: full
+	// Submit when full: smartpool: full
 	// Submit with a cancelled context: context canceled
 	// first
 	// second
@@ -40,19 +41,22 @@ func ExampleNewBounded() {
 	// Submit after Close: smartpool: closed (no running pool serves the channel)
 }
 
-// reading is a task that names itself, so a drop callback can say which.
+// reading is a task that names itself, so OnEnd can say which.
 type reading string
 
 func (r reading) Run(context.Context) { fmt.Println("processed", string(r)) }
 
 func ExampleDropOldest() {
 	// Keep only the two freshest readings.
-	jobs := channels.NewBounded(2, channels.DropOldest(func(t smartpool.Task) {
-		fmt.Println("dropped", string(t.(reading)))
-	}))
-	o, free := held(jobs, jobs.TrySubmit)
+	jobs := channels.NewBounded(2, channels.DropOldest())
+	onEnd := func(t smartpool.Task, why smartpool.Outcome) { // the pool's ChannelParams.OnEnd
+		if why == smartpool.DroppedDisplaced {
+			fmt.Println("dropped", string(t.(reading)))
+		}
+	}
+	o, free := heldEnds(jobs, onEnd, func(fn func(context.Context)) error { return jobs.Submit(fn) })
 	for _, r := range []reading{"08:00", "08:01", "08:02", "08:03"} {
-		_ = jobs.TrySubmitTask(r) // never fails for lack of room
+		_ = jobs.SubmitTask(r) // never fails for lack of room
 	}
 	run(o, free)
 	fmt.Println("dropped in all:", jobs.Stats().Dropped)
@@ -66,10 +70,10 @@ func ExampleDropOldest() {
 
 func ExampleCallerRuns() {
 	jobs := channels.NewBounded(1, channels.CallerRuns())
-	o, free := held(jobs, jobs.TrySubmit)
-	_ = jobs.TrySubmit(say("queued"))
+	o, free := held(jobs, func(fn func(context.Context)) error { return jobs.Submit(fn) })
+	_ = jobs.Submit(say("queued"))
 	// The channel is full: this one runs here and now, in the caller.
-	_ = jobs.TrySubmit(say("run by the caller"))
+	_ = jobs.Submit(say("run by the caller"))
 	run(o, free)
 	fmt.Println("run by callers:", jobs.Stats().CallerRan)
 	// Output:

@@ -24,13 +24,13 @@ type boundedBehavior struct {
 	ch      smartpool.Channel
 	workers int
 	coc     bool
-	onDrop  func(smartpool.Task)
+	onEnd   func(smartpool.Task, smartpool.Outcome)
 }
 
 func (b boundedBehavior) Config() smartpool.Config[int] {
 	return smartpool.Config[int]{
 		Workers: b.workers,
-		Levels:  [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: b.coc, OnDrop: b.onDrop}}},
+		Levels:  [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: b.coc, OnEnd: b.onEnd}}},
 	}
 }
 
@@ -61,11 +61,19 @@ func (bt boundedTask) Run(context.Context) {
 	}
 }
 
-// boundedID returns the ID of a boundedTask, or -1 for nil.
+// boundedID returns the ID of a boundedTask, or -1 for nil, seen through
+// the pool's wrapper of a task submitted with a context that can end.
 func boundedID(t testing.TB, task smartpool.Task) int {
 	t.Helper()
 	if task == nil {
 		return -1
+	}
+	for {
+		u, ok := task.(smartpool.Unwrapper)
+		if !ok {
+			break
+		}
+		task = u.Unwrap()
 	}
 	bt, ok := task.(boundedTask)
 	if !ok {
@@ -100,11 +108,12 @@ func recvNow(t testing.TB, ch <-chan error, what string) error {
 	}
 }
 
-// submitAsync starts a SubmitTask of task on its own goroutine and returns
-// the channel its error arrives on.
+// submitAsync starts a SubmitTask of task with ctx (WithContext: it waits
+// for room) on its own goroutine and returns the channel its error arrives
+// on.
 func submitAsync(ctx context.Context, b *channels.Bounded, task smartpool.Task) <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- b.SubmitTask(ctx, task) }()
+	go func() { errc <- b.SubmitTask(task, smartpool.WithContext(ctx)) }()
 	return errc
 }
 
@@ -115,68 +124,70 @@ func wantErr(t testing.TB, what string, got, want error) {
 	}
 }
 
-func TestBoundedTrySubmit(t *testing.T) {
-	b := served(channels.NewBounded(2))
-	if b.Queues() != 1 || b.Cap() != 2 || b.Len() != 0 || b.Waiting() != 0 {
-		t.Fatalf("new: Queues %d Cap %d Len %d Waiting %d", b.Queues(), b.Cap(), b.Len(), b.Waiting())
+// TestBoundedSubmit: without a context a submit never waits: a full
+// Bounded refuses with ErrFull.
+func TestBoundedSubmit(t *testing.T) {
+	b := servedEnds(channels.NewBounded(2), nil)
+	if src(b).Queues() != 1 || b.Cap() != 2 || b.Len() != 0 || b.Waiting() != 0 {
+		t.Fatalf("new: Queues %d Cap %d Len %d Waiting %d", src(b).Queues(), b.Cap(), b.Len(), b.Waiting())
 	}
-	wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
-	wantErr(t, "SubmitTask with room", b.SubmitTask(context.Background(), boundedTask{id: 1}), nil)
-	wantErr(t, "TrySubmit when full", b.TrySubmit(noop), smartpool.ErrFull)
-	wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
-	wantErr(t, "Push when full", b.Push(boundedTask{id: 9}), smartpool.ErrFull)
+	wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 0}), nil)
+	wantErr(t, "SubmitTask with a context, with room", b.SubmitTask(boundedTask{id: 1}, smartpool.WithContext(context.Background())), nil)
+	wantErr(t, "Submit when full", b.Submit(noop), smartpool.ErrFull)
+	wantErr(t, "SubmitTask when full", b.SubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
+	wantErr(t, "Push when full", src(b).Push(boundedTask{id: 9}, smartpool.Order{}), smartpool.ErrFull)
 	if b.Len() != 2 {
 		t.Fatalf("Len %d, want 2", b.Len())
 	}
-	if id := boundedID(t, b.Poll(0)); id != 0 {
+	if id := boundedID(t, src(b).Poll(0)); id != 0 {
 		t.Fatalf("Poll: %d, want 0", id)
 	}
-	wantErr(t, "Push after Poll", b.Push(boundedTask{id: 2}), nil)
+	wantErr(t, "Push after Poll", src(b).Push(boundedTask{id: 2}, smartpool.Order{}), nil)
 	for _, want := range []int{1, 2, -1} {
-		if id := boundedID(t, b.Poll(0)); id != want {
+		if id := boundedID(t, src(b).Poll(0)); id != want {
 			t.Fatalf("Poll: %d, want %d", id, want)
 		}
 	}
 
 	for name, err := range map[string]error{
-		"TrySubmit":     b.TrySubmit(nil),
-		"TrySubmitTask": b.TrySubmitTask(nil),
-		"Push":          b.Push(nil),
-		"Submit":        b.Submit(context.Background(), nil),
-		"SubmitTask":    b.SubmitTask(context.Background(), nil),
-		"Requeue":       b.Requeue(nil),
+		"Submit":                b.Submit(nil),
+		"SubmitTask":            b.SubmitTask(nil),
+		"Push":                  src(b).Push(nil, smartpool.Order{}),
+		"Submit with a context": b.Submit(nil, smartpool.WithContext(context.Background())),
+		"SubmitTask with a ctx": b.SubmitTask(nil, smartpool.WithContext(context.Background())),
+		"Requeue":               src(b).Requeue(nil),
 	} {
 		wantErr(t, name+"(nil)", err, smartpool.ErrNilTask)
 	}
 }
 
-// TestBoundedNoQueues: a capacity below 1, or the zero Bounded, is a
-// Bounded without queues, which New refuses like a Multi without shards.
+// TestBoundedNoQueues: a capacity below 1 makes a Bounded without queues,
+// which New refuses like a Multi without shards; never served, it refuses
+// every task.
 func TestBoundedNoQueues(t *testing.T) {
 	for name, b := range map[string]*channels.Bounded{
 		"capacity 0":  channels.NewBounded(0),
-		"capacity -3": channels.NewBounded(-3, channels.DropOldest(nil)),
-		"zero value":  new(channels.Bounded),
+		"capacity -3": channels.NewBounded(-3, channels.DropOldest()),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if b.Queues() != 0 || b.Cap() != 0 {
-				t.Fatalf("Queues %d Cap %d, want 0 0", b.Queues(), b.Cap())
+			if src(b).Queues() != 0 || b.Cap() != 0 {
+				t.Fatalf("Queues %d Cap %d, want 0 0", src(b).Queues(), b.Cap())
 			}
 			b.SetCapacity(4)
 			if b.Cap() != 0 {
 				t.Fatalf("SetCapacity changed Cap to %d", b.Cap())
 			}
 			for what, err := range map[string]error{
-				"Submit":        b.Submit(context.Background(), noop),
-				"SubmitTask":    b.SubmitTask(context.Background(), idTask(0)),
-				"TrySubmit":     b.TrySubmit(noop),
-				"TrySubmitTask": b.TrySubmitTask(idTask(0)),
-				"Push":          b.Push(idTask(0)),
-				"Requeue":       b.Requeue(idTask(0)),
+				"Submit with a context":     b.Submit(noop, smartpool.WithContext(context.Background())),
+				"SubmitTask with a context": b.SubmitTask(idTask(0), smartpool.WithContext(context.Background())),
+				"Submit":                    b.Submit(noop),
+				"SubmitTask":                b.SubmitTask(idTask(0)),
+				"Push":                      src(b).Push(idTask(0), smartpool.Order{}),
+				"Requeue":                   src(b).Requeue(idTask(0)),
 			} {
-				wantErr(t, what, err, smartpool.ErrNoQueues)
+				wantErr(t, what, err, smartpool.ErrClosed)
 			}
-			if b.Poll(0) != nil || b.Len() != 0 {
+			if src(b).Poll(0) != nil || b.Len() != 0 {
 				t.Fatal("a Bounded without queues holds a task")
 			}
 			_, err := smartpool.New[int](boundedBehavior{ch: b, workers: 1})
@@ -187,13 +198,14 @@ func TestBoundedNoQueues(t *testing.T) {
 	}
 }
 
-// TestBoundedSubmitWaitsForRoom: a Submit on a full Bounded waits, holding
-// no slot, until a Poll hands it one; waiters are admitted in arrival order
-// and a TrySubmit cannot take a slot from them.
+// TestBoundedSubmitWaitsForRoom: a submit with a context on a full Bounded
+// waits, holding no slot, until a Poll hands it one; waiters are admitted in
+// arrival order and a submit without a context cannot take a slot from
+// them.
 func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := served(channels.NewBounded(1))
-		wantErr(t, "Submit with room", b.SubmitTask(context.Background(), boundedTask{id: 0}), nil)
+		b := servedEnds(channels.NewBounded(1), nil)
+		wantErr(t, "Submit with room", b.SubmitTask(boundedTask{id: 0}, smartpool.WithContext(context.Background())), nil)
 		var errs []<-chan error
 		for id := 1; id <= 2; id++ {
 			errs = append(errs, submitAsync(context.Background(), b, boundedTask{id: id}))
@@ -203,8 +215,8 @@ func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 			t.Fatalf("Waiting %d Len %d, want 2 1", b.Waiting(), b.Len())
 		}
 		for want := range 3 {
-			wantErr(t, "TrySubmit while submitters wait", b.TrySubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
-			if id := boundedID(t, b.Poll(0)); id != want {
+			wantErr(t, "SubmitTask without a context while submitters wait", b.SubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
+			if id := boundedID(t, src(b).Poll(0)); id != want {
 				t.Fatalf("Poll: %d, want %d", id, want)
 			}
 			synctest.Wait()
@@ -215,7 +227,7 @@ func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 				}
 			}
 		}
-		if b.Poll(0) != nil {
+		if src(b).Poll(0) != nil {
 			t.Fatal("Poll of an empty Bounded returned a task")
 		}
 	})
@@ -226,15 +238,15 @@ func TestBoundedSubmitWaitsForRoom(t *testing.T) {
 // fails Submit even when there is room.
 func TestBoundedSubmitCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := served(channels.NewBounded(1))
+		b := servedEnds(channels.NewBounded(1), nil)
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
-		wantErr(t, "Submit with a done context", b.SubmitTask(done, boundedTask{id: 9}), context.Canceled)
+		wantErr(t, "Submit with a done context", b.SubmitTask(boundedTask{id: 9}, smartpool.WithContext(done)), context.Canceled)
 		if b.Len() != 0 {
 			t.Fatal("a Submit with a done context queued its task")
 		}
 
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 0}), nil)
 		ctx1, cancel1 := context.WithCancel(context.Background())
 		defer cancel1()
 		ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
@@ -260,7 +272,7 @@ func TestBoundedSubmitCancel(t *testing.T) {
 		}
 
 		var got []int
-		for task := b.Poll(0); task != nil; task = b.Poll(0) {
+		for task := src(b).Poll(0); task != nil; task = src(b).Poll(0) {
 			got = append(got, boundedID(t, task))
 			synctest.Wait()
 		}
@@ -275,8 +287,8 @@ func TestBoundedSubmitCancel(t *testing.T) {
 // ErrClosed and refuses submits, while Requeue is accepted until Close(true).
 func TestBoundedCloseReleasesWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := served(channels.NewBounded(1))
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		b := servedEnds(channels.NewBounded(1), nil)
+		wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 3; id++ {
 			errs = append(errs, submitAsync(context.Background(), b, boundedTask{id: id}))
@@ -285,7 +297,7 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 		if b.Waiting() != 3 {
 			t.Fatalf("Waiting %d, want 3", b.Waiting())
 		}
-		if got := b.Close(false); got != nil {
+		if got := src(b).Close(false); got != nil {
 			t.Fatalf("Close(false) returned %d tasks", len(got))
 		}
 		synctest.Wait()
@@ -296,16 +308,16 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 			t.Fatalf("Waiting %d after Close", b.Waiting())
 		}
 		for what, err := range map[string]error{
-			"Submit":        b.Submit(context.Background(), noop),
-			"SubmitTask":    b.SubmitTask(context.Background(), idTask(0)),
-			"TrySubmit":     b.TrySubmit(noop),
-			"TrySubmitTask": b.TrySubmitTask(idTask(0)),
-			"Push":          b.Push(idTask(0)),
+			"Submit with a context":     b.Submit(noop, smartpool.WithContext(context.Background())),
+			"SubmitTask with a context": b.SubmitTask(idTask(0), smartpool.WithContext(context.Background())),
+			"Submit":                    b.Submit(noop),
+			"SubmitTask":                b.SubmitTask(idTask(0)),
+			"Push":                      src(b).Push(idTask(0), smartpool.Order{}),
 		} {
 			wantErr(t, what+" after Close", err, smartpool.ErrClosed)
 		}
-		wantErr(t, "Requeue after Close(false), when full", b.Requeue(boundedTask{id: 100}), nil)
-		got := b.Close(true)
+		wantErr(t, "Requeue after Close(false), when full", src(b).Requeue(boundedTask{id: 100}), nil)
+		got := src(b).Close(true)
 		ids := make([]int, len(got))
 		for i, task := range got {
 			ids[i] = boundedID(t, task)
@@ -313,8 +325,8 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 		if !slices.Equal(ids, []int{0, 100}) {
 			t.Fatalf("Close(true) returned %v, want [0 100]", ids)
 		}
-		wantErr(t, "Requeue after Close(true)", b.Requeue(boundedTask{id: 101}), smartpool.ErrClosed)
-		if b.Len() != 0 || b.Poll(0) != nil {
+		wantErr(t, "Requeue after Close(true)", src(b).Requeue(boundedTask{id: 101}), smartpool.ErrClosed)
+		if b.Len() != 0 || src(b).Poll(0) != nil {
 			t.Fatal("Close(true) left a task")
 		}
 	})
@@ -325,8 +337,8 @@ func TestBoundedCloseReleasesWaiters(t *testing.T) {
 // falls below it.
 func TestBoundedSetCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := served(channels.NewBounded(1))
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		b := servedEnds(channels.NewBounded(1), nil)
+		wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 0}), nil)
 		var errs []<-chan error
 		for id := 1; id <= 3; id++ {
 			errs = append(errs, submitAsync(context.Background(), b, boundedTask{id: id}))
@@ -344,9 +356,9 @@ func TestBoundedSetCapacity(t *testing.T) {
 		if b.Len() != 3 {
 			t.Fatalf("shrinking dropped tasks: Len %d", b.Len())
 		}
-		wantErr(t, "TrySubmit over the lowered capacity", b.TrySubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
+		wantErr(t, "SubmitTask over the lowered capacity", b.SubmitTask(boundedTask{id: 9}), smartpool.ErrFull)
 		for want := range 2 {
-			if id := boundedID(t, b.Poll(0)); id != want {
+			if id := boundedID(t, src(b).Poll(0)); id != want {
 				t.Fatalf("Poll: %d, want %d", id, want)
 			}
 		}
@@ -354,12 +366,12 @@ func TestBoundedSetCapacity(t *testing.T) {
 		if b.Waiting() != 1 || b.Len() != 1 {
 			t.Fatalf("Len at the lowered capacity: Waiting %d Len %d, want 1 1", b.Waiting(), b.Len())
 		}
-		if id := boundedID(t, b.Poll(0)); id != 2 {
+		if id := boundedID(t, src(b).Poll(0)); id != 2 {
 			t.Fatalf("Poll: %d, want 2", id)
 		}
 		synctest.Wait()
 		wantErr(t, "waiter 3", recvNow(t, errs[2], "waiter 3"), nil)
-		if id := boundedID(t, b.Poll(0)); id != 3 {
+		if id := boundedID(t, src(b).Poll(0)); id != 3 {
 			t.Fatalf("Poll: %d, want 3", id)
 		}
 
@@ -373,24 +385,27 @@ func TestBoundedSetCapacity(t *testing.T) {
 }
 
 // TestBoundedDropOldest: a full Bounded with DropOldest accepts every task
-// and drops the oldest submitted one, never a re-entry, and never waits.
+// and drops the oldest submitted one, never a re-entry, and never waits;
+// OnEnd learns each drop, outside the channel's lock.
 func TestBoundedDropOldest(t *testing.T) {
-	var b *channels.Bounded
+	b := channels.NewBounded(2, channels.DropOldest())
 	var dropped []int
-	b = channels.NewBounded(2, channels.DropOldest(func(task smartpool.Task) {
+	servedEnds(b, func(task smartpool.Task, why smartpool.Outcome) {
 		_ = b.Len() // called without the lock held
+		if why != smartpool.DroppedDisplaced {
+			t.Errorf("task %d ended %v, want dropped displaced", boundedID(t, task), why)
+		}
 		dropped = append(dropped, boundedID(t, task))
-	}))
-	served(b)
-	wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
-	wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 2}), nil)
-	wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 3}), nil)
-	wantErr(t, "SubmitTask when full", b.SubmitTask(context.Background(), boundedTask{id: 4}), nil)
-	wantErr(t, "Push when full", b.Push(boundedTask{id: 5}), nil)
-	wantErr(t, "Requeue when full", b.Requeue(boundedTask{id: 100}), nil) // [4 5 R]
-	wantErr(t, "Push", b.Push(boundedTask{id: 6}), nil)                   // drops 4: [5 R 6]
-	wantErr(t, "Push", b.Push(boundedTask{id: 7}), nil)                   // drops 5: [R 6 7]
-	wantErr(t, "Push", b.Push(boundedTask{id: 8}), nil)                   // steps over R, drops 6
+	})
+	wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 1}), nil)
+	wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 2}), nil)
+	wantErr(t, "SubmitTask when full", b.SubmitTask(boundedTask{id: 3}), nil)
+	wantErr(t, "SubmitTask with a context when full", b.SubmitTask(boundedTask{id: 4}, smartpool.WithContext(context.Background())), nil)
+	wantErr(t, "Push when full", src(b).Push(boundedTask{id: 5}, smartpool.Order{}), nil)
+	wantErr(t, "Requeue when full", src(b).Requeue(boundedTask{id: 100}), nil)  // [4 5 R]
+	wantErr(t, "Push", src(b).Push(boundedTask{id: 6}, smartpool.Order{}), nil) // drops 4: [5 R 6]
+	wantErr(t, "Push", src(b).Push(boundedTask{id: 7}, smartpool.Order{}), nil) // drops 5: [R 6 7]
+	wantErr(t, "Push", src(b).Push(boundedTask{id: 8}, smartpool.Order{}), nil) // steps over R, drops 6
 	if want := []int{1, 2, 3, 4, 5, 6}; !slices.Equal(dropped, want) {
 		t.Fatalf("dropped %v, want %v", dropped, want)
 	}
@@ -398,50 +413,41 @@ func TestBoundedDropOldest(t *testing.T) {
 		t.Fatalf("Len %d Stats %+v, want 3 and 6 dropped", b.Len(), b.Stats())
 	}
 	var got []int
-	for task := b.Poll(0); task != nil; task = b.Poll(0) {
+	for task := src(b).Poll(0); task != nil; task = src(b).Poll(0) {
 		got = append(got, boundedID(t, task))
 	}
 	if want := []int{100, 7, 8}; !slices.Equal(got, want) {
 		t.Fatalf("polled %v, want %v", got, want)
 	}
 
-	t.Run("panicking callback", func(t *testing.T) {
-		b := served(channels.NewBounded(1, channels.DropOldest(func(smartpool.Task) { panic("boom") })))
-		wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
-		wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(boundedTask{id: 2}), nil)
-		if s := b.Stats(); s.Dropped != 1 || s.DropPanics != 1 {
-			t.Fatalf("Stats %+v, want 1 dropped, 1 panic", s)
-		}
-		if id := boundedID(t, b.Poll(0)); id != 2 {
-			t.Fatalf("Poll: %d, want 2", id)
-		}
-	})
-	t.Run("nil callback", func(t *testing.T) {
-		b := served(channels.NewBounded(1, channels.DropOldest(nil)))
-		wantErr(t, "TrySubmit", b.TrySubmit(noop), nil)
-		wantErr(t, "TrySubmit when full", b.TrySubmit(noop), nil)
+	t.Run("no OnEnd", func(t *testing.T) {
+		b := served(channels.NewBounded(1, channels.DropOldest()))
+		wantErr(t, "Submit", b.Submit(noop), nil)
+		wantErr(t, "Submit when full", b.Submit(noop), nil)
 		if b.Len() != 1 || b.Stats().Dropped != 1 {
 			t.Fatalf("Len %d Stats %+v", b.Len(), b.Stats())
 		}
 	})
 	t.Run("only re-entries before it", func(t *testing.T) {
 		var dropped []int
-		b := served(channels.NewBounded(1, channels.DropOldest(func(task smartpool.Task) { dropped = append(dropped, boundedID(t, task)) })))
-		wantErr(t, "Requeue", b.Requeue(boundedTask{id: 100}), nil)
-		wantErr(t, "TrySubmitTask", b.TrySubmitTask(boundedTask{id: 1}), nil)
+		b := servedEnds(channels.NewBounded(1, channels.DropOldest()), func(task smartpool.Task, _ smartpool.Outcome) {
+			dropped = append(dropped, boundedID(t, task))
+		})
+		wantErr(t, "Requeue", src(b).Requeue(boundedTask{id: 100}), nil)
+		wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 1}), nil)
 		if !slices.Equal(dropped, []int{1}) || b.Len() != 1 {
 			t.Fatalf("dropped %v, Len %d: want the new task dropped and the re-entry kept", dropped, b.Len())
 		}
 	})
 }
 
-// TestBoundedCallerRuns: with CallerRuns, a non-blocking submit to a full
-// Bounded runs the task in the caller, with context.Background(); Submit
-// still waits.
+// TestBoundedCallerRuns: with CallerRuns, a submit to a full Bounded runs
+// the task in the caller, with context.Background(); with a context too
+// (the pool's rule: CallerRuns never waits).
 func TestBoundedCallerRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := served(channels.NewBounded(1, channels.CallerRuns()))
-		wantErr(t, "TrySubmit", b.TrySubmitTask(boundedTask{id: 0}), nil)
+		wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 0}), nil)
 
 		ran := 0 // not atomic: the race detector checks the task ran on this goroutine
 		inCaller := func(ctx context.Context) {
@@ -450,9 +456,9 @@ func TestBoundedCallerRuns(t *testing.T) {
 			}
 			ran++
 		}
-		wantErr(t, "TrySubmit when full", b.TrySubmit(inCaller), nil)
-		wantErr(t, "Push when full", b.Push(smartpool.Func(inCaller)), nil)
-		wantErr(t, "TrySubmitTask when full", b.TrySubmitTask(smartpool.Func(inCaller)), nil)
+		wantErr(t, "Submit when full", b.Submit(inCaller), nil)
+		wantErr(t, "Push when full", src(b).Push(smartpool.Func(inCaller), smartpool.Order{}), nil)
+		wantErr(t, "SubmitTask when full", b.SubmitTask(smartpool.Func(inCaller)), nil)
 		if ran != 3 || b.Stats().CallerRan != 3 || b.Len() != 1 {
 			t.Fatalf("ran %d, Stats %+v, Len %d; want 3 run in the caller and 1 queued", ran, b.Stats(), b.Len())
 		}
@@ -463,24 +469,25 @@ func TestBoundedCallerRuns(t *testing.T) {
 					t.Fatalf("recovered %v, want the task's panic", r)
 				}
 			}()
-			_ = b.TrySubmit(func(context.Context) { panic("boom") })
+			_ = b.Submit(func(context.Context) { panic("boom") })
 			t.Fatal("the task's panic did not reach the caller")
 		}()
 
-		errc := submitAsync(context.Background(), b, boundedTask{id: 1})
-		synctest.Wait()
-		if b.Waiting() != 1 {
-			t.Fatalf("Waiting %d: Submit did not wait", b.Waiting())
-		}
-		if id := boundedID(t, b.Poll(0)); id != 0 {
-			t.Fatalf("Poll: %d, want 0", id)
-		}
-		synctest.Wait()
-		wantErr(t, "waiting Submit", recvNow(t, errc, "Submit"), nil)
-
-		b.Close(false)
-		wantErr(t, "TrySubmit after Close", b.TrySubmit(func(context.Context) { t.Error("ran after Close") }), smartpool.ErrClosed)
+		src(b).Close(false)
+		wantErr(t, "Submit after Close", b.Submit(func(context.Context) { t.Error("ran after Close") }), smartpool.ErrClosed)
 	})
+}
+
+// TestBoundedCallerRunsWithContext: a submit given a context to a full
+// CallerRuns Bounded runs the task in the caller too, and does not wait.
+func TestBoundedCallerRunsWithContext(t *testing.T) {
+	b := servedEnds(channels.NewBounded(1, channels.CallerRuns()), nil)
+	wantErr(t, "SubmitTask", b.SubmitTask(boundedTask{id: 0}), nil)
+	ran := false
+	wantErr(t, "Submit with a context when full", b.Submit(func(context.Context) { ran = true }, smartpool.WithContext(context.Background())), nil)
+	if !ran || b.Waiting() != 0 || b.Stats().CallerRan != 1 || b.Len() != 1 {
+		t.Fatalf("ran %v, Waiting %d, Stats %+v, Len %d; want run here, no wait", ran, b.Waiting(), b.Stats(), b.Len())
+	}
 }
 
 // TestBoundedModel runs random non-blocking operations against a Bounded and
@@ -493,14 +500,16 @@ func TestBoundedModel(t *testing.T) {
 			var opts []channels.BoundedOption
 			switch policy {
 			case "DropOldest":
-				opts = append(opts, channels.DropOldest(func(task smartpool.Task) {
-					dropped = append(dropped, boundedID(t, task))
-				}))
+				opts = append(opts, channels.DropOldest())
 			case "CallerRuns":
 				opts = append(opts, channels.CallerRuns())
 			}
 			capacity := 1 + rng.IntN(4)
-			b := served(channels.NewBounded(capacity, opts...))
+			b := servedEnds(channels.NewBounded(capacity, opts...), func(task smartpool.Task, why smartpool.Outcome) {
+				if why == smartpool.DroppedDisplaced { // CallerRuns' runs end as Ran
+					dropped = append(dropped, boundedID(t, task))
+				}
+			})
 
 			type ref struct {
 				id      int
@@ -516,11 +525,11 @@ func TestBoundedModel(t *testing.T) {
 					var err error
 					switch {
 					case !full && rng.IntN(3) == 0:
-						err = b.SubmitTask(context.Background(), task)
+						err = b.SubmitTask(task, smartpool.WithContext(context.Background()))
 					case rng.IntN(2) == 0:
-						err = b.TrySubmitTask(task)
+						err = b.SubmitTask(task)
 					default:
-						err = b.Push(task)
+						err = src(b).Push(task, smartpool.Order{})
 					}
 					var want error
 					switch {
@@ -540,7 +549,7 @@ func TestBoundedModel(t *testing.T) {
 						t.Fatalf("op %d: submit: %v, want %v", id, err, want)
 					}
 				case op < 6:
-					wantErr(t, "Requeue", b.Requeue(boundedTask{id: id}), nil)
+					wantErr(t, "Requeue", src(b).Requeue(boundedTask{id: id}), nil)
 					model = append(model, ref{id: id, requeue: true})
 				case op < 9:
 					want := -1
@@ -548,7 +557,7 @@ func TestBoundedModel(t *testing.T) {
 						want = model[0].id
 						model = model[1:]
 					}
-					if got := boundedID(t, b.Poll(0)); got != want {
+					if got := boundedID(t, src(b).Poll(0)); got != want {
 						t.Fatalf("op %d: Poll: %d, want %d", id, got, want)
 					}
 				default:
@@ -564,7 +573,7 @@ func TestBoundedModel(t *testing.T) {
 				t.Fatalf("dropped %v ran %v, want %v %v", dropped, ran, wantDropped, wantRan)
 			}
 			var got, want []int
-			for _, task := range b.Close(true) {
+			for _, task := range src(b).Close(true) {
 				got = append(got, boundedID(t, task))
 			}
 			for _, r := range model {
@@ -582,16 +591,16 @@ func TestBoundedNoAllocs(t *testing.T) {
 	b := served(channels.NewBounded(4))
 	task := smartpool.Func(noop)
 	step := func() {
-		if err := b.TrySubmitTask(task); err != nil {
+		if err := b.SubmitTask(task); err != nil {
 			t.Fatal(err)
 		}
-		if b.Poll(0) == nil {
+		if src(b).Poll(0) == nil {
 			t.Fatal("Poll returned nil")
 		}
 	}
 	step()
 	if n := testing.AllocsPerRun(1000, step); n != 0 {
-		t.Fatalf("%v allocations per TrySubmit+Poll, want 0", n)
+		t.Fatalf("%v allocations per SubmitTask+Poll, want 0", n)
 	}
 }
 
@@ -605,17 +614,21 @@ func TestBoundedPoolCloseReleasesBlockedProducers(t *testing.T) {
 			var ran, dropped atomic.Int32
 			b := channels.NewBounded(capacity)
 			o := newBoundedPool(t, boundedBehavior{ch: b, workers: 1, coc: coc,
-				onDrop: func(smartpool.Task) { dropped.Add(1) }})
-			release := pin(t, b.TrySubmitTask)
+				onEnd: func(_ smartpool.Task, why smartpool.Outcome) {
+					if why.Dropped() {
+						dropped.Add(1)
+					}
+				}})
+			release := pin(t, submitTaskOf(b))
 			for range capacity {
-				wantErr(t, "TrySubmit", b.TrySubmit(func(context.Context) { ran.Add(1) }), nil)
+				wantErr(t, "Submit", b.Submit(func(context.Context) { ran.Add(1) }), nil)
 			}
 			wantErr(t, "Pool.Submit when full", o.Pool().Submit(0, noop), smartpool.ErrFull)
 
 			errs := make(chan error, producers)
 			for range producers {
 				go func() {
-					errs <- b.Submit(context.Background(), func(context.Context) { t.Error("a refused task ran") })
+					errs <- b.Submit(func(context.Context) { t.Error("a refused task ran") }, smartpool.WithContext(context.Background()))
 				}()
 			}
 			boundedEventually(t, "the producers to block", func() bool { return b.Waiting() == producers })
@@ -640,7 +653,7 @@ func TestBoundedPoolCloseReleasesBlockedProducers(t *testing.T) {
 			if b.Waiting() != 0 {
 				t.Fatalf("Waiting %d after Close", b.Waiting())
 			}
-			wantErr(t, "Submit after Close", b.Submit(context.Background(), noop), smartpool.ErrClosed)
+			wantErr(t, "Submit after Close", b.Submit(noop, smartpool.WithContext(context.Background())), smartpool.ErrClosed)
 			release()
 			var res result
 			select {
@@ -685,9 +698,10 @@ func (c boundedCountTask) Run(context.Context) {
 
 // TestBoundedBackpressureNeverLosesTasks has producers outpace a small pool
 // through a small Bounded, with every submit method, some with contexts that
-// end while they wait, and closes the pool midway: every task ends in exactly
-// one outcome (ran, dropped and reported, or refused with an error), and the
-// pool's report agrees.
+// end while they wait or while their task is queued, and closes the pool
+// midway: every task ends in exactly one outcome (ran, dropped and reported,
+// cancelled while queued, or refused with an error), and the pool's report
+// agrees.
 func TestBoundedBackpressureNeverLosesTasks(t *testing.T) {
 	const workers, capacity, producers, each = 3, 4, 8, 300
 	const total = producers * each
@@ -695,12 +709,20 @@ func TestBoundedBackpressureNeverLosesTasks(t *testing.T) {
 		t.Run(fmt.Sprintf("CompleteOnClose=%v", coc), func(t *testing.T) {
 			ran := make([]atomic.Int32, total)
 			dropped := make([]atomic.Int32, total)
+			cancelled := make([]atomic.Int32, total)
 			refused := make([]atomic.Int32, total)
 			var runs atomic.Int32
 			half := make(chan struct{})
 			b := channels.NewBounded(capacity)
 			o := newBoundedPool(t, boundedBehavior{ch: b, workers: workers, coc: coc,
-				onDrop: func(task smartpool.Task) { dropped[task.(boundedCountTask).id].Add(1) }})
+				onEnd: func(task smartpool.Task, why smartpool.Outcome) {
+					switch id := task.(boundedCountTask).id; {
+					case why.Dropped():
+						dropped[id].Add(1)
+					case why == smartpool.Cancelled:
+						cancelled[id].Add(1)
+					}
+				}})
 
 			var errMu sync.Mutex
 			errCount := map[error]int{}
@@ -715,13 +737,13 @@ func TestBoundedBackpressureNeverLosesTasks(t *testing.T) {
 						var err error
 						switch i % 8 {
 						case 0, 1, 2, 3:
-							err = b.SubmitTask(context.Background(), task)
+							err = b.SubmitTask(task, smartpool.WithContext(context.Background()))
 						case 4, 5:
 							ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*20*time.Microsecond)
-							err = b.SubmitTask(ctx, task)
+							err = b.SubmitTask(task, smartpool.WithContext(ctx))
 							cancel()
 						case 6:
-							err = b.TrySubmitTask(task)
+							err = b.SubmitTask(task)
 						case 7:
 							err = o.Pool().SubmitTask(0, task)
 						}
@@ -747,24 +769,25 @@ func TestBoundedBackpressureNeverLosesTasks(t *testing.T) {
 			rep := closePool(t, o)
 			prod.Wait()
 
-			var nRan, nDropped, nRefused int
+			var nRan, nDropped, nCancelled, nRefused int
 			for id := range total {
-				r, d, f := ran[id].Load(), dropped[id].Load(), refused[id].Load()
-				if r+d+f != 1 {
-					t.Errorf("task %d: ran %d, dropped %d, refused %d times; want exactly one outcome", id, r, d, f)
+				r, d, c, f := ran[id].Load(), dropped[id].Load(), cancelled[id].Load(), refused[id].Load()
+				if r+d+c+f != 1 {
+					t.Errorf("task %d: ran %d, dropped %d, cancelled %d, refused %d times; want exactly one outcome", id, r, d, c, f)
 				}
 				nRan += int(r)
 				nDropped += int(d)
+				nCancelled += int(c)
 				nRefused += int(f)
 			}
 			if coc && nDropped != 0 {
 				t.Errorf("%d tasks dropped from a complete-on-close channel", nDropped)
 			}
 			tot := rep.Total()
-			if tot.Ran != uint64(nRan) || tot.Dropped != uint64(nDropped) || tot.Queued != 0 {
-				t.Errorf("report %+v, want %d ran, %d dropped", tot, nRan, nDropped)
+			if tot.Ran != uint64(nRan) || tot.Dropped != uint64(nDropped) || tot.Cancelled != uint64(nCancelled) || tot.Queued != 0 {
+				t.Errorf("report %+v, want %d ran, %d dropped, %d cancelled", tot, nRan, nDropped, nCancelled)
 			}
-			t.Logf("ran %d, dropped %d, refused %d: %v", nRan, nDropped, nRefused, errCount)
+			t.Logf("ran %d, dropped %d, cancelled %d, refused %d: %v", nRan, nDropped, nCancelled, nRefused, errCount)
 		})
 	}
 }
@@ -787,25 +810,30 @@ func TestBoundedRequeueWhenFull(t *testing.T) {
 			}
 			var opts []channels.BoundedOption
 			if policy == "DropOldest" {
-				opts = append(opts, channels.DropOldest(func(task smartpool.Task) { record(&dropped, "dropped") }))
+				opts = append(opts, channels.DropOldest())
 			}
 			b := channels.NewBounded(1, opts...)
-			o := newBoundedPool(t, boundedBehavior{ch: b, workers: 1, coc: true})
+			o := newBoundedPool(t, boundedBehavior{ch: b, workers: 1, coc: true,
+				onEnd: func(_ smartpool.Task, why smartpool.Outcome) {
+					if why == smartpool.DroppedDisplaced {
+						record(&dropped, "dropped")
+					}
+				}})
 
 			aStarted, aWait, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			wantErr(t, "submit A", b.TrySubmit(func(ctx context.Context) {
+			wantErr(t, "submit A", b.Submit(func(ctx context.Context) {
 				close(aStarted)
 				smartpool.Yield(ctx, func() { <-aWait })
 				record(&order, "A resumed")
 				close(aDone)
 			}), nil)
 			waitOrFail(t, aStarted, "A to start")
-			release := pin(t, b.TrySubmitTask) // B holds the worker once A yielded
-			wantErr(t, "submit C", b.TrySubmit(named("C")), nil)
+			release := pin(t, submitTaskOf(b)) // B holds the worker once A yielded
+			wantErr(t, "submit C", b.Submit(named("C")), nil)
 			if policy == "DropOldest" {
-				wantErr(t, "submit D when full", b.TrySubmit(named("D")), nil) // drops C
+				wantErr(t, "submit D when full", b.Submit(named("D")), nil) // drops C
 			} else {
-				wantErr(t, "submit D when full", b.TrySubmit(named("D")), smartpool.ErrFull)
+				wantErr(t, "submit D when full", b.Submit(named("D")), smartpool.ErrFull)
 			}
 			close(aWait)
 			boundedEventually(t, "A to re-enter", func() bool { return b.Len() == 2 })
@@ -813,7 +841,7 @@ func TestBoundedRequeueWhenFull(t *testing.T) {
 				t.Fatalf("Len %d, Cap %d: the re-entry did not go over capacity", b.Len(), b.Cap())
 			}
 			if policy == "DropOldest" {
-				wantErr(t, "submit E when over capacity", b.TrySubmit(named("E")), nil) // drops D, keeps A
+				wantErr(t, "submit E when over capacity", b.Submit(named("E")), nil) // drops D, keeps A
 			}
 			release()
 			waitOrFail(t, aDone, "A to finish")
@@ -842,7 +870,7 @@ func TestBoundedYieldRoundTrip(t *testing.T) {
 	o := newBoundedPool(t, boundedBehavior{ch: b, workers: 1, coc: true})
 	const yields = 3
 	wake, done := make(chan struct{}), make(chan struct{})
-	wantErr(t, "TrySubmit", b.TrySubmit(func(ctx context.Context) {
+	wantErr(t, "Submit", b.Submit(func(ctx context.Context) {
 		for range yields {
 			smartpool.Yield(ctx, func() { <-wake })
 		}
@@ -860,15 +888,28 @@ func TestBoundedYieldRoundTrip(t *testing.T) {
 // closeGate is a channel that never holds work and whose Close waits for
 // release: listed before a Bounded, it holds a pool's Close between stopping
 // admission and closing the Bounded.
-type closeGate struct{ release chan struct{} }
+type closeGate struct {
+	smartpool.Plug
+	release chan struct{}
+}
 
-func (g *closeGate) Queues() int                      { return 1 }
-func (g *closeGate) Attach(smartpool.Bits) error      { return nil }
-func (g *closeGate) Push(smartpool.Task) error        { return smartpool.ErrClosed }
-func (g *closeGate) Requeue(smartpool.Task) error     { return smartpool.ErrClosed }
-func (g *closeGate) Poll(int) smartpool.Task          { return nil }
-func (g *closeGate) Len() int                         { return 0 }
-func (g *closeGate) Close(drop bool) []smartpool.Task { <-g.release; return nil }
+func newCloseGate() *closeGate {
+	g := &closeGate{release: make(chan struct{})}
+	g.Plug = smartpool.NewPlug(closeGateSource{g})
+	return g
+}
+
+func (g *closeGate) Len() int { return 0 }
+
+// closeGateSource is the closeGate's smartpool.Source.
+type closeGateSource struct{ g *closeGate }
+
+func (closeGateSource) Queues() int                                { return 1 }
+func (closeGateSource) Attach(smartpool.Bits) error                { return nil }
+func (closeGateSource) Push(smartpool.Task, smartpool.Order) error { return smartpool.ErrClosed }
+func (closeGateSource) Requeue(smartpool.Task) error               { return smartpool.ErrClosed }
+func (closeGateSource) Poll(int) smartpool.Task                    { return nil }
+func (s closeGateSource) Close(bool) []smartpool.Task              { <-s.g.release; return nil }
 
 // gatedBehavior is a pool of a closeGate (key 0) and a Bounded (key 1).
 type gatedBehavior struct {
@@ -893,14 +934,14 @@ func (g gatedBehavior) Followup(k int) int { return k }
 // before it called the Bounded's Close, submits are refused and a slot that
 // frees is not handed to a waiting Submit, which is released with ErrClosed.
 func TestBoundedAdmissionStopsBeforeClose(t *testing.T) {
-	gate := &closeGate{release: make(chan struct{})}
+	gate := newCloseGate()
 	b := channels.NewBounded(1)
 	o, err := smartpool.New[int](gatedBehavior{gate: gate, b: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := pin(t, b.TrySubmitTask)
-	wantErr(t, "TrySubmit", b.TrySubmit(noop), nil)
+	release := pin(t, submitTaskOf(b))
+	wantErr(t, "Submit", b.Submit(noop), nil)
 	errc := submitAsync(context.Background(), b, smartpool.Func(func(context.Context) {
 		t.Error("a Submit admitted after the pool stopped admission ran")
 	}))
@@ -912,7 +953,7 @@ func TestBoundedAdmissionStopsBeforeClose(t *testing.T) {
 		closed <- err
 	}()
 	boundedEventually(t, "Close to stop admission", func() bool { return o.Pool().State() != smartpool.Running })
-	wantErr(t, "TrySubmit after admission stopped", b.TrySubmit(noop), smartpool.ErrClosed)
+	wantErr(t, "Submit after admission stopped", b.Submit(noop), smartpool.ErrClosed)
 	if b.Waiting() != 1 {
 		t.Fatalf("Waiting %d: the Bounded was closed too early for this test", b.Waiting())
 	}
@@ -941,10 +982,10 @@ func TestBoundedAttach(t *testing.T) {
 	b := channels.NewBounded(2)
 	ran := make(chan struct{})
 	task := func(context.Context) { close(ran) }
-	wantErr(t, "TrySubmit before New", b.TrySubmit(task), smartpool.ErrClosed)
-	wantErr(t, "Submit before New", b.Submit(context.Background(), task), smartpool.ErrClosed)
+	wantErr(t, "Submit before New", b.Submit(task), smartpool.ErrClosed)
+	wantErr(t, "Submit with a context before New", b.Submit(task, smartpool.WithContext(context.Background())), smartpool.ErrClosed)
 	newBoundedPool(t, boundedBehavior{ch: b, workers: 1})
-	wantErr(t, "TrySubmit after New", b.TrySubmit(task), nil)
+	wantErr(t, "Submit after New", b.Submit(task), nil)
 	waitOrFail(t, ran, "the task")
 	_, err := smartpool.New[int](boundedBehavior{ch: b, workers: 1})
 	if !errors.Is(err, smartpool.ErrAttached) {
@@ -952,9 +993,9 @@ func TestBoundedAttach(t *testing.T) {
 	}
 }
 
-// BenchmarkBoundedTrySubmitPoll measures one TrySubmit and one Poll per
+// BenchmarkBoundedSubmitPoll measures one SubmitTask and one Poll per
 // operation on one goroutine, next to FIFO's Push and Poll.
-func BenchmarkBoundedTrySubmitPoll(b *testing.B) {
+func BenchmarkBoundedSubmitPoll(b *testing.B) {
 	task := smartpool.Func(noop)
 	for _, depth := range []int{0, 1024} {
 		cases := []struct {
@@ -963,11 +1004,11 @@ func BenchmarkBoundedTrySubmitPoll(b *testing.B) {
 		}{
 			{"Bounded", func() (smartpool.Channel, func() error) {
 				bd := channels.NewBounded(depth + 1)
-				return bd, func() error { return bd.TrySubmitTask(task) }
+				return bd, func() error { return bd.SubmitTask(task) }
 			}},
 			{"FIFO", func() (smartpool.Channel, func() error) {
 				f := channels.NewFIFO()
-				return f, func() error { return f.Push(task) }
+				return f, func() error { return src(f).Push(task, smartpool.Order{}) }
 			}},
 		}
 		for _, c := range cases {
@@ -983,7 +1024,7 @@ func BenchmarkBoundedTrySubmitPoll(b *testing.B) {
 					if err := submit(); err != nil {
 						b.Fatal(err)
 					}
-					if ch.Poll(0) == nil {
+					if src(ch).Poll(0) == nil {
 						b.Fatal("Poll returned nil")
 					}
 				}
@@ -994,7 +1035,7 @@ func BenchmarkBoundedTrySubmitPoll(b *testing.B) {
 
 // BenchmarkBoundedPoolSubmit runs tasks through a pool of four workers,
 // submitted from parallel goroutines: a Bounded too large to fill, through
-// TrySubmit and Submit, against an unbounded FIFO; and a Bounded of 64,
+// Submit without and with a context, against an unbounded FIFO; and a Bounded of 64,
 // where producers do wait.
 func BenchmarkBoundedPoolSubmit(b *testing.B) {
 	const huge = math.MaxInt
@@ -1004,16 +1045,16 @@ func BenchmarkBoundedPoolSubmit(b *testing.B) {
 		submit func(ch smartpool.Channel, t smartpool.Task) error
 	}{
 		{"FIFO/Push", func() smartpool.Channel { return channels.NewFIFO() },
-			func(ch smartpool.Channel, t smartpool.Task) error { return ch.Push(t) }},
-		{"Bounded/TrySubmit", func() smartpool.Channel { return channels.NewBounded(huge) },
-			func(ch smartpool.Channel, t smartpool.Task) error { return ch.(*channels.Bounded).TrySubmitTask(t) }},
+			func(ch smartpool.Channel, t smartpool.Task) error { return src(ch).Push(t, smartpool.Order{}) }},
 		{"Bounded/Submit", func() smartpool.Channel { return channels.NewBounded(huge) },
+			func(ch smartpool.Channel, t smartpool.Task) error { return ch.(*channels.Bounded).SubmitTask(t) }},
+		{"Bounded/SubmitWithContext", func() smartpool.Channel { return channels.NewBounded(huge) },
 			func(ch smartpool.Channel, t smartpool.Task) error {
-				return ch.(*channels.Bounded).SubmitTask(context.Background(), t)
+				return ch.(*channels.Bounded).SubmitTask(t, smartpool.WithContext(context.Background()))
 			}},
-		{"Bounded64/Submit", func() smartpool.Channel { return channels.NewBounded(64) },
+		{"Bounded64/SubmitWithContext", func() smartpool.Channel { return channels.NewBounded(64) },
 			func(ch smartpool.Channel, t smartpool.Task) error {
-				return ch.(*channels.Bounded).SubmitTask(context.Background(), t)
+				return ch.(*channels.Bounded).SubmitTask(t, smartpool.WithContext(context.Background()))
 			}},
 	}
 	for _, c := range cases {
@@ -1045,14 +1086,14 @@ func TestBounded_SubmitFromTaskAtCapacityRunsInPlace(t *testing.T) {
 	var order []string // written by the one task goroutine, read after done
 	done := make(chan struct{})
 	var err1, err2 error
-	if err := b.Submit(context.Background(), func(ctx context.Context) {
+	if err := b.Submit(func(ctx context.Context) {
 		defer close(done)
 		bounded, cancel := context.WithTimeout(ctx, 10*time.Second) // a hang fails, it does not hang the binary
 		defer cancel()
-		err1 = b.Submit(bounded, func(context.Context) { order = append(order, "queued") }) // fills the Bounded
-		err2 = b.Submit(bounded, func(context.Context) { order = append(order, "in place") })
+		err1 = b.Submit(func(context.Context) { order = append(order, "queued") }) // fills the Bounded
+		err2 = b.Submit(func(context.Context) { order = append(order, "in place") }, smartpool.WithContext(bounded))
 		order = append(order, "after Submit")
-	}); err != nil {
+	}, smartpool.WithContext(context.Background())); err != nil {
 		t.Fatal(err)
 	}
 	waitOrFail(t, done, "the submitting task")

@@ -17,7 +17,7 @@ import (
 // the kind's orderings (random deadlines, priorities, shards).
 type stressKind struct {
 	name   string
-	make   func(onDrop func(smartpool.Task)) smartpool.Channel
+	make   func() smartpool.Channel
 	submit func(ch smartpool.Channel, i int, t smartpool.Task) error
 }
 
@@ -31,40 +31,36 @@ func stressKinds() []stressKind {
 	}
 	return []stressKind{
 		{"FIFO",
-			func(func(smartpool.Task)) smartpool.Channel { return channels.NewFIFO() },
+			func() smartpool.Channel { return channels.NewFIFO() },
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
 				if i%2 == 0 {
 					return ch.(*channels.FIFO).Submit(t.Run)
 				}
-				return ch.Push(t)
+				return src(ch).Push(t, smartpool.Order{})
 			}},
 		{"Deadline",
-			func(func(smartpool.Task)) smartpool.Channel { return channels.NewDeadline() },
+			func() smartpool.Channel { return channels.NewDeadline() },
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
 				return ch.(*channels.Deadline).SubmitTask(deadline(i), t)
 			}},
 		{"DeadlineDropLate",
-			func(onDrop func(smartpool.Task)) smartpool.Channel {
-				return channels.NewDeadline(channels.DropLate(onDrop))
-			},
+			func() smartpool.Channel { return channels.NewDeadline(channels.DropLate()) },
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
 				return ch.(*channels.Deadline).SubmitTask(deadline(i), t)
 			}},
 		{"Priority",
-			func(func(smartpool.Task)) smartpool.Channel { return channels.NewPriority() },
+			func() smartpool.Channel { return channels.NewPriority() },
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
 				return ch.(*channels.Priority).SubmitTask(i%5, t)
 			}},
 		{"Multi4FIFO",
-			func(func(smartpool.Task)) smartpool.Channel { return channels.NewMulti(4, channels.NewFIFO) },
+			func() smartpool.Channel { return channels.NewMulti(4, channels.NewFIFO) },
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
-				return ch.Push(t)
+				return src(ch).Push(t, smartpool.Order{})
 			}},
 		{"Multi3DeadlineDropLate",
-			func(onDrop func(smartpool.Task)) smartpool.Channel {
-				return channels.NewMulti(3, func() *channels.Deadline {
-					return channels.NewDeadline(channels.DropLate(onDrop))
-				})
+			func() smartpool.Channel {
+				return channels.NewMulti(3, func() *channels.Deadline { return channels.NewDeadline(channels.DropLate()) })
 			},
 			func(ch smartpool.Channel, i int, t smartpool.Task) error {
 				return ch.(*channels.Multi[*channels.Deadline]).Next().SubmitTask(deadline(i), t)
@@ -104,7 +100,7 @@ func TestConcurrentPollExactlyOnce(t *testing.T) {
 	for _, k := range stressKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			out := newOutcomes(total)
-			ch := served(k.make(out.onDrop))
+			ch := servedEnds(k.make(), out.onEnd)
 			var wg sync.WaitGroup
 			for p := range producers {
 				wg.Go(func() {
@@ -118,11 +114,11 @@ func TestConcurrentPollExactlyOnce(t *testing.T) {
 			}
 			for w := range pollers {
 				wg.Go(func() {
-					q := w % ch.Queues()
+					q := w % src(ch).Queues()
 					for out.left.Load() < total && !t.Failed() {
-						task := ch.Poll(q)
+						task := src(ch).Poll(q)
 						if task == nil {
-							q = (q + 1) % ch.Queues()
+							q = (q + 1) % src(ch).Queues()
 							runtime.Gosched() // no pool to wake us: spin politely
 							continue
 						}
@@ -154,8 +150,12 @@ func (c countTask) Run(context.Context) {
 	}
 }
 
-// onDrop is the DropLate callback: it records that the task was dropped.
-func (o *outcomes) onDrop(task smartpool.Task) {
+// onEnd is the channel's OnEnd: it records that the task was dropped (a
+// task that ran records itself).
+func (o *outcomes) onEnd(task smartpool.Task, why smartpool.Outcome) {
+	if why != smartpool.DroppedLate {
+		return
+	}
 	c := task.(countTask)
 	o.dropped[c.id].Add(1)
 	o.left.Add(1)
@@ -175,8 +175,8 @@ func TestPoolStress(t *testing.T) {
 			out := newOutcomes(total)
 			var wg sync.WaitGroup
 			wg.Add(total)
-			ch := k.make(out.onDrop)
-			o := newPool(t, poolOpts{workers: 4, coc: true}, ch)
+			ch := k.make()
+			o := newPool(t, poolOpts{workers: 4, coc: true, onEnd: out.onEnd}, ch)
 			var prod sync.WaitGroup
 			for p := range producers {
 				prod.Go(func() {

@@ -16,10 +16,12 @@ import (
 func TestDeadlineDropLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var dropped []int
-		d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) {
+		d := servedEnds(channels.NewDeadline(channels.DropLate()), func(task smartpool.Task, why smartpool.Outcome) {
+			if why != smartpool.DroppedLate {
+				t.Errorf("task %d ended %v, want dropped late", idOf(t, task), why)
+			}
 			dropped = append(dropped, idOf(t, task))
-		}))
-		served(d)
+		})
 		now := time.Now()
 		for id, at := range []time.Time{
 			now.Add(time.Nanosecond),  // 0: on time now, late after the sleep
@@ -30,17 +32,17 @@ func TestDeadlineDropLate(t *testing.T) {
 		} {
 			mustOK(t, d.SubmitTask(at, idTask(id)))
 		}
-		if got := idOf(t, d.Poll(0)); got != 3 {
+		if got := idOf(t, src(d).Poll(0)); got != 3 {
 			t.Fatalf("Poll = %d, want 3", got)
 		}
 		if !slices.Equal(dropped, []int{2, 1}) {
 			t.Fatalf("dropped %v, want [2 1]", dropped)
 		}
-		if got := idOf(t, d.Poll(0)); got != 0 {
+		if got := idOf(t, src(d).Poll(0)); got != 0 {
 			t.Fatalf("Poll = %d, want 0 (due in 1ns)", got)
 		}
 		time.Sleep(2 * time.Hour) // advance the fake clock
-		if task := d.Poll(0); task != nil {
+		if task := src(d).Poll(0); task != nil {
 			t.Fatalf("Poll = %d, want nil: task 4 is late", idOf(t, task))
 		}
 		if !slices.Equal(dropped, []int{2, 1, 4}) {
@@ -71,7 +73,7 @@ func TestDeadlineLateRuns(t *testing.T) {
 			if i == 2 {
 				time.Sleep(time.Minute) // task 0 becomes late, task 3 does not
 			}
-			if got := idOf(t, d.Poll(0)); got != want[i] {
+			if got := idOf(t, src(d).Poll(0)); got != want[i] {
 				t.Fatalf("Poll #%d = %d, want %d", i, got, want[i])
 			}
 			if s := d.Stats(); s.Late != wantLate[i] || s.DroppedLate != 0 {
@@ -82,21 +84,21 @@ func TestDeadlineLateRuns(t *testing.T) {
 }
 
 // TestDeadlineDropLateBatches drops more late tasks than one lock hold takes
-// and checks every one reaches the callback exactly once.
+// and checks every one reaches OnEnd exactly once.
 func TestDeadlineDropLateBatches(t *testing.T) {
 	const late = 100
 	calls := make(map[int]int)
-	d := served(channels.NewDeadline(channels.DropLate(func(task smartpool.Task) { calls[idOf(t, task)]++ })))
+	d := servedEnds(channels.NewDeadline(channels.DropLate()), func(task smartpool.Task, _ smartpool.Outcome) { calls[idOf(t, task)]++ })
 	for i := range late {
 		mustOK(t, d.SubmitTask(time.Unix(int64(i), 0), idTask(i)))
 	}
 	mustOK(t, d.SubmitTask(time.Now().Add(time.Hour), idTask(late)))
-	if got := idOf(t, d.Poll(0)); got != late {
+	if got := idOf(t, src(d).Poll(0)); got != late {
 		t.Fatalf("Poll = %d, want %d", got, late)
 	}
 	for i := range late {
 		if calls[i] != 1 {
-			t.Fatalf("callback saw task %d %d times", i, calls[i])
+			t.Fatalf("OnEnd saw task %d %d times", i, calls[i])
 		}
 	}
 	if s := d.Stats(); s.DroppedLate != late {
@@ -106,17 +108,18 @@ func TestDeadlineDropLateBatches(t *testing.T) {
 	for i := range 2 * late {
 		mustOK(t, d.SubmitTask(time.Time{}, idTask(i)))
 	}
-	if task := d.Poll(0); task != nil || d.Len() != 0 {
+	if task := src(d).Poll(0); task != nil || d.Len() != 0 {
 		t.Fatalf("Poll = %v, Len %d; want nil, 0", task, d.Len())
 	}
 }
 
-// TestDeadlineDropLateNotUnderLock has the callback use the channel it came
-// from, from another goroutine: that would deadlock if Poll held its lock.
+// TestDeadlineDropLateNotUnderLock has OnEnd use the channel the dropped
+// task came from, from another goroutine: that would deadlock if Poll held
+// its lock.
 func TestDeadlineDropLateNotUnderLock(t *testing.T) {
-	var d *channels.Deadline
+	d := channels.NewDeadline(channels.DropLate())
 	calls := 0
-	d = channels.NewDeadline(channels.DropLate(func(smartpool.Task) {
+	servedEnds(d, func(smartpool.Task, smartpool.Outcome) {
 		calls++
 		done := make(chan struct{})
 		go func() {
@@ -127,67 +130,41 @@ func TestDeadlineDropLateNotUnderLock(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitOrFail(t, done, "Len from the DropLate callback (is it called under the lock?)")
-		_ = d.Len() // and from the callback's own goroutine
-	}))
-	served(d)
+		waitOrFail(t, done, "Len from OnEnd (is it called under the lock?)")
+		_ = d.Len() // and from OnEnd's own goroutine
+	})
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(2)))
-	if task := d.Poll(0); task != nil {
+	if task := src(d).Poll(0); task != nil {
 		t.Fatalf("Poll = %d, want nil", idOf(t, task))
 	}
 	if calls != 2 || d.Len() != 2 {
-		t.Fatalf("%d callbacks, Len %d; want 2 and 2", calls, d.Len())
+		t.Fatalf("%d OnEnd calls, Len %d; want 2 and 2", calls, d.Len())
 	}
-	if got := idOf(t, d.Poll(0)); got != 9 {
+	if got := idOf(t, src(d).Poll(0)); got != 9 {
 		t.Fatalf("Poll = %d, want the resubmitted 9", got)
 	}
 }
 
-// TestDeadlineDropLatePanic checks that a panicking callback is recovered
-// and counted, and that Poll carries on.
-func TestDeadlineDropLatePanic(t *testing.T) {
-	calls := 0
-	d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) {
-		calls++
-		if idOf(t, task)%2 == 0 {
-			panic("boom")
-		}
-	}))
-	served(d)
-	for i := range 5 {
-		mustOK(t, d.SubmitTask(time.Time{}, idTask(i)))
-	}
-	mustOK(t, d.SubmitTask(time.Now().Add(time.Hour), idTask(5)))
-	if got := idOf(t, d.Poll(0)); got != 5 {
-		t.Fatalf("Poll = %d, want 5", got)
-	}
-	if s := d.Stats(); calls != 5 || s != (channels.DeadlineStats{DroppedLate: 5, DropPanics: 3}) {
-		t.Fatalf("%d calls, Stats %+v", calls, s)
-	}
-}
-
-// TestDeadlineDropLateNilCallback drops silently but still counts.
-func TestDeadlineDropLateNilCallback(t *testing.T) {
-	d := served(channels.NewDeadline(channels.DropLate(nil)))
+// TestDeadlineDropLateSilent drops without an OnEnd, and still counts.
+func TestDeadlineDropLateSilent(t *testing.T) {
+	d := served(channels.NewDeadline(channels.DropLate()))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
-	if d.Poll(0) != nil || d.Stats().DroppedLate != 1 {
+	if src(d).Poll(0) != nil || d.Stats().DroppedLate != 1 {
 		t.Fatalf("Stats = %+v", d.Stats())
 	}
 }
 
-// TestDeadlineZeroValue checks the zero Deadline works and keeps late tasks.
+// TestDeadlineZeroValue checks that a zero Deadline, not made by
+// NewDeadline, holds no Source and refuses tasks as an unattached channel
+// does.
 func TestDeadlineZeroValue(t *testing.T) {
 	var d channels.Deadline
-	if d.Poll(0) != nil || d.Len() != 0 || d.Close(true) != nil {
-		t.Fatal("zero Deadline is not empty")
+	if src(&d) != nil || d.Len() != 0 || d.Stats() != (channels.DeadlineStats{}) {
+		t.Fatal("zero Deadline is not empty, or holds a Source")
 	}
-	var e channels.Deadline
-	served(&e)
-	mustOK(t, e.SubmitTask(time.Time{}, idTask(1)))
-	if got := idOf(t, e.Poll(0)); got != 1 || e.Stats().Late != 1 {
-		t.Fatalf("Poll = %d, Stats %+v", got, e.Stats())
-	}
+	wantErr(t, "Submit", d.Submit(time.Time{}, noop), smartpool.ErrClosed)
+	wantErr(t, "SubmitTask with options", d.SubmitTask(time.Time{}, idTask(1), smartpool.WithContext(t.Context())), smartpool.ErrClosed)
 }
 
 // decodeDeadline turns fuzz bytes into a deadline: an extreme one, one of a
@@ -240,7 +217,7 @@ func FuzzDeadlineOrder(f *testing.F) {
 				if it, ok := model.pop(); ok {
 					want = it.id
 				}
-				if got := idOf(t, d.Poll(0)); got != want {
+				if got := idOf(t, src(d).Poll(0)); got != want {
 					t.Fatalf("Poll = %d, want %d", got, want)
 				}
 			case 1, 2:
@@ -254,7 +231,7 @@ func FuzzDeadlineOrder(f *testing.F) {
 			case 3:
 				want := model.sortedIDs()
 				var got []int
-				for _, task := range d.Close(true) {
+				for _, task := range src(d).Close(true) {
 					got = append(got, idOf(t, task))
 				}
 				if !slices.Equal(got, want) {

@@ -10,11 +10,22 @@
 // attached it (a channel left out of the configuration's levels never is),
 // after a New that failed, and once the pool's Close started, every submit
 // returns smartpool.ErrClosed, so no task is taken that would never run.
-// FIFO, Deadline, Priority, Multi and Keyed are unbounded and their submit
-// methods never block; Bounded's Submit waits for room.
+// FIFO, Deadline, Priority, Multi and Keyed are unbounded; Bounded has a
+// capacity.
 //
-// Users call a channel's submit methods, Len and its own inspection methods
-// (Stats, Shards, ...). Queues, Attach, Push, Requeue, Poll and Close belong
-// to the smartpool.Channel interface and are called by the pool; a user's
-// Close while the pool runs does nothing.
+// Every submit method takes the pool's submit options, as Pool.Submit does:
+// smartpool.WithContext makes it wait (for a unit of the pool's in-flight
+// limit, for room in a full Bounded) until its context ends, and cancels the
+// task if the context ends while the task is queued; without it no submit
+// ever blocks. smartpool.WithDeadline and smartpool.WithPriority order the
+// task in a channel that orders by that key (a Multi of Deadline or Priority
+// shards); the others refuse them with an error wrapping
+// smartpool.ErrOption, as they do an option that repeats their own argument
+// (a Deadline's deadline).
+//
+// A channel's methods are all for its users: its constructor, its submit
+// methods, Len and its own inspection methods (Stats, Shards, ...). The
+// side the pool talks to is the channel's smartpool.Source, which each
+// channel keeps out of sight. Make every channel with its constructor
+// (NewFIFO, ...): smartpool.New refuses a zero value.
 package channels

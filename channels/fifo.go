@@ -2,11 +2,8 @@ package channels
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 
 	"github.com/smartpool-go/smartpool"
-	"github.com/smartpool-go/smartpool/internal/queue"
 )
 
 // FIFO is an unbounded first-in, first-out channel. Tasks are kept in
@@ -17,237 +14,46 @@ import (
 // Submits and polls take different locks (a two-lock queue), so producers
 // never wait for workers, nor workers for producers.
 //
-// The zero FIFO is ready to use. A FIFO must not be copied after first use.
+// Use NewFIFO: smartpool.New refuses a zero FIFO. A FIFO must not be copied.
 //
 // A FIFO takes tasks only while a running pool serves it: before New attached
 // it, after a New that failed, and from the pool's Close on, its submit
-// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
-// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
+// methods return smartpool.ErrClosed.
 type FIFO struct {
-	// tail guards the submitting side: admission (closed, dropped,
-	// Bits.Closed) and pushes. Close and Attach take it, then head.
-	tail    sync.Mutex
-	closed  bool // Close was called; guarded by tail
-	dropped bool // Close(true) emptied it: Requeue refuses too; guarded by tail and head
-	_       cacheLine
-
-	// head guards the polling side. The two sides' locks are on separate
-	// cache lines, or workers polling would slow producers down anyway.
-	head sync.Mutex
-	_    cacheLine
-
-	q      queue.TwoLock[smartpool.Task] // pushes under tail, pops under head
-	bitSet atomic.Bool                   // the availability bit is set, or about to be (see Poll)
-	bits   smartpool.Bits                // set by Attach under both locks
+	plug
+	src fifoSource
 }
 
-// cacheLine pads hot fields that different goroutines write apart.
-type cacheLine [64]byte
-
 // NewFIFO returns an empty FIFO.
-func NewFIFO() *FIFO { return new(FIFO) }
+func NewFIFO() *FIFO {
+	f := new(FIFO)
+	f.plug = smartpool.NewPlug(&f.src)
+	return f
+}
 
 // Submit queues fn. It returns smartpool.ErrNilTask for a nil fn,
 // smartpool.ErrClosed once the pool's Close started, and smartpool.ErrFull
-// when the pool's in-flight limit is reached. It does not block.
-func (f *FIFO) Submit(fn func(ctx context.Context)) error {
+// when the pool's in-flight limit is reached. It does not block unless opts
+// say so: smartpool.WithContext waits for a unit of the in-flight limit and
+// cancels fn if ctx ends while it is queued; a FIFO has no order key, so
+// WithDeadline and WithPriority are refused with smartpool.ErrOption.
+func (f *FIFO) Submit(fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return f.push(smartpool.Func(fn), submitted)
-}
-
-// Push queues t; it is the by-key submit of smartpool.Pool.Submit.
-//
-// Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (f *FIFO) Push(t smartpool.Task, o smartpool.Order) error {
-	if o.HasDeadline || o.HasPriority {
-		return smartpool.Unordered(o)
+	if len(opts) == 0 {
+		return f.src.push(smartpool.Func(fn), submitted)
 	}
-	return f.push(t, pushed)
-}
-
-// Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
-//
-// Called by the pool; not for users.
-func (f *FIFO) Requeue(t smartpool.Task) error { return f.push(t, requeued) }
-
-func (f *FIFO) push(t smartpool.Task, how entry) error {
-	if t == nil {
-		return smartpool.ErrNilTask
-	}
-	f.tail.Lock()
-	if err := how.admitLocked(f.bits, f.dropped, f.closed); err != nil {
-		f.tail.Unlock()
-		return err
-	}
-	f.q.Push(how.stamp(f.bits, t))
-	f.setBitLocked()
-	b := f.bits // read under the lock: Attach may run concurrently
-	f.tail.Unlock()
-	b.Wake(1)
-	return nil
+	return f.src.bitsNow().Submit(smartpool.Func(fn), smartpool.Order{}, opts, nil)
 }
 
 // SubmitBatch queues every function in fns, in order, under one lock, and
 // wakes at most as many workers as it queued. A nil function fails the whole
 // batch with smartpool.ErrNilTask before anything is queued.
 func (f *FIFO) SubmitBatch(fns ...func(ctx context.Context)) error {
-	for _, fn := range fns {
-		if fn == nil {
-			return smartpool.ErrNilTask
-		}
-	}
-	f.tail.Lock()
-	if f.closed || f.bits.Closed() {
-		f.tail.Unlock()
-		return smartpool.ErrClosed
-	}
-	if err := f.bits.Admit(len(fns)); err != nil {
-		f.tail.Unlock()
-		return err
-	}
-	for _, fn := range fns {
-		f.q.Write(f.bits.Stamp(smartpool.Func(fn)))
-	}
-	f.q.Publish() // the batch appears at once
-	f.setBitLocked()
-	b := f.bits
-	f.tail.Unlock()
-	b.Wake(len(fns))
-	return nil
-}
-
-// setBitLocked sets the availability bit after a push, unless it is set. The
-// caller holds tail.
-func (f *FIFO) setBitLocked() {
-	if !f.bitSet.Load() {
-		f.bitSet.Store(true)
-		f.bits.Set(0)
-	}
-}
-
-// Poll removes and returns the oldest task, or nil if the FIFO is empty.
-//
-// Called by the pool; not for users.
-func (f *FIFO) Poll(int) smartpool.Task {
-	f.head.Lock()
-	t, _, left := f.q.Pop()
-	f.unlockHead(left)
-	return t
-}
-
-// PollBatch removes the oldest tasks into ts, as many as successive Polls
-// would return up to len(ts) and ⌈n/share⌉ of the n it holds (see
-// smartpool.BatchPoller), under one hold of the polling side's lock, and
-// returns how many. A FIFO has no keys: keys is ignored.
-//
-// Called by the pool; not for users.
-func (f *FIFO) PollBatch(_ int, ts []smartpool.Task, _ []smartpool.Order, share int) int {
-	if len(ts) == 0 {
-		return 0
-	}
-	f.head.Lock()
-	want := min(len(ts), max((f.q.Ready()+share-1)/max(share, 1), 1))
-	n, left := 0, 0
-	for n < want {
-		t, ok, l := f.q.Pop()
-		if !ok {
-			break
-		}
-		ts[n], left = t, l
-		n++
-	}
-	f.unlockHead(left)
-	return n
-}
-
-// unlockHead ends a poll whose last Pop reported left tasks, by unlocking
-// head; first, if the FIFO looks empty, it clears the availability bit.
-//
-// The bit rule (smartpool.Channel) without a lock common to both sides: a
-// pusher publishes its task, then sets the bit unless bitSet reads true. The
-// poll that leaves (or finds) the FIFO empty clears the bit if bitSet reads
-// true or the bit itself reads set (a pusher may have stored bitSet true and
-// not yet set the bit when an earlier poll stored false: its Set lands
-// later, on an empty FIFO), in this order: store bitSet false, clear, look
-// again, and set both back, then wake a worker, if the FIFO is not empty or
-// bitSet reads true (a pusher stored true after our store and its Set may
-// have come before our Clear). internal/model/park.pml checks this protocol,
-// with the three orderings that lose a task or leave a stale bit as
-// mutants.
-func (f *FIFO) unlockHead(left int) {
-	if left != 0 || !f.bitSet.Load() && !f.bits.Has(0) {
-		f.head.Unlock()
-		return
-	}
-	f.bitSet.Store(false)
-	f.bits.Clear(0)
-	back := f.q.Len() > 0 || f.bitSet.Load()
-	if back {
-		f.bitSet.Store(true)
-		f.bits.Set(0)
-	}
-	b := f.bits
-	f.head.Unlock()
-	if back {
-		b.Wake(1) // while the bit read clear, a worker may have parked
-	}
+	return f.src.submitBatch(fns)
 }
 
 // Len returns the number of queued tasks. It takes the polling side's lock,
 // so that the count is exact at one instant.
-func (f *FIFO) Len() int {
-	f.head.Lock()
-	defer f.head.Unlock()
-	return f.q.Len()
-}
-
-// Queues returns 1: a FIFO is one queue.
-//
-// Called by the pool; not for users.
-func (f *FIFO) Queues() int { return 1 }
-
-// Attach binds the FIFO to a pool; it is called by smartpool.New. It returns
-// smartpool.ErrAttached if the FIFO already belongs to a pool.
-//
-// Called by the pool; not for users.
-func (f *FIFO) Attach(b smartpool.Bits) error {
-	f.tail.Lock()
-	defer f.tail.Unlock()
-	f.head.Lock()
-	defer f.head.Unlock()
-	if f.bits.Attached() {
-		return smartpool.ErrAttached
-	}
-	f.bits = b
-	b.AdmitsOwnSubmits() // Submit and SubmitBatch take their units (entry.go)
-	b.WakesOutsideLock() // Wake comes after the lock is released
-	if f.q.Len() > 0 {
-		f.bitSet.Store(true)
-		f.bits.Set(0)
-	}
-	return nil
-}
-
-// Close stops admission and, if drop is set, empties the FIFO and returns
-// its tasks oldest first; it is called by the pool's Close.
-//
-// Called by the pool; not for users.
-func (f *FIFO) Close(drop bool) []smartpool.Task {
-	f.tail.Lock()
-	defer f.tail.Unlock()
-	f.head.Lock()
-	defer f.head.Unlock()
-	if !f.bits.Closing() {
-		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
-	}
-	f.closed = true
-	f.dropped = f.dropped || drop
-	if !drop || f.q.Len() == 0 {
-		return nil
-	}
-	f.bitSet.Store(false)
-	f.bits.Clear(0)
-	return f.q.Drain()
-}
+func (f *FIFO) Len() int { return f.src.len() }

@@ -32,7 +32,7 @@ type keyedBehavior struct {
 	ch      smartpool.Channel
 	workers int
 	coc     bool
-	onDrop  func(smartpool.Task)
+	onEnd   func(smartpool.Task, smartpool.Outcome)
 	panics  *atomic.Int32
 	limit   int // the pool's in-flight limit (Config.Limit)
 }
@@ -41,7 +41,7 @@ func (b keyedBehavior) Config() smartpool.Config[int] {
 	c := smartpool.Config[int]{
 		Workers: b.workers,
 		Limit:   b.limit,
-		Levels:  [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: b.coc, OnDrop: b.onDrop}}},
+		Levels:  [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: b.coc, OnEnd: b.onEnd}}},
 	}
 	if b.panics != nil {
 		c.PanicHandler = func(int, *smartpool.PanicError) { b.panics.Add(1) }
@@ -87,38 +87,19 @@ func TestKeyedAPI(t *testing.T) {
 		}
 	}
 
-	t.Run("zero value", func(t *testing.T) {
-		var k channels.Keyed[string]
-		if k.Queues() != 0 {
-			t.Fatalf("Queues = %d, want 0", k.Queues())
-		}
-		wantErr(t, "Submit", k.Submit("a", noop), smartpool.ErrNoQueues)
-		wantErr(t, "Push", k.Push(idTask(0)), smartpool.ErrNoQueues)
-		wantErr(t, "Requeue", k.Requeue(idTask(0)), smartpool.ErrNoQueues)
-		_, err := smartpool.New[int](keyedBehavior{ch: &k, workers: 1})
-		wantErr(t, "New", err, smartpool.ErrNoQueues)
-		mustOK(t, k.SetLimit(1))
-		if k.Queues() != 1 || k.Limit() != 1 {
-			t.Fatalf("after SetLimit(1): Queues %d, Limit %d", k.Queues(), k.Limit())
-		}
-		wantErr(t, "Submit while no pool serves it", k.Submit("a", noop), smartpool.ErrClosed)
-		served(&k)
-		mustOK(t, k.Submit("a", noop))
-	})
-
 	k := served(newKeyed[string](t, 2))
 	wantErr(t, "Submit(nil)", k.Submit("a", nil), smartpool.ErrNilTask)
 	wantErr(t, "SubmitTask(nil)", k.SubmitTask("a", nil), smartpool.ErrNilTask)
-	wantErr(t, "Push(nil)", k.Push(nil), smartpool.ErrNilTask)
-	wantErr(t, "Requeue(nil)", k.Requeue(nil), smartpool.ErrNilTask)
+	wantErr(t, "Push(nil)", src(k).Push(nil, smartpool.Order{}), smartpool.ErrNilTask)
+	wantErr(t, "Requeue(nil)", src(k).Requeue(nil), smartpool.ErrNilTask)
 	wantErr(t, "SetLimit(0)", k.SetLimit(0), smartpool.ErrBadLimit)
 	if k.Limit() != 2 || k.Len() != 0 {
 		t.Fatalf("after refused calls: Limit %d, Len %d", k.Limit(), k.Len())
 	}
 
 	// Push is the zero group.
-	mustOK(t, k.Push(idTask(1)))
-	task := k.Poll(0)
+	mustOK(t, src(k).Push(idTask(1), smartpool.Order{}))
+	task := src(k).Poll(0)
 	if k.Running("") != 1 {
 		t.Fatalf("Running(\"\") = %d after polling a pushed task, want 1", k.Running(""))
 	}
@@ -137,8 +118,8 @@ func TestKeyedAPI(t *testing.T) {
 	closePool(t, o)
 	wantErr(t, "Submit after Close", k.Submit("a", noop), smartpool.ErrClosed)
 	wantErr(t, "SubmitTask after Close", k.SubmitTask("a", idTask(0)), smartpool.ErrClosed)
-	wantErr(t, "Push after Close", k.Push(idTask(0)), smartpool.ErrClosed)
-	wantErr(t, "Requeue after Close(true)", k.Requeue(idTask(0)), smartpool.ErrClosed)
+	wantErr(t, "Push after Close", src(k).Push(idTask(0), smartpool.Order{}), smartpool.ErrClosed)
+	wantErr(t, "Requeue after Close(true)", src(k).Requeue(idTask(0)), smartpool.ErrClosed)
 }
 
 // keyedRef is the reference model of a Keyed: a slice scanned in order.
@@ -214,16 +195,16 @@ func TestKeyedModel(t *testing.T) {
 				m.queue = append(m.queue, keyedRefItem{id: next, group: g})
 				next++
 			case op < 7:
-				mustOK(t, k.Push(idTask(next))) // the zero group: 0
+				mustOK(t, src(k).Push(idTask(next), smartpool.Order{})) // the zero group: 0
 				m.queue = append(m.queue, keyedRefItem{id: next, group: 0})
 				next++
 			case op < 8:
-				mustOK(t, k.Requeue(idTask(next)))
+				mustOK(t, src(k).Requeue(idTask(next)))
 				m.requeued = append(m.requeued, next)
 				next++
 			case op < 13:
 				want, submitted, ok := m.poll()
-				got := k.Poll(0)
+				got := src(k).Poll(0)
 				switch {
 				case !ok:
 					if got != nil {
@@ -272,7 +253,7 @@ func TestKeyedModel(t *testing.T) {
 		// Close: re-entries first, then the submitted tasks oldest first,
 		// unwrapped; tasks in progress keep their slots until they end.
 		drop := r.IntN(2) == 0
-		out := k.Close(drop)
+		out := src(k).Close(drop)
 		if drop {
 			want := slices.Clone(m.requeued)
 			for _, it := range m.queue {
@@ -286,7 +267,7 @@ func TestKeyedModel(t *testing.T) {
 				t.Fatalf("round %d: Close(true) returned %v, want %v", round, got, want)
 			}
 			m.queue, m.requeued = nil, nil
-			if task := k.Poll(0); task != nil {
+			if task := src(k).Poll(0); task != nil {
 				t.Fatalf("round %d: Poll after Close(true) = %v", round, task)
 			}
 		} else if len(out) != 0 {
@@ -299,7 +280,7 @@ func TestKeyedModel(t *testing.T) {
 			p.task.Run(context.Background())
 		}
 		if !drop { // drain what is left, ending each task as it comes
-			for task := k.Poll(0); task != nil; task = k.Poll(0) {
+			for task := src(k).Poll(0); task != nil; task = src(k).Poll(0) {
 				task.Run(context.Background())
 			}
 		}
@@ -484,21 +465,23 @@ func TestKeyedPanicAndGoexitRelease(t *testing.T) {
 }
 
 // TestKeyedCloseDrops: Close of a channel that does not complete on close
-// hands OnDrop the tasks as they were submitted, oldest first; the task in
+// hands OnEnd the tasks as they were submitted, oldest first; the task in
 // progress keeps its slot until it ends.
 func TestKeyedCloseDrops(t *testing.T) {
 	k := newKeyed[string](t, 2)
 	var dropped []int
-	o := newKeyedPool(t, keyedBehavior{ch: k, workers: 1, onDrop: func(task smartpool.Task) {
-		dropped = append(dropped, idOf(t, task))
+	o := newKeyedPool(t, keyedBehavior{ch: k, workers: 1, onEnd: func(task smartpool.Task, why smartpool.Outcome) {
+		if why == smartpool.DroppedOnClose {
+			dropped = append(dropped, idOf(t, task))
+		}
 	}})
 	release := pin(t, func(task smartpool.Task) error { return k.SubmitTask("pin", task) })
 	mustOK(t, k.SubmitTask("a", idTask(0)))
 	mustOK(t, k.SubmitTask("b", idTask(1)))
 	mustOK(t, k.SubmitTask("a", idTask(2)))
-	mustOK(t, k.Push(idTask(3)))
+	mustOK(t, src(k).Push(idTask(3), smartpool.Order{}))
 	mustOK(t, k.SubmitTask("a", idTask(4)))
-	// A cancelled context: Close drops the queue, calls OnDrop on this
+	// A cancelled context: Close drops the queue, calls OnEnd on this
 	// goroutine, and returns at once since the pinned task cannot finish.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -625,7 +608,7 @@ func TestKeyedGroupsForgotten(t *testing.T) {
 	if s := k.Stats(); s.Groups != n || s.Ready != n {
 		t.Fatalf("Stats = %+v, want %d groups, all ready", s, n)
 	}
-	for task := k.Poll(0); task != nil; task = k.Poll(0) {
+	for task := src(k).Poll(0); task != nil; task = src(k).Poll(0) {
 		task.Run(context.Background())
 	}
 	if s := k.Stats(); s != (channels.KeyedStats{Limit: 1}) {

@@ -241,9 +241,9 @@ func linBatchPoll(r *rand.Rand, q int) linIn {
 }
 
 // linValues runs a batch poll on c and returns the values polled.
-func linValues(c smartpool.BatchPoller, in linIn) []int {
+func linValues(c smartpool.Channel, in linIn) []int {
 	ts := make([]smartpool.Task, in.max)
-	n := c.PollBatch(in.q, ts, nil, in.share)
+	n := src(c).(smartpool.BatchPoller).PollBatch(in.q, ts, nil, in.share)
 	vals := make([]int, n)
 	for i := range n {
 		vals[i] = linValue(ts[i])
@@ -329,11 +329,11 @@ func linFIFOTarget() *linTarget {
 				switch in.kind {
 				case linPush:
 					if in.val%2 == 0 {
-						return linErr(f.Push(idTask(in.val)))
+						return linErr(src(f).Push(idTask(in.val), smartpool.Order{}))
 					}
 					return linErr(f.Submit(linFn(in.val)))
 				case linRequeue:
-					return linErr(f.Requeue(idTask(in.val)))
+					return linErr(src(f).Requeue(idTask(in.val)))
 				case linBatch:
 					fns := make([]func(context.Context), len(in.vals))
 					for i, v := range in.vals {
@@ -341,7 +341,7 @@ func linFIFOTarget() *linTarget {
 					}
 					return linErr(f.SubmitBatch(fns...))
 				case linPoll:
-					return linValue(f.Poll(in.q))
+					return linValue(src(f).Poll(in.q))
 				case linPollBatch:
 					return linValues(f, in)
 				default:
@@ -390,7 +390,7 @@ func linDeadlineTarget() *linTarget {
 					}
 					return linErr(d.Submit(linDeadline(in.key), linFn(in.val)))
 				case linPoll:
-					return linValue(d.Poll(in.q))
+					return linValue(src(d).Poll(in.q))
 				default:
 					return d.Len()
 				}
@@ -424,16 +424,16 @@ func linPriorityTarget() *linTarget {
 				case linPush:
 					switch {
 					case in.key == 0 && in.val%2 == 0:
-						return linErr(p.Push(idTask(in.val))) // priority 0
+						return linErr(src(p).Push(idTask(in.val), smartpool.Order{})) // priority 0
 					case in.val%2 == 0:
 						return linErr(p.SubmitTask(in.key, idTask(in.val)))
 					default:
 						return linErr(p.Submit(in.key, linFn(in.val)))
 					}
 				case linRequeue:
-					return linErr(p.Requeue(idTask(in.val))) // priority 0
+					return linErr(src(p).Requeue(idTask(in.val))) // priority 0
 				case linPoll:
-					return linValue(p.Poll(in.q))
+					return linValue(src(p).Poll(in.q))
 				default:
 					return p.Len()
 				}
@@ -505,15 +505,15 @@ func linMultiTarget(nested bool) *linTarget {
 			switch in.kind {
 			case linPush:
 				if in.val%2 == 0 {
-					return linErr(m.Push(idTask(in.val)))
+					return linErr(src(m).Push(idTask(in.val), smartpool.Order{}))
 				}
 				return linErr(m.Submit(linFn(in.val)))
 			case linRequeue:
-				return linErr(m.Requeue(idTask(in.val)))
+				return linErr(src(m).Requeue(idTask(in.val)))
 			case linPollBatch:
 				return linValues(m, in)
 			default:
-				return linValue(m.Poll(in.q))
+				return linValue(src(m).Poll(in.q))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
 	"github.com/smartpool-go/smartpool/internal/standalone"
 )
 
@@ -72,4 +73,27 @@ func served[C smartpool.Channel](c C) C {
 		panic(err)
 	}
 	return c
+}
+
+// src returns c's Source: the unit tests drive a channel as the pool does.
+func src(c smartpool.Channel) smartpool.Source { return smartpool.SourceOf(c) }
+
+// servedEnds is served by a harness that knows c as its channel, as a pool
+// does: c's submits given options go through the pool's code, and onEnd,
+// if not nil, plays the pool's smartpool.ChannelParams.OnEnd.
+func servedEnds[C smartpool.Channel](c C, onEnd func(smartpool.Task, smartpool.Outcome)) C {
+	if err := standalone.AttachOnEnd(c, onEnd); err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// pushOf returns the by-key submit of c: its Source's Push, default order.
+func pushOf(c smartpool.Channel) func(smartpool.Task) error {
+	return func(t smartpool.Task) error { return src(c).Push(t, smartpool.Order{}) }
+}
+
+// submitTaskOf returns b's SubmitTask without options: it never waits.
+func submitTaskOf(b *channels.Bounded) func(smartpool.Task) error {
+	return func(t smartpool.Task) error { return b.SubmitTask(t) }
 }

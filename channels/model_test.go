@@ -54,7 +54,7 @@ func TestFIFOModel(t *testing.T) {
 	for step := range 5000 {
 		switch op := r.IntN(10); {
 		case op < 3:
-			mustOK(t, f.Push(idTask(next)))
+			mustOK(t, src(f).Push(idTask(next), smartpool.Order{}))
 			model = append(model, next)
 			next++
 		case op < 4:
@@ -74,7 +74,7 @@ func TestFIFOModel(t *testing.T) {
 			if len(model) > 0 {
 				want, model = model[0], model[1:]
 			}
-			if got := rec.id(t, f.Poll(0)); got != want {
+			if got := rec.id(t, src(f).Poll(0)); got != want {
 				t.Fatalf("step %d: Poll = %d, want %d", step, got, want)
 			}
 		}
@@ -89,7 +89,7 @@ func TestFIFOModel(t *testing.T) {
 // Poll then returns, is want in order, and that submits are refused.
 func checkClose(t *testing.T, ch smartpool.Channel, rec *recorder, want []int, drop bool) {
 	t.Helper()
-	out := ch.Close(drop)
+	out := src(ch).Close(drop)
 	var got []int
 	if drop {
 		for _, task := range out {
@@ -98,21 +98,21 @@ func checkClose(t *testing.T, ch smartpool.Channel, rec *recorder, want []int, d
 		if ch.Len() != 0 {
 			t.Fatalf("Len after Close(true) = %d", ch.Len())
 		}
-		if task := ch.Poll(0); task != nil {
+		if task := src(ch).Poll(0); task != nil {
 			t.Fatalf("Poll after Close(true) = %v", task)
 		}
 	} else {
 		if len(out) != 0 {
 			t.Fatalf("Close(false) returned %d tasks", len(out))
 		}
-		for task := ch.Poll(0); task != nil; task = ch.Poll(0) {
+		for task := src(ch).Poll(0); task != nil; task = src(ch).Poll(0) {
 			got = append(got, rec.id(t, task))
 		}
 	}
 	if !slices.Equal(got, want) && len(got)+len(want) > 0 {
 		t.Fatalf("Close(%v): got %v, want %v", drop, got, want)
 	}
-	if err := ch.Push(idTask(0)); err != smartpool.ErrClosed {
+	if err := src(ch).Push(idTask(0), smartpool.Order{}); err != smartpool.ErrClosed {
 		t.Fatalf("Push after Close = %v, want ErrClosed", err)
 	}
 }
@@ -243,7 +243,7 @@ func TestDeadlineModel(t *testing.T) {
 			if ok {
 				want = it.id
 			}
-			if got := rec.id(t, d.Poll(0)); got != want {
+			if got := rec.id(t, src(d).Poll(0)); got != want {
 				t.Fatalf("step %d: Poll = %d, want %d", step, got, want)
 			}
 			if ok && it.at.Before(start) {
@@ -270,10 +270,10 @@ func TestDeadlinePushIsNow(t *testing.T) {
 	now := time.Now()
 	mustOK(t, d.SubmitTask(now.Add(time.Hour), idTask(3)))
 	mustOK(t, d.SubmitTask(time.Time{}, idTask(1)))
-	mustOK(t, d.Push(idTask(2)))
+	mustOK(t, src(d).Push(idTask(2), smartpool.Order{}))
 	mustOK(t, d.SubmitTask(now.Add(-time.Second), idTask(0)))
 	var got []int
-	for task := d.Poll(0); task != nil; task = d.Poll(0) {
+	for task := src(d).Poll(0); task != nil; task = src(d).Poll(0) {
 		got = append(got, idOf(t, task))
 	}
 	if want := []int{1, 0, 2, 3}; !slices.Equal(got, want) {
@@ -357,12 +357,12 @@ func TestPriorityModel(t *testing.T) {
 			model.push(pr, next)
 			next++
 		case op < 6:
-			mustOK(t, p.Push(idTask(next)))
+			mustOK(t, src(p).Push(idTask(next), smartpool.Order{}))
 			model.push(0, next)
 			next++
 		default:
 			want := model.pop()
-			if got := rec.id(t, p.Poll(0)); got != want {
+			if got := rec.id(t, src(p).Poll(0)); got != want {
 				t.Fatalf("step %d: Poll = %d, want %d", step, got, want)
 			}
 		}
@@ -409,8 +409,8 @@ func TestMultiModel(t *testing.T) {
 // next returns the next shard (advancing the same rotation).
 func runMultiModel(t *testing.T, r *rand.Rand, m smartpool.Channel, queues int, route func() int, next func() smartpool.Channel) {
 	t.Helper()
-	if m.Queues() != queues {
-		t.Fatalf("Queues = %d, want %d", m.Queues(), queues)
+	if src(m).Queues() != queues {
+		t.Fatalf("Queues = %d, want %d", src(m).Queues(), queues)
 	}
 	var rec recorder
 	model := make([][]int, queues)
@@ -420,13 +420,13 @@ func runMultiModel(t *testing.T, r *rand.Rand, m smartpool.Channel, queues int, 
 	for step := range 4000 {
 		switch op := r.IntN(10); {
 		case op < 3:
-			mustOK(t, m.Push(idTask(next2)))
+			mustOK(t, src(m).Push(idTask(next2), smartpool.Order{}))
 		case op < 4:
 			mustOK(t, m.(interface {
-				Submit(func(context.Context)) error
+				Submit(func(context.Context), ...smartpool.Option) error
 			}).Submit(rec.fn(next2)))
 		case op < 5:
-			mustOK(t, next().Push(idTask(next2)))
+			mustOK(t, src(next()).Push(idTask(next2), smartpool.Order{}))
 		default:
 			q := r.IntN(queues+2) - 1 // out-of-range queues poll nothing
 			want := -1
@@ -434,7 +434,7 @@ func runMultiModel(t *testing.T, r *rand.Rand, m smartpool.Channel, queues int, 
 				want, model[q] = model[q][0], model[q][1:]
 				total--
 			}
-			got := rec.id(t, m.Poll(q))
+			got := rec.id(t, src(m).Poll(q))
 			if got != want {
 				t.Fatalf("step %d: Poll(%d) = %d, want %d", step, q, got, want)
 			}
@@ -455,7 +455,7 @@ func runMultiModel(t *testing.T, r *rand.Rand, m smartpool.Channel, queues int, 
 	for q := range model {
 		want = append(want, model[q]...)
 	}
-	out := m.Close(true)
+	out := src(m).Close(true)
 	var got []int
 	for _, task := range out {
 		id := rec.id(t, task)

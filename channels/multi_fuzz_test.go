@@ -35,7 +35,7 @@ import (
 //	0, 1  Push(idTask)
 //	2     Submit(fn)
 //	3     Requeue(idTask)
-//	4     Next().Push(idTask): a typed submit through the rotation
+//	4     Next()'s Push(idTask): a typed submit through the rotation
 //	5, 6  Poll(q), q from the next byte, -1 to Queues() inclusive
 //	7     Push(nil), Submit(nil), Requeue(nil): ErrNilTask, rotation untouched
 //	8     Close(false): admission stops, Requeue still accepted, queues drain
@@ -123,7 +123,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 	if nested {
 		h.name = fmt.Sprintf("Multi %dx%d", k, inner)
 		m := served(channels.NewMulti(k, func() *channels.Multi[*channels.FIFO] { return channels.NewMulti(inner, channels.NewFIFO) }))
-		h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
+		h.m, h.submit, h.shards = m, func(fn func(context.Context)) error { return m.Submit(fn) }, func() int { return len(m.Shards()) }
 		h.next = func() smartpool.Channel {
 			if s := m.Next(); s != nil {
 				return s
@@ -134,7 +134,7 @@ func newMultiHarness(k int, nested bool, inner int) *multiHarness {
 	}
 	h.name = fmt.Sprintf("Multi %d", k)
 	m := served(channels.NewMulti(k, channels.NewFIFO))
-	h.m, h.submit, h.shards = m, m.Submit, func() int { return len(m.Shards()) }
+	h.m, h.submit, h.shards = m, func(fn func(context.Context)) error { return m.Submit(fn) }, func() int { return len(m.Shards()) }
 	h.next = func() smartpool.Channel {
 		if s := m.Next(); s != nil {
 			return s
@@ -206,7 +206,7 @@ func (h *multiHarness) pushed(t *testing.T, step int, what string, err, want err
 }
 
 func (h *multiHarness) run(t *testing.T, ops []byte) {
-	if got, want := h.m.Queues(), len(h.queues); got != want {
+	if got, want := src(h.m).Queues(), len(h.queues); got != want {
 		t.Fatalf("%s: Queues = %d, want %d", h.name, got, want)
 	}
 	if got, want := h.shards(), h.k; got != want {
@@ -216,11 +216,11 @@ func (h *multiHarness) run(t *testing.T, ops []byte) {
 		op := ops[step]
 		switch op % 10 {
 		case 0, 1:
-			h.pushed(t, step, "Push", h.m.Push(idTask(h.nextID)), h.wantErr(false))
+			h.pushed(t, step, "Push", src(h.m).Push(idTask(h.nextID), smartpool.Order{}), h.wantErr(false))
 		case 2:
 			h.pushed(t, step, "Submit", h.submit(h.rec.fn(h.nextID)), h.wantErr(false))
 		case 3:
-			h.pushed(t, step, "Requeue", h.m.Requeue(idTask(h.nextID)), h.wantErr(true))
+			h.pushed(t, step, "Requeue", src(h.m).Requeue(idTask(h.nextID)), h.wantErr(true))
 		case 4:
 			s := h.next()
 			if len(h.queues) == 0 {
@@ -236,7 +236,7 @@ func (h *multiHarness) run(t *testing.T, ops []byte) {
 			// a typed submit would call (FIFO: ErrClosed after any Close).
 			id := h.newID()
 			q := h.route()
-			err := s.Push(idTask(id))
+			err := src(s).Push(idTask(id), smartpool.Order{})
 			want := h.wantErr(false)
 			if !errors.Is(err, want) || (err == nil) != (want == nil) {
 				t.Fatalf("%s step %d: Next().Push = %v, want %v", h.name, step, err, want)
@@ -253,7 +253,7 @@ func (h *multiHarness) run(t *testing.T, ops []byte) {
 			}
 			h.poll(t, step, q)
 		case 7:
-			for i, err := range []error{h.m.Push(nil), h.submit(nil), h.m.Requeue(nil)} {
+			for i, err := range []error{src(h.m).Push(nil, smartpool.Order{}), h.submit(nil), src(h.m).Requeue(nil)} {
 				if !errors.Is(err, smartpool.ErrNilTask) {
 					t.Fatalf("%s step %d: %s(nil) = %v, want ErrNilTask", h.name, step, []string{"Push", "Submit", "Requeue"}[i], err)
 				}
@@ -278,7 +278,7 @@ func (h *multiHarness) poll(t *testing.T, step, q int) {
 	if q >= 0 && q < len(h.queues) && len(h.queues[q]) > 0 {
 		want, h.queues[q] = h.queues[q][0], h.queues[q][1:]
 	}
-	got := h.rec.id(t, h.m.Poll(q))
+	got := h.rec.id(t, src(h.m).Poll(q))
 	if got != want {
 		t.Fatalf("%s step %d: Poll(%d) = %d, want %d (queues %v)", h.name, step, q, got, want, h.queues)
 	}
@@ -293,7 +293,7 @@ func (h *multiHarness) close(t *testing.T, step int, drop bool) {
 	t.Helper()
 	h.closed, h.dropped = true, drop
 	var got []int
-	for _, task := range h.m.Close(drop) {
+	for _, task := range src(h.m).Close(drop) {
 		id := h.rec.id(t, task)
 		got = append(got, id)
 		h.leave(t, id)

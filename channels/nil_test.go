@@ -24,8 +24,10 @@ func TestSubmit_RefusesTypedNilTasks(t *testing.T) {
 			}
 			return k.SubmitTask("g", typedNil)
 		},
-		"Bounded.SubmitTask":    func() error { return channels.NewBounded(1).SubmitTask(context.Background(), typedNil) },
-		"Bounded.TrySubmitTask": func() error { return channels.NewBounded(1).TrySubmitTask(typedNil) },
+		"Bounded.SubmitTask": func() error {
+			return channels.NewBounded(1).SubmitTask(typedNil, smartpool.WithContext(context.Background()))
+		},
+		"Bounded.TrySubmitTask": func() error { return channels.NewBounded(1).SubmitTask(typedNil) },
 	} {
 		if err := submit(); !errors.Is(err, smartpool.ErrNilTask) {
 			t.Errorf("%s(Func(nil)) = %v, want ErrNilTask", name, err)

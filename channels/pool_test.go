@@ -17,8 +17,9 @@ import (
 // poolOpts configures a testBehavior.
 type poolOpts struct {
 	workers int
-	coc     bool // CompleteOnClose
-	onDrop  func(smartpool.Task)
+	coc     bool                                    // CompleteOnClose
+	onEnd   func(smartpool.Task, smartpool.Outcome) // ChannelParams.OnEnd
+	limit   int                                     // Config.Limit
 }
 
 // testBehavior puts its channels in one level, keyed by their index.
@@ -30,9 +31,9 @@ type testBehavior struct {
 func (b *testBehavior) Config() smartpool.Config[int] {
 	level := make([]smartpool.ChannelParams[int], len(b.chans))
 	for i := range level {
-		level[i] = smartpool.ChannelParams[int]{Key: i, CompleteOnClose: b.opts.coc, OnDrop: b.opts.onDrop}
+		level[i] = smartpool.ChannelParams[int]{Key: i, CompleteOnClose: b.opts.coc, OnEnd: b.opts.onEnd}
 	}
-	return smartpool.Config[int]{Workers: b.opts.workers, Levels: [][]smartpool.ChannelParams[int]{level}}
+	return smartpool.Config[int]{Workers: b.opts.workers, Limit: b.opts.limit, Levels: [][]smartpool.ChannelParams[int]{level}}
 }
 
 func (b *testBehavior) Channel(k int) smartpool.Channel { return b.chans[k] }
@@ -102,11 +103,11 @@ func TestPoolRunsInChannelOrder(t *testing.T) {
 		{
 			name: "FIFO",
 			ch:   channels.NewFIFO(),
-			pin:  func(ch smartpool.Channel) func(smartpool.Task) error { return ch.Push },
+			pin:  func(ch smartpool.Channel) func(smartpool.Task) error { return pushOf(ch) },
 			fill: func(ch smartpool.Channel, p *smartpool.Pool[int], task func(int) smartpool.Task) error {
 				f := ch.(*channels.FIFO)
 				return errors.Join(
-					f.Push(task(0)),
+					src(f).Push(task(0), smartpool.Order{}),
 					f.Submit(task(1).Run),
 					p.SubmitTask(0, task(2)),
 					f.SubmitBatch(task(3).Run, task(4).Run),
@@ -199,14 +200,14 @@ func TestPoolMultiOrder(t *testing.T) {
 	const shards, n = 3, 30
 	m := channels.NewMulti(shards, channels.NewFIFO)
 	o := newPool(t, poolOpts{workers: 1, coc: true}, m)
-	release := pin(t, m.Push) // shard 0
+	release := pin(t, pushOf(m)) // shard 0
 	var got []int
 	for i := range n {
 		task := logTask{id: i, log: &got}
 		var err error
 		switch i % 3 {
 		case 0:
-			err = m.Push(task)
+			err = src(m).Push(task, smartpool.Order{})
 		case 1:
 			err = m.Submit(task.Run)
 		case 2:
@@ -244,7 +245,7 @@ func TestPoolMultiOrder(t *testing.T) {
 
 // TestPoolCloseDrops queues tasks behind a pinned worker in a channel that
 // does not complete on close, and checks that Close drops exactly them, in
-// the channel's order, reports them and hands them to OnDrop.
+// the channel's order, reports them and hands them to OnEnd.
 func TestPoolCloseDrops(t *testing.T) {
 	now := time.Now()
 	cases := []struct {
@@ -254,7 +255,7 @@ func TestPoolCloseDrops(t *testing.T) {
 		want []int
 	}{
 		{"FIFO", channels.NewFIFO(), func(ch smartpool.Channel) error {
-			return errors.Join(ch.Push(idTask(0)), ch.Push(idTask(1)), ch.Push(idTask(2)))
+			return errors.Join(src(ch).Push(idTask(0), smartpool.Order{}), src(ch).Push(idTask(1), smartpool.Order{}), src(ch).Push(idTask(2), smartpool.Order{}))
 		}, []int{0, 1, 2}},
 		{"Deadline", channels.NewDeadline(), func(ch smartpool.Channel) error {
 			d := ch.(*channels.Deadline)
@@ -266,18 +267,22 @@ func TestPoolCloseDrops(t *testing.T) {
 		}, []int{1, 0, 2}},
 		{"Multi", channels.NewMulti(2, channels.NewFIFO), func(ch smartpool.Channel) error {
 			// The pin took shard 0: 0 and 2 go to shard 1, 1 and 3 to shard 0.
-			return errors.Join(ch.Push(idTask(0)), ch.Push(idTask(1)), ch.Push(idTask(2)), ch.Push(idTask(3)))
+			return errors.Join(src(ch).Push(idTask(0), smartpool.Order{}), src(ch).Push(idTask(1), smartpool.Order{}), src(ch).Push(idTask(2), smartpool.Order{}), src(ch).Push(idTask(3), smartpool.Order{}))
 		}, []int{1, 3, 0, 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var dropped []int
-			onDrop := func(task smartpool.Task) { dropped = append(dropped, idOf(t, task)) }
-			o := newPool(t, poolOpts{workers: 1, onDrop: onDrop}, c.ch)
-			release := pin(t, c.ch.Push)
+			onEnd := func(task smartpool.Task, why smartpool.Outcome) {
+				if why == smartpool.DroppedOnClose {
+					dropped = append(dropped, idOf(t, task))
+				}
+			}
+			o := newPool(t, poolOpts{workers: 1, onEnd: onEnd}, c.ch)
+			release := pin(t, pushOf(c.ch))
 			mustOK(t, c.fill(c.ch))
 			// A cancelled context: Close starts the close (dropping the queue
-			// and calling OnDrop on this goroutine), then returns at once since
+			// and calling OnEnd on this goroutine), then returns at once since
 			// the pinned task cannot finish.
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
@@ -302,14 +307,17 @@ func TestPoolCloseDrops(t *testing.T) {
 
 // TestPoolDeadlineDropLate runs a DropLate Deadline in a pool on a fake
 // clock: tasks whose deadline passed while the worker was busy are dropped
-// and handed to the callback, the others run, in deadline order.
+// and handed to OnEnd, the others run, in deadline order.
 func TestPoolDeadlineDropLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ran, droppedLate []int
-		d := channels.NewDeadline(channels.DropLate(func(task smartpool.Task) {
-			droppedLate = append(droppedLate, task.(logTask).id) // on the only worker
-		}))
-		o := newPool(t, poolOpts{workers: 1, coc: true}, d)
+		d := channels.NewDeadline(channels.DropLate())
+		onEnd := func(task smartpool.Task, why smartpool.Outcome) {
+			if why == smartpool.DroppedLate {
+				droppedLate = append(droppedLate, task.(logTask).id) // on the only worker
+			}
+		}
+		o := newPool(t, poolOpts{workers: 1, coc: true, onEnd: onEnd}, d)
 		now := time.Now()
 		release := pin(t, func(task smartpool.Task) error { return d.SubmitTask(now, task) })
 		for i, at := range []time.Duration{time.Second, 2 * time.Hour, time.Minute, 3 * time.Hour, 30 * time.Minute} {

@@ -1,17 +1,14 @@
 package channels
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"sync"
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
 
-// Priority is an unbounded channel ordered by a scalar priority: Poll returns
-// the queued task with the highest priority, and among equal priorities the
+// Priority is an unbounded channel ordered by a scalar priority: a worker
+// takes the queued task with the highest priority, and among equal priorities the
 // one submitted first. Every int is a valid priority. It is one queue.
 //
 // Tasks live in a binary heap held in a slice that grows by doubling and
@@ -19,231 +16,51 @@ import (
 // nothing per task. Priorities are fixed at submit: a task waiting behind a
 // steady stream of higher priorities waits for as long as that stream lasts.
 //
-// The zero Priority is ready to use. A Priority must not be copied after
-// first use. All methods are safe for concurrent use and none blocks beyond a
-// short critical section.
+// Use NewPriority: smartpool.New refuses a zero Priority. A Priority must
+// not be copied. All methods are safe for concurrent use and none blocks
+// beyond a short critical section, unless a submit's options say so.
 //
-// A Priority takes tasks only while a running pool serves it: before New attached
-// it, after a New that failed, and from the pool's Close on, its submit
-// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
-// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
+// A Priority takes tasks only while a running pool serves it: before New
+// attached it, after a New that failed, and from the pool's Close on, its
+// submit methods return smartpool.ErrClosed.
 type Priority struct {
-	mu      sync.Mutex
-	heap    []prioItem     // a binary heap under prioItem.before; guarded by mu
-	seq     uint64         // submissions so far, the tie-breaker; guarded by mu
-	closed  bool           // Close was called; guarded by mu
-	dropped bool           // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits    smartpool.Bits // set by Attach before the pool starts; guarded by mu
-}
-
-type prioItem struct {
-	prio int
-	seq  uint64
-	task smartpool.Task
-}
-
-// before reports whether a runs before b: higher priority, then older.
-func (a *prioItem) before(b *prioItem) bool {
-	if a.prio != b.prio {
-		return a.prio > b.prio
-	}
-	return a.seq < b.seq
+	plug
+	src prioritySource
 }
 
 // NewPriority returns an empty Priority.
-func NewPriority() *Priority { return new(Priority) }
+func NewPriority() *Priority {
+	p := new(Priority)
+	p.plug = smartpool.NewPlug(&p.src)
+	return p
+}
 
-// Submit queues fn with priority prio (higher runs first). It returns
-// smartpool.ErrNilTask for a nil fn and smartpool.ErrClosed once the pool's
-// Close started. It does not block.
-func (p *Priority) Submit(prio int, fn func(ctx context.Context)) error {
+// Submit queues fn with priority prio (higher runs first); it is SubmitTask
+// for a function, with the same errors and options (and
+// smartpool.ErrNilTask for a nil fn).
+func (p *Priority) Submit(prio int, fn func(ctx context.Context), opts ...smartpool.Option) error {
 	if fn == nil {
 		return smartpool.ErrNilTask
 	}
-	return p.SubmitTask(prio, smartpool.Func(fn))
+	return p.SubmitTask(prio, smartpool.Func(fn), opts...)
 }
 
 // SubmitTask queues t with priority prio (higher runs first). It returns
 // smartpool.ErrNilTask for a nil t and smartpool.ErrClosed once the pool's
-// Close started. It does not block.
-func (p *Priority) SubmitTask(prio int, t smartpool.Task) error {
+// Close started. It does not block unless opts say so:
+// smartpool.WithContext waits for a unit of the pool's in-flight limit and
+// cancels t if ctx ends while it is queued. smartpool.WithPriority is
+// refused with smartpool.ErrOption (prio is the task's priority already),
+// and so is smartpool.WithDeadline.
+func (p *Priority) SubmitTask(prio int, t smartpool.Task, opts ...smartpool.Option) error {
 	if nilcheck.Nil(t) { // a Func(nil) would panic on the worker
 		return smartpool.ErrNilTask
 	}
-	return p.push(prio, t, submitted)
-}
-
-// Requeue queues a yielded task re-entering the pool; see smartpool.Channel.
-// It keeps the priority the task was first queued with if that came from a
-// Priority (see smartpool.OrderedPoller), and gets priority 0 otherwise.
-//
-// Called by the pool; not for users.
-func (p *Priority) Requeue(t smartpool.Task) error { return p.push(0, t, requeued) }
-
-func (p *Priority) push(prio int, t smartpool.Task, how entry) error {
-	if t == nil {
-		return smartpool.ErrNilTask
+	if len(opts) == 0 {
+		return p.src.push(prio, t, submitted)
 	}
-	p.mu.Lock()
-	if err := how.admitLocked(p.bits, p.dropped, p.closed); err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	if how == requeued {
-		if o, ok := p.bits.OrderOf(t); ok && o.HasPriority {
-			prio = o.Priority // a yielded task keeps its place
-		}
-	}
-	p.seq++
-	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: how.stamp(p.bits, t)})
-	p.upLocked(len(p.heap) - 1)
-	if len(p.heap) == 1 {
-		p.bits.Set(0)
-	}
-	b := p.bits // read under mu: Attach may run concurrently
-	p.mu.Unlock()
-	b.Wake(1)
-	return nil
-}
-
-// Push queues t with priority 0; it is the by-key submit of
-// smartpool.Pool.Submit. It runs after queued tasks of positive priority and
-// before those of negative priority.
-//
-// Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (p *Priority) Push(t smartpool.Task, o smartpool.Order) error {
-	if o.HasDeadline {
-		return smartpool.Unordered(o)
-	}
-	return p.push(o.Priority, t, pushed) // 0 for the zero Order
-}
-
-// Poll removes and returns the task with the highest priority, or nil if the
-// Priority is empty.
-//
-// Called by the pool; not for users.
-func (p *Priority) Poll(int) smartpool.Task {
-	t, _ := p.PollOrder(0)
-	return t
-}
-
-// PollOrder is Poll that also returns the task's priority; the pool calls
-// it (see smartpool.OrderedPoller) so that a task that yields keeps its
-// priority when it re-enters.
-func (p *Priority) PollOrder(int) (smartpool.Task, smartpool.Order) {
-	p.mu.Lock()
-	n := len(p.heap) - 1
-	if n < 0 {
-		p.mu.Unlock()
-		return nil, smartpool.Order{}
-	}
-	t, prio := p.heap[0].task, p.heap[0].prio
-	p.heap[0] = p.heap[n]
-	p.heap[n] = prioItem{} // do not retain the task after it left
-	p.heap = p.heap[:n]
-	if n > 0 {
-		p.downLocked(0)
-	} else {
-		p.bits.Clear(0)
-	}
-	p.mu.Unlock()
-	return t, smartpool.Order{Priority: prio, HasPriority: true}
-}
-
-func (p *Priority) upLocked(i int) {
-	h := p.heap
-	it := h[i]
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !it.before(&h[parent]) {
-			break
-		}
-		h[i] = h[parent]
-		i = parent
-	}
-	h[i] = it
-}
-
-func (p *Priority) downLocked(i int) {
-	h := p.heap
-	n := len(h)
-	it := h[i]
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && h[r].before(&h[c]) {
-			c = r
-		}
-		if !h[c].before(&it) {
-			break
-		}
-		h[i] = h[c]
-		i = c
-	}
-	h[i] = it
+	return p.src.bitsNow().Submit(t, smartpool.Order{Priority: prio, HasPriority: true}, opts, nil)
 }
 
 // Len returns the number of queued tasks.
-func (p *Priority) Len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.heap)
-}
-
-// Queues returns 1: a Priority is one queue.
-//
-// Called by the pool; not for users.
-func (p *Priority) Queues() int { return 1 }
-
-// Attach binds the Priority to a pool; it is called by smartpool.New. It
-// returns smartpool.ErrAttached if the Priority already belongs to a pool.
-//
-// Called by the pool; not for users.
-func (p *Priority) Attach(b smartpool.Bits) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bits.Attached() {
-		return smartpool.ErrAttached
-	}
-	p.bits = b
-	b.AdmitsOwnSubmits() // Submit and SubmitTask take their units (entry.go)
-	b.WakesOutsideLock() // Wake comes after the lock is released
-	if len(p.heap) > 0 {
-		p.bits.Set(0)
-	}
-	return nil
-}
-
-// Close stops admission and, if drop is set, empties the Priority and
-// returns its tasks in the order Poll would have returned them; it is called
-// by the pool's Close.
-//
-// Called by the pool; not for users.
-func (p *Priority) Close(drop bool) []smartpool.Task {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.bits.Closing() {
-		return nil // a user's call while a pool serves it, or before one does: see smartpool.Channel
-	}
-	p.closed = true
-	p.dropped = p.dropped || drop
-	if !drop || len(p.heap) == 0 {
-		return nil
-	}
-	slices.SortFunc(p.heap, func(a, b prioItem) int {
-		if c := cmp.Compare(b.prio, a.prio); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	out := make([]smartpool.Task, len(p.heap))
-	for i := range p.heap {
-		out[i] = p.heap[i].task
-	}
-	clear(p.heap)
-	p.heap = p.heap[:0]
-	p.bits.Clear(0)
-	return out
-}
+func (p *Priority) Len() int { return p.src.len() }

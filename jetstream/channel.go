@@ -17,19 +17,20 @@ import (
 // queue holding at most ChannelOptions.Prefetch fetched messages. Make it
 // with Client.Channel; a Channel serves one pool.
 //
-// Tasks are published with Client.Publish, not submitted: Push (the pool's
-// by-key Submit) returns ErrNotData. Requeue accepts tasks that yielded and
-// re-enter through this channel.
+// Tasks are published with Client.Publish, not submitted: the pool's by-key
+// Submit returns ErrNotData. Tasks that yielded re-enter through this
+// channel as through any other.
 //
 // Close: a complete-on-close Channel stops fetching and runs what it
 // fetched. A dropping one hands its queued messages back to the stream at
 // once (a negative acknowledgement without delay), so another process runs
-// them; the pool counts them in Stats.Dropped and passes each to OnDrop as
-// a HandedBack value. What was never fetched stays in the stream. A fetch
+// them; the pool counts them in Stats.Dropped and passes each to
+// smartpool.ChannelParams.OnEnd as a HandedBack value. What was never fetched stays in the stream. A fetch
 // in flight at Close runs to its end (at most 2 s) and what it brings is
 // handed back at once too, so no message waits for AckWait; Client.Close
 // waits for it.
 type Channel struct {
+	plug   // made by Client.Channel from a channelSource: what the pool calls
 	client *Client
 	name   string
 	reg    *Registry
@@ -55,7 +56,7 @@ type Channel struct {
 	dropped  bool                     // Close(true) was called: Requeue refuses
 }
 
-// ErrNotData is returned by Push: a JetStream channel carries published
+// ErrNotData is returned by the pool's by-key Submit: a JetStream channel carries published
 // messages (handler name and payload), not closures.
 var ErrNotData = errors.New("jetstream: a JetStream channel takes published messages only: use Client.Publish")
 
@@ -80,6 +81,7 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 	}
 	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons,
 		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, room: make(chan struct{}, 1)}
+	ch.plug = smartpool.NewPlug(channelSource{ch})
 	ch.ctx, ch.cancel = context.WithCancel(c.ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -94,15 +96,23 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 // Name returns the channel's name.
 func (ch *Channel) Name() string { return ch.name }
 
+// plug makes Channel a smartpool.Channel; unexported, it stays out of the
+// godoc.
+type plug = smartpool.Plug
+
+// channelSource is the side of a Channel the pool talks to
+// (smartpool.Source); users see none of its methods.
+type channelSource struct{ *Channel }
+
 // Queues returns 1: the local queue.
-func (ch *Channel) Queues() int { return 1 }
+func (channelSource) Queues() int { return 1 }
 
 // Attach binds the channel to a pool and starts fetching; it is called by
 // smartpool.New. It returns smartpool.ErrAttached if the channel belongs to
 // a pool already, or ErrClientClosed. If New fails after attaching it,
 // close the Client: the channel fetches until then, and its messages go
 // back only when the Client closes (after AckWait).
-func (ch *Channel) Attach(b smartpool.Bits) error {
+func (ch channelSource) Attach(b smartpool.Bits) error {
 	ch.mu.Lock()
 	if ch.attached {
 		ch.mu.Unlock()
@@ -119,11 +129,11 @@ func (ch *Channel) Attach(b smartpool.Bits) error {
 }
 
 // Push refuses every task with ErrNotData: publish messages instead.
-func (ch *Channel) Push(smartpool.Task) error { return ErrNotData }
+func (channelSource) Push(smartpool.Task, smartpool.Order) error { return ErrNotData }
 
 // Requeue queues a yielded task re-entering the pool through this channel;
-// see smartpool.Channel.
-func (ch *Channel) Requeue(t smartpool.Task) error {
+// see smartpool.Source.
+func (ch channelSource) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
@@ -148,7 +158,7 @@ func (ch *Channel) pushLocked(t smartpool.Task) {
 }
 
 // Poll removes and returns the oldest queued task, or nil.
-func (ch *Channel) Poll(int) smartpool.Task {
+func (ch channelSource) Poll(int) smartpool.Task {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	if ch.head == len(ch.queue) {
@@ -186,9 +196,15 @@ func (ch *Channel) Len() int {
 
 // Close stops fetching and, if drop is set, empties the queue and returns
 // its tasks, which the pool reports as dropped: a message among them is
-// handed back to the stream when the pool discards it (see HandedBack).
-func (ch *Channel) Close(drop bool) []smartpool.Task {
+// handed back to the stream when the pool discards it (see HandedBack). It
+// does nothing unless the pool is closing (smartpool.Bits.Closing): a
+// mistaken call cannot stop a channel a running pool serves.
+func (ch channelSource) Close(drop bool) []smartpool.Task {
 	ch.mu.Lock()
+	if !ch.bits.Closing() {
+		ch.mu.Unlock()
+		return nil
+	}
 	ch.closed = true
 	var out []smartpool.Task
 	if drop {

@@ -103,7 +103,7 @@ func TestBadInputRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.Push(smartpool.Func(func(context.Context) {})); !errors.Is(err, ErrNotData) {
+	if err := smartpool.SourceOf(ch).Push(smartpool.Func(func(context.Context) {}), smartpool.Order{}); !errors.Is(err, ErrNotData) {
 		t.Errorf("Push: %v, want ErrNotData", err)
 	}
 	p := onePool(t, ch, 1)

@@ -56,7 +56,7 @@ func TestLongYieldedTaskKeptAlive(t *testing.T) {
 	}
 }
 
-// Close of a dropping channel hands its prefetched messages back (OnDrop
+// Close of a dropping channel hands its prefetched messages back (OnEnd
 // receives them as HandedBack, the pool counts them as dropped); a second
 // pool runs them. Close of a complete-on-close channel runs what it
 // prefetched.
@@ -74,7 +74,11 @@ func TestCloseHandsBackOrCompletes(t *testing.T) {
 	}
 	var back []HandedBack
 	b := &dropBehavior{behavior: behavior{workers: 1, levels: [][]string{{"work"}}, chans: map[string]smartpool.Channel{"work": ch}},
-		onDrop: func(t smartpool.Task) { back = append(back, t.(HandedBack)) }}
+		onEnd: func(t smartpool.Task, why smartpool.Outcome) {
+			if why == smartpool.DroppedOnClose {
+				back = append(back, t.(HandedBack))
+			}
+		}}
 	p, err := smartpool.New[string](b)
 	if err != nil {
 		t.Fatal(err)
@@ -88,9 +92,9 @@ func TestCloseHandsBackOrCompletes(t *testing.T) {
 	r := <-closed
 	cs, _ := r.Channel("work")
 	s1 := ch.Stats()
-	t.Logf("dropping close: pool %+v; channel %+v; OnDrop got %d", cs, s1, len(back))
+	t.Logf("dropping close: pool %+v; channel %+v; OnEnd got %d", cs, s1, len(back))
 	if cs.Dropped != 6 || len(back) != 6 || s1.Acked != 1 || s1.Held != 0 {
-		t.Fatalf("dropped %d, OnDrop %d, acked %d, held %d: want 6, 6, 1, 0", cs.Dropped, len(back), s1.Acked, s1.Held)
+		t.Fatalf("dropped %d, OnEnd %d, acked %d, held %d: want 6, 6, 1, 0", cs.Dropped, len(back), s1.Acked, s1.Held)
 	}
 
 	// A complete-on-close pool takes the rest; its Close runs what it fetched.
@@ -128,14 +132,14 @@ func TestCloseHandsBackOrCompletes(t *testing.T) {
 
 type dropBehavior struct {
 	behavior
-	onDrop func(smartpool.Task)
+	onEnd func(smartpool.Task, smartpool.Outcome)
 }
 
 func (b *dropBehavior) Config() smartpool.Config[string] {
 	cfg := b.behavior.Config()
 	for _, l := range cfg.Levels {
 		for i := range l {
-			l[i].OnDrop = b.onDrop
+			l[i].OnEnd = b.onEnd
 		}
 	}
 	return cfg

@@ -192,8 +192,8 @@ func (m *message) handBack() {
 }
 
 // Unwrap is called by the pool when its Close drops the message unrun: the
-// message goes back to the stream, and the pool's OnDrop callback receives
-// a HandedBack describing it. The pool also unwraps tasks it is about to
+// message goes back to the stream, and the pool's
+// smartpool.ChannelParams.OnEnd receives a HandedBack describing it. The pool also unwraps tasks it is about to
 // run, so the message goes back only once the channel is dropping; a
 // message that a closing pool neither ran nor dropped goes back at the
 // client's Close (releaseQueued).
@@ -204,8 +204,8 @@ func (m *message) Unwrap() smartpool.Task {
 	return HandedBack{Channel: m.ch.name, Handler: m.handler, Payload: m.msg.Data()}
 }
 
-// HandedBack is what a dropping JetStream channel's OnDrop callback receives
-// for a message the pool's Close did not run: the message went back to the
+// HandedBack is what a dropping JetStream channel's
+// smartpool.ChannelParams.OnEnd receives for a message the pool's Close did not run: the message went back to the
 // stream, so another process (or this one, restarted) runs it. Nothing is
 // lost. Its Run does nothing.
 type HandedBack struct {

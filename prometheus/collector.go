@@ -10,6 +10,7 @@
 //	smartpool_tasks_total{outcome="ran|panicked|goexited|dropped|cancelled"}  counter
 //	smartpool_queued_tasks, smartpool_running_tasks, smartpool_yielded_tasks  gauges
 //	smartpool_cap_slots, smartpool_held_slots                                 gauges (MaxRunning/MaxInFlight)
+//	smartpool_channel_paused                                                  gauge: 1 while Pool.Pause holds the channel
 //	smartpool_queue_wait_seconds, smartpool_run_seconds                       histograms
 //	smartpool_workers, smartpool_live_workers, smartpool_busy_workers         gauges (pool)
 //	smartpool_wakeups_total                                                   counter (pool)
@@ -49,6 +50,7 @@ var (
 	yieldedDesc  = desc("yielded_tasks", "A channel's tasks that yielded and have not ended.", chanLabels...)
 	capDesc      = desc("cap_slots", "A channel's MaxRunning or MaxInFlight cap, 0 if none.", chanLabels...)
 	heldDesc     = desc("held_slots", "Slots of a channel's cap held now.", chanLabels...)
+	pausedDesc   = desc("channel_paused", "1 while a channel is paused (Pool.Pause): it queues tasks and starts none.", chanLabels...)
 	waitDesc     = desc("queue_wait_seconds", "Queue wait of a channel's timed tasks: submit to start, re-entry to restart.", chanLabels...)
 	runDesc      = desc("run_seconds", "Run time of a channel's timed tasks, start to end.", chanLabels...)
 	workersDesc  = desc("workers", "Workers the pool runs.", poolLabels...)
@@ -76,7 +78,7 @@ func NewCollector[K comparable](name string, p *smartpool.Pool[K]) *Collector[K]
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector[K]) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{tasksDesc, queuedDesc, runningDesc, yieldedDesc, capDesc, heldDesc,
+	for _, d := range []*prometheus.Desc{tasksDesc, queuedDesc, runningDesc, yieldedDesc, capDesc, heldDesc, pausedDesc,
 		waitDesc, runDesc, workersDesc, liveDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc, stallsDesc, stalledDesc} {
 		ch <- d
 	}
@@ -113,6 +115,11 @@ func (c *Collector[K]) Collect(ch chan<- prometheus.Metric) {
 		gauge(yieldedDesc, float64(cs.Yielded), l...)
 		gauge(capDesc, float64(cs.Cap), l...)
 		gauge(heldDesc, float64(cs.Held), l...)
+		paused := 0.0
+		if cs.Paused {
+			paused = 1
+		}
+		gauge(pausedDesc, paused, l...)
 		ch <- histogram(waitDesc, cs.Wait, l)
 		ch <- histogram(runDesc, cs.Run, l)
 	}

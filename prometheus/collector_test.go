@@ -2,6 +2,7 @@ package prometheus_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -137,6 +138,43 @@ smartpool_queued_tasks{channel="urgent",level="0",pool="jobs"} 0
 	}
 	if n := testutil.CollectAndCount(c, "smartpool_queue_wait_seconds", "smartpool_run_seconds"); n != 4 {
 		t.Fatalf("%d histograms, want a wait and a run histogram per channel", n)
+	}
+}
+
+// smartpool_channel_paused is 1 for a paused channel, 0 for the others and
+// once Resume (or Close) ran.
+func TestChannelPaused(t *testing.T) {
+	b := &twoLevels{urgent: channels.NewFIFO(), bulk: channels.NewFIFO()}
+	o, err := smartpool.New[string](b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := o.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	p := o.Pool()
+	c := smartprom.NewCollector("jobs", p)
+	want := func(urgent, bulk int) string {
+		return fmt.Sprintf(`
+# HELP smartpool_channel_paused 1 while a channel is paused (Pool.Pause): it queues tasks and starts none.
+# TYPE smartpool_channel_paused gauge
+smartpool_channel_paused{channel="bulk",level="1",pool="jobs"} %d
+smartpool_channel_paused{channel="urgent",level="0",pool="jobs"} %d
+`, bulk, urgent)
+	}
+	if err := p.Pause("bulk"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want(0, 1)), "smartpool_channel_paused"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Resume("bulk"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want(0, 0)), "smartpool_channel_paused"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -24,7 +24,7 @@ func ExampleHandler() {
 	defer owned.Close(context.Background())
 
 	mux := http.NewServeMux()
-	mux.Handle("/debug/smartpool", statuspage.Handler(owned.Pool(), statuspage.Options{}))
+	mux.Handle("/debug/smartpool/", statuspage.Handler(owned.Pool(), statuspage.Options{}))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

@@ -1,14 +1,17 @@
 // Package statuspage serves a live page of a smartpool pool for a program's
 // debug mux, in the spirit of golang.org/x/net/trace's /debug/requests:
 // levels top to bottom, each channel with its close policy, queued and
-// running tasks, tasks per second with a sparkline of the last minute, and
-// queue-wait quantiles; channels that drop tasks or wait too long are
-// highlighted, and so is a stall the pool's watchdog reports
-// (smartpool.Config.StallAfter), with the count of stalls so far. The page refreshes itself once a second from a JSON endpoint
-// beside it (the same URL with ?format=json). Standard library only:
-// html/template, an embedded page, a few lines of plain JavaScript.
+// running tasks, tasks per second with a sparkline of the last minute, queue
+// wait and run time quantiles, and the tasks cancelled, yielded, dropped and
+// panicked. Channels that drop tasks or wait too long are highlighted, and a
+// stall the pool's watchdog reports (smartpool.Config.StallAfter) shows as a
+// banner at the top, with the count of stalls so far in the summary. The
+// handler records the history from the moment it is made (see Handler); the
+// page refreshes itself once a second from a JSON endpoint beside it (the
+// same URL with ?format=json). Standard library only: html/template, an
+// embedded page, a few lines of plain JavaScript.
 //
-//	mux.Handle("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{}))
+//	mux.Handle("/debug/smartpool/", statuspage.Handler(pool, statuspage.Options{}))
 package statuspage
 
 import (
@@ -74,8 +77,9 @@ var page = template.Must(template.New("page").Parse(pageHTML))
 // that the page's first view already shows the rates and sparklines of the
 // minute before (or of the time since Handler was called, if less). The
 // recording is a timer, not a goroutine; it stops once p has closed (in a
-// testing/synctest bubble, it keeps fake time moving until then). Each
-// request reads p's Stats afresh for the other figures.
+// testing/synctest bubble, it keeps fake time moving until then). Each call
+// starts a recording of its own: make one handler per pool, when the pool
+// starts. Each request reads p's Stats afresh for the other figures.
 //
 // The handler does not look at the request's path: it serves the page at
 // whatever path the mux hands it, and the page's JSON at the same path with
@@ -99,7 +103,7 @@ func Handler[K comparable](p *smartpool.Pool[K], o Options) http.Handler {
 		o.LateWait = 100 * time.Millisecond
 	}
 	h := &handler[K]{p: p, o: o}
-	h.tick()
+	h.tick(time.Now())
 	return h
 }
 
@@ -120,15 +124,24 @@ type sample struct {
 }
 
 // tick records a sample and, unless the pool had closed before it, asks
-// for the next one a second later.
-func (h *handler[K]) tick() {
+// for the next one a second after due, when this one was due: the samples
+// keep to a one-second grid however late the timer fires, unless it fires
+// more than a second late, when the grid starts again from now.
+func (h *handler[K]) tick(due time.Time) {
 	closed := h.p.State() == smartpool.Closed // before the reading: a pool closed since gets one more
-	h.record(takeSample(h.p.Stats(), time.Now()))
-	if !closed {
-		time.AfterFunc(every, h.tick)
+	now := time.Now()
+	h.record(takeSample(h.p.Stats(), now))
+	if closed {
+		return
 	}
+	next := due.Add(every)
+	if next.Before(now) {
+		next = now.Add(every)
+	}
+	time.AfterFunc(time.Until(next), func() { h.tick(next) })
 }
 
+// takeSample keeps what the page needs of s, read at now.
 func takeSample[K comparable](s *smartpool.Stats[K], now time.Time) sample {
 	n := len(s.Channels)
 	cur := sample{at: now, finished: make([]uint64, n), dropped: make([]uint64, n), wait: make([][]smartpool.TimingBucket, n)}

@@ -259,7 +259,7 @@ func serve(pool *smartpool.Pool[lane], addr string) (stop func()) {
 		os.Exit(1)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/debug/smartpool", statuspage.Handler(pool, statuspage.Options{Title: "smartpool demo: a game server"}))
+	mux.Handle("/debug/smartpool/", statuspage.Handler(pool, statuspage.Options{Title: "smartpool demo: a game server"}))
 	mux.Handle("/debug/vars", expvar.Handler())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -2,8 +2,9 @@
 // serves the queued task nearest to a focus point that the program moves, as
 // a game loads the world chunks nearest to the player first.
 //
-// Spatial implements smartpool.Channel by the contract in its documentation:
-// one lock; the availability bit set when the queue turns non-empty and
+// Spatial is a smartpool.Channel as any channel is: it embeds the
+// smartpool.Plug that NewPlug made from its smartpool.Source, an inner
+// value that implements the contract in Source's documentation: one lock; the availability bit set when the queue turns non-empty and
 // cleared when it turns empty, with the lock held; Wake after unlocking
 // (declared in Attach with Bits.WakesOutsideLock); ErrClosed once the pool
 // closes. The program queues the same chunks twice, with the player at two
@@ -53,22 +54,73 @@ func (f *Focus) At() Point {
 	return Point{}
 }
 
-// Spatial is an unbounded channel whose Poll returns the queued task nearest
-// to the focus as it is at that moment, and among equally near tasks the one
-// submitted first. It is one queue.
+// Spatial is an unbounded channel that serves the queued task nearest to
+// the focus as it is when a worker takes one, and among equally near tasks
+// the one submitted first. It is one queue.
 //
-// Tasks are kept in submission order and Poll scans them all: O(n) per
+// Tasks are kept in submission order and each poll scans them all: O(n) per
 // poll, which is fine for the few hundred chunks a game keeps queued. A
 // spatial tree (an octree, say) would make it logarithmic.
 //
-// Create it with NewSpatial. All methods are safe for concurrent use and
-// none blocks beyond a short critical section.
+// Create it with NewSpatial: smartpool.New refuses a zero Spatial. All
+// methods are safe for concurrent use and none blocks beyond a short
+// critical section, unless a submit's options say so.
 //
-// A Spatial takes tasks only while a running pool serves it: before New attached
-// it, after a New that failed, and from the pool's Close on, its submit
-// methods return smartpool.ErrClosed (see smartpool.Channel). Its Queues,
-// Attach, Push, Requeue, Poll and Close are called by the pool, not by users.
+// A Spatial takes tasks only while a running pool serves it: before New
+// attached it, after a New that failed, and from the pool's Close on, its
+// submit methods return smartpool.ErrClosed.
 type Spatial struct {
+	smartpool.Plug // made by NewSpatial from src: the pool talks to src
+	src            spatialSource
+}
+
+// NewSpatial returns an empty Spatial that serves the tasks nearest to focus
+// first.
+func NewSpatial(focus *Focus) *Spatial {
+	s := &Spatial{src: spatialSource{focus: focus}}
+	s.Plug = smartpool.NewPlug(&s.src)
+	return s
+}
+
+// Submit queues fn at position at; it is SubmitTask for a function.
+func (s *Spatial) Submit(at Point, fn func(context.Context), opts ...smartpool.Option) error {
+	if fn == nil {
+		return smartpool.ErrNilTask
+	}
+	return s.SubmitTask(at, smartpool.Func(fn), opts...)
+}
+
+// SubmitTask queues t at position at. It returns smartpool.ErrNilTask for a
+// nil t and smartpool.ErrClosed once the pool's Close started. With options
+// the pool queues t (smartpool.Bits.Submit): smartpool.WithContext then
+// waits for a unit of the pool's in-flight limit and cancels t if its
+// context ends while t is queued; WithDeadline and WithPriority are refused
+// with smartpool.ErrOption.
+func (s *Spatial) SubmitTask(at Point, t smartpool.Task, opts ...smartpool.Option) error {
+	if len(opts) == 0 {
+		return s.src.push(at, t, false)
+	}
+	s.src.mu.Lock()
+	b := s.src.bits // read under the lock: Attach may run concurrently
+	s.src.mu.Unlock()
+	return b.Submit(t, smartpool.Order{}, opts, func(t smartpool.Task, o smartpool.Order) error {
+		if o.HasDeadline || o.HasPriority {
+			return smartpool.Unordered(o)
+		}
+		return s.src.push(at, t, false) // at the submit's position, not the focus
+	})
+}
+
+// Len returns the number of queued tasks.
+func (s *Spatial) Len() int {
+	s.src.mu.Lock()
+	defer s.src.mu.Unlock()
+	return len(s.src.items)
+}
+
+// spatialSource is the side of a Spatial the pool talks to: it implements
+// smartpool.Source by the contract in its documentation.
+type spatialSource struct {
 	focus *Focus // read-only after NewSpatial
 
 	mu      sync.Mutex
@@ -83,41 +135,20 @@ type spatialItem struct {
 	task smartpool.Task
 }
 
-// NewSpatial returns an empty Spatial that serves the tasks nearest to focus
-// first.
-func NewSpatial(focus *Focus) *Spatial { return &Spatial{focus: focus} }
-
-// Submit queues fn at position at. It returns smartpool.ErrNilTask for a nil
-// fn and smartpool.ErrClosed once the pool's Close started.
-func (s *Spatial) Submit(at Point, fn func(context.Context)) error {
-	if fn == nil {
-		return smartpool.ErrNilTask
-	}
-	return s.SubmitTask(at, smartpool.Func(fn))
-}
-
-// SubmitTask is Submit for a Task value.
-func (s *Spatial) SubmitTask(at Point, t smartpool.Task) error { return s.push(at, t, false) }
-
-// Push queues t where the focus is now; it is the by-key submit of
-// Pool.Submit. The focus may move away before t runs.
-//
-// Called by the pool; not for users (Pool.Submit is the by-key submit).
-func (s *Spatial) Push(t smartpool.Task, o smartpool.Order) error {
+// Push queues t where the focus is now: the by-key submit of Pool.Submit.
+// The focus may move away before t runs.
+func (s *spatialSource) Push(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline || o.HasPriority {
 		return smartpool.Unordered(o)
 	}
 	return s.push(s.focus.At(), t, false)
 }
 
-// Requeue queues a task that yielded and re-enters the pool, as Push does;
-// see smartpool.Channel. It is refused only once Close(true) emptied s, or
-// while no pool holds s.
-//
-// Called by the pool; not for users.
-func (s *Spatial) Requeue(t smartpool.Task) error { return s.push(s.focus.At(), t, true) }
+// Requeue queues a task that yielded and re-enters the pool, as Push does.
+// It is refused only once Close(true) emptied s, or while no pool holds s.
+func (s *spatialSource) Requeue(t smartpool.Task) error { return s.push(s.focus.At(), t, true) }
 
-func (s *Spatial) push(at Point, t smartpool.Task, requeue bool) error {
+func (s *spatialSource) push(at Point, t smartpool.Task, requeue bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
@@ -137,9 +168,7 @@ func (s *Spatial) push(at Point, t smartpool.Task, requeue bool) error {
 }
 
 // Poll removes and returns the task nearest to the focus, or nil.
-//
-// Called by the pool; not for users.
-func (s *Spatial) Poll(int) smartpool.Task {
+func (s *spatialSource) Poll(int) smartpool.Task {
 	focus := s.focus.At()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,23 +189,12 @@ func (s *Spatial) Poll(int) smartpool.Task {
 	return t
 }
 
-// Len returns the number of queued tasks.
-func (s *Spatial) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.items)
-}
-
 // Queues returns 1: a Spatial is one queue.
-//
-// Called by the pool; not for users.
-func (s *Spatial) Queues() int { return 1 }
+func (s *spatialSource) Queues() int { return 1 }
 
 // Attach binds s to a pool and publishes whether it holds tasks; it returns
 // smartpool.ErrAttached if s already belongs to a pool.
-//
-// Called by the pool; not for users.
-func (s *Spatial) Attach(b smartpool.Bits) error {
+func (s *spatialSource) Attach(b smartpool.Bits) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bits.Attached() {
@@ -192,13 +210,11 @@ func (s *Spatial) Attach(b smartpool.Bits) error {
 
 // Close stops admission and, if drop is set, empties s and returns its
 // tasks in submission order.
-//
-// Called by the pool; not for users.
-func (s *Spatial) Close(drop bool) []smartpool.Task {
+func (s *spatialSource) Close(drop bool) []smartpool.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.bits.Closing() {
-		return nil // a user's call while a pool serves s, or before one does
+		return nil // a mistaken call while a pool serves s, or before one does
 	}
 	s.closed = true
 	s.dropped = s.dropped || drop
@@ -254,7 +270,7 @@ func main() {
 		for _, c := range grid {
 			must(chunks.Submit(c, func(context.Context) { loaded[r] = append(loaded[r], c); done.Done() }))
 		}
-		player.Move(at) // after the submits: Poll reads the focus, Submit does not
+		player.Move(at) // after the submits: a poll reads the focus, Submit does not
 		close(release)
 		done.Wait()
 	}

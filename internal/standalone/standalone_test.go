@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -28,13 +29,13 @@ func TestAttach_ServesAChannelWithoutAPool(t *testing.T) {
 	if err := f.Submit(noop); err != nil {
 		t.Fatalf("Submit on the harness = %v", err)
 	}
-	if f.Poll(0) == nil {
+	if smartpool.SourceOf(f).Poll(0) == nil {
 		t.Fatal("Poll found nothing")
 	}
 	if err := f.Submit(noop); err != nil {
 		t.Fatal(err)
 	}
-	if out := f.Close(true); len(out) != 1 {
+	if out := smartpool.SourceOf(f).Close(true); len(out) != 1 {
 		t.Fatalf("Close(true) returned %d tasks, want 1", len(out))
 	}
 	if err := standalone.Attach(f); !errors.Is(err, smartpool.ErrAttached) {
@@ -42,5 +43,28 @@ func TestAttach_ServesAChannelWithoutAPool(t *testing.T) {
 	}
 	if err := standalone.Attach(42); err == nil {
 		t.Fatal("Attach of a non-channel succeeded")
+	}
+	if err := standalone.Attach(new(channels.FIFO)); err == nil {
+		t.Fatal("Attach of a channel holding no Source succeeded")
+	}
+}
+
+// AttachOnEnd knows the channel as its own: a task the channel discards
+// reaches onEnd with why, and a submit given options goes through the pool.
+func TestAttachOnEnd_ReportsDiscards(t *testing.T) {
+	d := channels.NewDeadline(channels.DropLate())
+	var ends []smartpool.Outcome
+	onEnd := func(_ smartpool.Task, why smartpool.Outcome) { ends = append(ends, why) }
+	if err := standalone.AttachOnEnd(d, onEnd); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Submit(time.Time{}, func(context.Context) {}, smartpool.WithContext(context.Background())); err != nil {
+		t.Fatal(err)
+	}
+	if smartpool.SourceOf(d).Poll(0) != nil || len(ends) != 1 || ends[0] != smartpool.DroppedLate {
+		t.Fatalf("OnEnd saw %v, want one DroppedLate", ends)
+	}
+	if err := standalone.AttachOnEnd(channels.NewFIFO(), 42); err == nil {
+		t.Fatal("AttachOnEnd with an onEnd of the wrong type succeeded")
 	}
 }
