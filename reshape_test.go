@@ -1,8 +1,4 @@
-// Package reshapetest tests Pool.AddChannel and Pool.RemoveChannel from
-// outside the package. (It lives here while the root package's external
-// tests do not build against the current API; the tests move there as they
-// are.)
-package reshapetest
+package smartpool_test
 
 import (
 	"context"
@@ -13,19 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// long bounds every wait for an event.
-const long = 10 * time.Second
-
-// eventually polls cond until it holds, failing the test after long.
-func eventually(t *testing.T, what string, cond func() bool) {
+// rsEventually polls cond until it holds, failing the test after long.
+func rsEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(long)
 	for !cond() {
@@ -36,8 +25,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// recv waits for c, failing after long.
-func recv[T any](t *testing.T, what string, c <-chan T) T {
+// rsRecv waits for c, failing after long.
+func rsRecv[T any](t *testing.T, what string, c <-chan T) T {
 	t.Helper()
 	select {
 	case v := <-c:
@@ -48,26 +37,26 @@ func recv[T any](t *testing.T, what string, c <-chan T) T {
 	}
 }
 
-// endings records every OnEnd call, per task id.
-type endings struct {
+// rsEndings records every OnEnd call, per task id.
+type rsEndings struct {
 	mu  sync.Mutex
 	got map[int][]smartpool.Outcome
 }
 
-func newEndings() *endings { return &endings{got: map[int][]smartpool.Outcome{}} }
+func rsNewEndings() *rsEndings { return &rsEndings{got: map[int][]smartpool.Outcome{}} }
 
-func (en *endings) onEnd(t smartpool.Task, o smartpool.Outcome) {
+func (en *rsEndings) onEnd(t smartpool.Task, o smartpool.Outcome) {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	id := -1
-	if it, ok := t.(*idTask); ok {
+	if it, ok := t.(*rsIdTask); ok {
 		id = it.id
 	}
 	en.got[id] = append(en.got[id], o)
 }
 
 // check asserts that tasks 0..n-1 each ended once, want[o] of them with o.
-func (en *endings) check(t *testing.T, n int, want map[smartpool.Outcome]int) {
+func (en *rsEndings) check(t *testing.T, n int, want map[smartpool.Outcome]int) {
 	t.Helper()
 	en.mu.Lock()
 	defer en.mu.Unlock()
@@ -90,17 +79,17 @@ func (en *endings) check(t *testing.T, n int, want map[smartpool.Outcome]int) {
 	}
 }
 
-// idTask is a task with an id, which OnEnd receives back.
-type idTask struct {
+// rsIdTask is a task with an id, which OnEnd receives back.
+type rsIdTask struct {
 	id int
 	fn func(ctx context.Context)
 }
 
-func (t *idTask) Run(ctx context.Context) { t.fn(ctx) }
+func (t *rsIdTask) Run(ctx context.Context) { t.fn(ctx) }
 
-// newPool starts a pool with one listed FIFO "base" in level 0, an empty
+// rsNewPool starts a pool with one listed FIFO "base" in level 0, an empty
 // level 1, and spare room.
-func newPool(t *testing.T, workers int, spare []int) (*smartpool.OwnedPool[string], *smartpool.Pool[string]) {
+func rsNewPool(t *testing.T, workers int, spare []int) (*smartpool.OwnedPool[string], *smartpool.Pool[string]) {
 	t.Helper()
 	levels := smartpool.Levels[string]{{{Key: "base", Channel: channels.NewFIFO()}}}
 	for len(levels) < len(spare) {
@@ -120,23 +109,23 @@ func newPool(t *testing.T, workers int, spare []int) (*smartpool.OwnedPool[strin
 	return o, o.Pool()
 }
 
-func TestAddThenSubmit(t *testing.T) {
-	_, p := newPool(t, 2, []int{1, 2})
-	en := newEndings()
+func TestReshape_AddThenSubmit(t *testing.T) {
+	_, p := rsNewPool(t, 2, []int{1, 2})
+	en := rsNewEndings()
 	f := channels.NewFIFO()
 	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "tenant-7", OnEnd: en.onEnd}, f, "tenant-7"); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan int, 2)
-	if err := p.SubmitTask("tenant-7", &idTask{id: 0, fn: func(context.Context) { done <- 0 }}); err != nil {
+	if err := p.SubmitTask("tenant-7", &rsIdTask{id: 0, fn: func(context.Context) { done <- 0 }}); err != nil {
 		t.Fatalf("by key: %v", err)
 	}
 	if err := f.Submit(func(context.Context) { done <- 1 }); err != nil {
 		t.Fatalf("through the channel: %v", err)
 	}
-	recv(t, "first task", done)
-	recv(t, "second task", done)
-	eventually(t, "both counted", func() bool {
+	rsRecv(t, "first task", done)
+	rsRecv(t, "second task", done)
+	rsEventually(t, "both counted", func() bool {
 		c, ok := p.Stats().Channel("tenant-7")
 		return ok && c.Ran == 2 && c.Level == 1
 	})
@@ -145,8 +134,8 @@ func TestAddThenSubmit(t *testing.T) {
 	}
 }
 
-func TestAddChannelErrors(t *testing.T) {
-	o, p := newPool(t, 1, []int{0, 1})
+func TestReshape_AddChannelErrors(t *testing.T) {
+	o, p := rsNewPool(t, 1, []int{0, 1})
 	attached := channels.NewFIFO()
 	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "a"}, attached, "a"); err != nil {
 		t.Fatal(err)
@@ -223,9 +212,9 @@ func TestAddChannelErrors(t *testing.T) {
 	}
 }
 
-// A channel that is another's followup cannot be removed first.
-func TestRemoveFollowupRefused(t *testing.T) {
-	_, p := newPool(t, 1, []int{2})
+// A channel that is another's followup cannot be rsRemoved first.
+func TestReshape_RemoveFollowupRefused(t *testing.T) {
+	_, p := rsNewPool(t, 1, []int{2})
 	if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "b"}, channels.NewFIFO(), "base"); err != nil {
 		t.Fatal(err)
 	}
@@ -240,23 +229,23 @@ func TestRemoveFollowupRefused(t *testing.T) {
 	}
 }
 
-// gate is a task that signals it started and waits to be released.
-type gate struct {
+// rsGate is a task that signals it started and waits to be released.
+type rsGate struct {
 	started, release chan struct{}
 }
 
-func newGate() gate { return gate{make(chan struct{}), make(chan struct{})} }
+func rsNewGate() rsGate { return rsGate{make(chan struct{}), make(chan struct{})} }
 
-func (g gate) run(context.Context) {
+func (g rsGate) run(context.Context) {
 	close(g.started)
 	<-g.release
 }
 
-// refusing waits until the channel named key refuses submits, by key and
+// rsRefusing waits until the channel named key refuses submits, by key and
 // through the channel: its removal has started.
-func refusing(t *testing.T, p *smartpool.Pool[string], key string, f *channels.FIFO) {
+func rsRefusing(t *testing.T, p *smartpool.Pool[string], key string, f *channels.FIFO) {
 	t.Helper()
-	eventually(t, "the removal to start", func() bool {
+	rsEventually(t, "the removal to start", func() bool {
 		c, ok := p.Stats().Channel(key)
 		return ok && c.Removing
 	})
@@ -268,48 +257,48 @@ func refusing(t *testing.T, p *smartpool.Pool[string], key string, f *channels.F
 	}
 }
 
-type removed struct {
+type rsRemoved struct {
 	st  smartpool.ChannelStats[string]
 	err error
 }
 
-func removeAsync(p *smartpool.Pool[string], key string, policy smartpool.RemovePolicy) <-chan removed {
-	res := make(chan removed, 1)
+func rsRemoveAsync(p *smartpool.Pool[string], key string, policy smartpool.RemovePolicy) <-chan rsRemoved {
+	res := make(chan rsRemoved, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), long)
 		defer cancel()
 		st, err := p.RemoveChannel(ctx, key, policy)
-		res <- removed{st, err}
+		res <- rsRemoved{st, err}
 	}()
 	return res
 }
 
 // Tasks queued in the channel and running when the removal starts.
-func TestRemoveQueuedAndRunning(t *testing.T) {
+func TestReshape_RemoveQueuedAndRunning(t *testing.T) {
 	for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
 		t.Run(policy.String(), func(t *testing.T) {
-			_, p := newPool(t, 1, []int{0, 1})
-			en := newEndings()
+			_, p := rsNewPool(t, 1, []int{0, 1})
+			en := rsNewEndings()
 			f := channels.NewFIFO()
 			if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
 				t.Fatal(err)
 			}
-			g := newGate()
-			if err := p.SubmitTask("t", &idTask{id: 0, fn: g.run}); err != nil {
+			g := rsNewGate()
+			if err := p.SubmitTask("t", &rsIdTask{id: 0, fn: g.run}); err != nil {
 				t.Fatal(err)
 			}
-			recv(t, "the running task", g.started)
+			rsRecv(t, "the running task", g.started)
 			const queued = 5
 			var ran atomic.Int32
 			for i := 1; i <= queued; i++ {
-				if err := p.SubmitTask("t", &idTask{id: i, fn: func(context.Context) { ran.Add(1) }}); err != nil {
+				if err := p.SubmitTask("t", &rsIdTask{id: i, fn: func(context.Context) { ran.Add(1) }}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			res := removeAsync(p, "t", policy)
-			refusing(t, p, "t", f)
+			res := rsRemoveAsync(p, "t", policy)
+			rsRefusing(t, p, "t", f)
 			close(g.release)
-			r := recv(t, "the removal", res)
+			r := rsRecv(t, "the removal", res)
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -325,14 +314,14 @@ func TestRemoveQueuedAndRunning(t *testing.T) {
 				t.Errorf("by key after the removal: %v, want ErrUnknownKey", err)
 			}
 			if err := f.Submit(func(context.Context) {}); !errors.Is(err, smartpool.ErrClosed) {
-				t.Errorf("through the removed channel: %v, want ErrClosed", err)
+				t.Errorf("through the rsRemoved channel: %v, want ErrClosed", err)
 			}
 			s := p.Stats()
 			if _, ok := s.Channel("t"); ok {
-				t.Error("Stats still lists the removed channel")
+				t.Error("Stats still lists the rsRemoved channel")
 			}
 			if s.Removed.Ran != uint64(wantRan) || s.Removed.Dropped != uint64(wantDropped) || s.Total().Finished() != uint64(1+queued) {
-				t.Errorf("Removed %+v, Total %+v: want the removed channel's counts", s.Removed, s.Total())
+				t.Errorf("Removed %+v, Total %+v: want the rsRemoved channel's counts", s.Removed, s.Total())
 			}
 		})
 	}
@@ -340,49 +329,49 @@ func TestRemoveQueuedAndRunning(t *testing.T) {
 
 // Tasks in a worker's run buffer when the removal starts: a lowest-level
 // FIFO is polled in batches.
-func TestRemoveBuffered(t *testing.T) {
+func TestReshape_RemoveBuffered(t *testing.T) {
 	for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
 		t.Run(policy.String(), func(t *testing.T) {
-			_, p := newPool(t, 1, []int{0, 1})
-			en := newEndings()
+			_, p := rsNewPool(t, 1, []int{0, 1})
+			en := rsNewEndings()
 			f := channels.NewFIFO()
 			if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
 				t.Fatal(err)
 			}
-			g0, g1 := newGate(), newGate()
+			g0, g1 := rsNewGate(), rsNewGate()
 			const n = 10
 			ts := make([]smartpool.Task, n)
 			for i := range ts {
 				switch i {
 				case 0:
-					ts[i] = &idTask{id: i, fn: g0.run}
+					ts[i] = &rsIdTask{id: i, fn: g0.run}
 				case 1:
-					ts[i] = &idTask{id: i, fn: g1.run}
+					ts[i] = &rsIdTask{id: i, fn: g1.run}
 				default:
-					ts[i] = &idTask{id: i, fn: func(context.Context) {}}
+					ts[i] = &rsIdTask{id: i, fn: func(context.Context) {}}
 				}
 			}
 			if err := p.SubmitTask("t", ts[0]); err != nil {
 				t.Fatal(err)
 			}
-			recv(t, "task 0", g0.started)
+			rsRecv(t, "task 0", g0.started)
 			for _, tk := range ts[1:] {
 				if err := p.SubmitTask("t", tk); err != nil {
 					t.Fatal(err)
 				}
 			}
 			close(g0.release)
-			recv(t, "task 1", g1.started) // polled in a batch: the worker's buffer holds the next ones
+			rsRecv(t, "task 1", g1.started) // polled in a batch: the worker's buffer holds the next ones
 			if f.Len() >= n-2 {
 				t.Fatalf("the FIFO still holds %d tasks: no batch was taken", f.Len())
 			}
 			if c, _ := p.Stats().Channel("t"); c.Queued != n-2 {
 				t.Fatalf("Queued %d, want %d (buffered ones included)", c.Queued, n-2)
 			}
-			res := removeAsync(p, "t", policy)
-			refusing(t, p, "t", f)
+			res := rsRemoveAsync(p, "t", policy)
+			rsRefusing(t, p, "t", f)
 			close(g1.release)
-			r := recv(t, "the removal", res)
+			r := rsRecv(t, "the removal", res)
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -400,12 +389,12 @@ func TestRemoveBuffered(t *testing.T) {
 
 // A task yielded when the removal starts, re-entering through its own
 // channel (Drain runs it, Drop drops it) or through another (it runs).
-func TestRemoveYielded(t *testing.T) {
+func TestReshape_RemoveYielded(t *testing.T) {
 	for _, self := range []bool{true, false} {
 		for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
 			t.Run(fmt.Sprintf("%v/self=%v", policy, self), func(t *testing.T) {
-				_, p := newPool(t, 2, []int{0, 1})
-				en := newEndings()
+				_, p := rsNewPool(t, 2, []int{0, 1})
+				en := rsNewEndings()
 				f := channels.NewFIFO()
 				follow := "t"
 				if !self {
@@ -416,7 +405,7 @@ func TestRemoveYielded(t *testing.T) {
 				}
 				waiting, wake := make(chan struct{}), make(chan struct{})
 				var after atomic.Bool
-				task := &idTask{id: 0, fn: func(ctx context.Context) {
+				task := &rsIdTask{id: 0, fn: func(ctx context.Context) {
 					smartpool.Yield(ctx, func() {
 						close(waiting)
 						<-wake
@@ -426,15 +415,15 @@ func TestRemoveYielded(t *testing.T) {
 				if err := p.SubmitTask("t", task); err != nil {
 					t.Fatal(err)
 				}
-				recv(t, "the task to yield", waiting)
-				eventually(t, "the yield counted", func() bool {
+				rsRecv(t, "the task to yield", waiting)
+				rsEventually(t, "the yield counted", func() bool {
 					c, _ := p.Stats().Channel("t")
 					return c.Yielded == 1
 				})
-				res := removeAsync(p, "t", policy)
-				refusing(t, p, "t", f)
+				res := rsRemoveAsync(p, "t", policy)
+				rsRefusing(t, p, "t", f)
 				close(wake)
-				r := recv(t, "the removal", res)
+				r := rsRecv(t, "the removal", res)
 				if r.err != nil {
 					t.Fatal(r.err)
 				}
@@ -457,25 +446,25 @@ func TestRemoveYielded(t *testing.T) {
 
 // Close while a removal waits for a running task: neither hangs, and each
 // task is reported once.
-func TestCloseDuringRemoval(t *testing.T) {
-	o, p := newPool(t, 1, []int{0, 1})
-	en := newEndings()
+func TestReshape_CloseDuringRemoval(t *testing.T) {
+	o, p := rsNewPool(t, 1, []int{0, 1})
+	en := rsNewEndings()
 	f := channels.NewFIFO()
 	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
 		t.Fatal(err)
 	}
-	g := newGate()
-	if err := p.SubmitTask("t", &idTask{id: 0, fn: g.run}); err != nil {
+	g := rsNewGate()
+	if err := p.SubmitTask("t", &rsIdTask{id: 0, fn: g.run}); err != nil {
 		t.Fatal(err)
 	}
-	recv(t, "the running task", g.started)
+	rsRecv(t, "the running task", g.started)
 	for i := 1; i <= 3; i++ {
-		if err := p.SubmitTask("t", &idTask{id: i, fn: func(context.Context) {}}); err != nil {
+		if err := p.SubmitTask("t", &rsIdTask{id: i, fn: func(context.Context) {}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res := removeAsync(p, "t", smartpool.Drain)
-	refusing(t, p, "t", f)
+	res := rsRemoveAsync(p, "t", smartpool.Drain)
+	rsRefusing(t, p, "t", f)
 	closed := make(chan *smartpool.Report[string], 1)
 	go func() {
 		r, err := o.Close(context.Background())
@@ -484,10 +473,10 @@ func TestCloseDuringRemoval(t *testing.T) {
 		}
 		closed <- r
 	}()
-	eventually(t, "Close to start", func() bool { return p.State() != smartpool.Running })
+	rsEventually(t, "Close to start", func() bool { return p.State() != smartpool.Running })
 	close(g.release)
-	rep := recv(t, "Close", closed)
-	r := recv(t, "the removal", res)
+	rep := rsRecv(t, "Close", closed)
+	r := rsRecv(t, "the removal", res)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -502,8 +491,8 @@ func TestCloseDuringRemoval(t *testing.T) {
 }
 
 // Freed room is reused: a full level takes a new channel once one left.
-func TestReuseFreedRoom(t *testing.T) {
-	_, p := newPool(t, 2, []int{0, 1})
+func TestReshape_ReuseFreedRoom(t *testing.T) {
+	_, p := rsNewPool(t, 2, []int{0, 1})
 	for round := range 20 {
 		key := fmt.Sprintf("tenant-%d", round)
 		f := channels.NewFIFO()
@@ -517,7 +506,7 @@ func TestReuseFreedRoom(t *testing.T) {
 		if err := f.Submit(func(context.Context) { close(done) }); err != nil {
 			t.Fatal(err)
 		}
-		recv(t, "the tenant's task", done)
+		rsRecv(t, "the tenant's task", done)
 		st, err := p.RemoveChannel(context.Background(), key, smartpool.Drain)
 		if err != nil {
 			t.Fatal(err)
@@ -535,7 +524,7 @@ func TestReuseFreedRoom(t *testing.T) {
 // A by-key submit of a key added later, racing adds and removals of other
 // keys, under the race detector.
 func TestReshapeConcurrent(t *testing.T) {
-	_, p := newPool(t, 2, []int{1, 4})
+	_, p := rsNewPool(t, 2, []int{1, 4})
 	var wg sync.WaitGroup
 	var ran atomic.Int64
 	for w := range 4 {
