@@ -55,6 +55,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	case nilTask(t):
 		return ErrNilTask
 	}
+	defer e.unpin(e.pin()) // see "Reshaping", 6 (reshape.go)
 	ch, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)

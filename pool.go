@@ -59,12 +59,31 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if p.e.stopped.Load() {
 		return ErrClosed
 	}
+	if len(opts) != 0 {
+		return p.submitWith(key, t, opts)
+	}
+	k := p.e.pin() // see "Reshaping", 6 (reshape.go)
+	i, ok := p.lookup(key)
+	var err error
+	if !ok {
+		err = unknownKey(key)
+	} else {
+		if k >= 0 && p.e.reshape.afterLookup != nil {
+			p.e.reshape.afterLookup()
+		}
+		err = p.e.submit(i, t, Order{}, nil) // runs no user code but the channel's Push
+	}
+	p.e.unpin(k)
+	return err
+}
+
+// submitWith is submit given options: pinned until it returns, whether it
+// waits (WithContext) or runs t inline, which may end its goroutine.
+func (p *Pool[K]) submitWith(key K, t Task, opts []Option) error {
+	defer p.e.unpin(p.e.pin())
 	i, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
-	}
-	if len(opts) == 0 {
-		return p.e.submit(i, t, Order{}, nil)
 	}
 	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil))
 }

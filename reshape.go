@@ -57,16 +57,48 @@ package smartpool
 //     search on an idle worker's behalf (handOver, counted in handing) is in
 //     progress. RemoveChannel waits for it too, within its ctx, so that the
 //     room is free when it returns.
+//  6. The by-key callers' grace, for the slot: a by-key call (Submit,
+//     SubmitTask, Group.Go and TryGo, Handoff, SetCap, Pause, Resume, a
+//     timer's creation and each firing, and Bits.Submit, which checks
+//     Closed) turns a key into a channel index with one load of the key map
+//     and then reads e.chans[i] and pushes into its channel; a caller that
+//     loaded the map before step 4 may use the slot long after. So each
+//     pins first (engine.pin: k = epoch&1, pins[k]++, all seq-cst) and
+//     unpins after its last use of the slot (after the push returned). The
+//     slot freed in step 4 records keyed = epoch+1, and is reused only once
+//     drained reaches it (keysGraced, under mu, which serialises the
+//     flips): the epoch is flipped once (callers from then on pin the other
+//     counter, so the wait cannot starve) and the old counter read 0. A
+//     caller that loaded the old map pinned the old counter before, so it
+//     is counted; one whose pin comes after the flip loads the new map
+//     (no key) or sees the attachment detached (Bits.Submit). It costs a
+//     pool without Config.Spare one branch on e.reshape == nil. The
+//     channel's timers are stopped in step 4 after the map is published
+//     (a timer created from then on looks the key up again under the
+//     timers' lock, and a firing pins before it reads stopped), so no
+//     timer fires into a reused slot. A pinned caller may wait (WithContext
+//     for a unit of the limit or for room in a full Bounded, whose Close in
+//     step 2 wakes it; Group.Go for room in its group) or run a task inline
+//     (help.go): the slot's reuse waits for it, bounded by its context.
+//     RemoveChannel waits for this grace too, within its ctx, except when
+//     called from a task of the pool, which may be such an inline run and
+//     would wait for itself: then AddChannel finds the slot free once the
+//     callers ended.
 //
 // A channel another present channel names as its followup cannot be
 // removed (its yielded tasks must be able to re-enter); remove that one
 // first.
 //
 // Ownership: reshaper.mu guards the slots, the room and the removed
-// totals, the writes AddChannel makes to a slot's tables, and the
-// publication of the key map; Stats and the stall watchdog hold it while
-// they read the tables; startClose holds it to list the channels present.
-// It is never held while user code runs, except a channel's Len under Stats.
+// totals, the writes AddChannel makes to a slot's tables, the publication
+// of the key map, and the epoch's flips and drained; Stats and the stall
+// watchdog hold it while they read the tables; startClose holds it to list
+// the channels present. It is never held while user code runs, except a
+// channel's Len under Stats. Who may touch a slot's tables without it:
+// workers, between the publication of its bits and the worker grace (5),
+// and by-key callers between their pin and unpin, which hold the slot
+// against reuse (6); AddChannel writes a slot only once both graces
+// passed.
 
 import (
 	"context"
@@ -151,6 +183,20 @@ type reshaper struct {
 	gen     atomic.Uint64 // the grace generation: bumped by each removal's detach
 	handing atomic.Int32  // searches on an idle worker's behalf in progress (handOver)
 
+	// The by-key callers' grace (see "Reshaping", 6). epoch's parity picks
+	// the counter a caller pins; drained (under mu) is the epoch below which
+	// every pin ended. epoch is flipped under mu, at most one ahead of
+	// drained, so the two counters never mix three epochs.
+	epoch atomic.Uint64
+	_     pad
+	pins  [2]struct {
+		n atomic.Int64
+		_ [56]byte
+	}
+	drained uint64
+
+	afterLookup func() // tests: called by a by-key submit between its lookup and its push
+
 	mu         sync.Mutex // guards what follows: see "Ownership"
 	levelFirst []int      // per level: first global queue
 	levelN     []int      // per level: queues, spare room included
@@ -165,6 +211,7 @@ type slot struct {
 	state int8
 	att   *attachment
 	quar  uint64   // when free: reusable once this grace passed
+	keyed uint64   // when free: reusable once drained reaches it (by-key callers' grace)
 	base  counts   // the slot's cumulative counts when its channel was added (Stats subtracts them)
 	rm    *removal // the removal in progress or done, when removing
 }
@@ -323,7 +370,7 @@ func (rs *reshaper) claimRoom(settled uint64, l, n, ch int) int {
 // claimSlot takes the longest-free slot whose grace passed, or -1. Under mu.
 func (rs *reshaper) claimSlot(settled uint64) int {
 	for k, i := range rs.free {
-		if rs.slots[i].quar <= settled {
+		if rs.slots[i].quar <= settled && rs.keysGraced(rs.slots[i].keyed) {
 			rs.free = append(rs.free[:k], rs.free[k+1:]...)
 			return i
 		}
@@ -331,13 +378,55 @@ func (rs *reshaper) claimSlot(settled uint64) int {
 	return -1
 }
 
-// release frees slot i and its room in quarantine under grace g. Under mu.
-func (rs *reshaper) release(i, first, n int, g uint64) {
+// release frees slot i and its room in quarantine under grace g and, for
+// the slot, the by-key callers' grace keyed (0: none). Under mu.
+func (rs *reshaper) release(i, first, n int, g, keyed uint64) {
 	for q := first; q < first+n; q++ {
 		rs.owner[q], rs.quar[q] = -1, g
 	}
-	rs.slots[i] = slot{state: slotFree, quar: g}
+	rs.slots[i] = slot{state: slotFree, quar: g, keyed: keyed}
 	rs.free = append(rs.free, i)
+}
+
+// pin marks a by-key caller in progress before it loads the key map, and
+// returns the counter to give to unpin; -1, doing nothing, in a pool
+// without Config.Spare. Between pin and unpin, the channel index the
+// caller looked up keeps its channel (see "Reshaping", 6).
+func (e *engine) pin() int {
+	rs := e.reshape
+	if rs == nil {
+		return -1
+	}
+	k := int(rs.epoch.Load() & 1)
+	rs.pins[k].n.Add(1)
+	return k
+}
+
+// unpin ends the by-key call pin began, after its last use of the channel
+// index it looked up.
+func (e *engine) unpin(k int) {
+	if k >= 0 {
+		e.reshape.pins[k].n.Add(-1)
+	}
+}
+
+// keysGraced reports whether every by-key caller that may have loaded a key
+// map published before epoch need ended, flipping the epoch when needed
+// (see "Reshaping", 6). Under mu, which serialises the flips; it never
+// waits.
+func (rs *reshaper) keysGraced(need uint64) bool {
+	for rs.drained < need {
+		ep := rs.epoch.Load()
+		if ep != rs.drained { // a flip is pending: its old counter must drain
+			if rs.pins[(ep-1)&1].n.Load() != 0 {
+				return false
+			}
+			rs.drained = ep
+			continue
+		}
+		rs.epoch.Add(1) // callers from here on pin the other counter
+	}
+	return true
 }
 
 // AddChannel adds channel c to level level of a running pool built with
@@ -425,7 +514,7 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	if err != nil || e.stopped.Load() {
 		att.state.Store(attDetached)
 		e.clearRoom(first, n)
-		rs.release(i, first, n, rs.gen.Add(1))
+		rs.release(i, first, n, rs.gen.Add(1), 0) // its key was never published
 		switch {
 		case err == nil:
 			return poolClosed("AddChannel")
@@ -608,9 +697,25 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 	if err != nil {
 		return ChannelStats[K]{}, err
 	}
-	g := p.detach(i, rm)
+	g, keyed := p.detach(i, rm)
 	if g > 0 {
-		Yield(ctx, func() { _ = waitUntil(ctx, func() bool { return e.settled() >= g }) })
+		// A call from a task waits for the workers only: the task may run
+		// inline for a by-key submit (help.go), pinned, which would wait
+		// for itself; the slot is freed later, as AddChannel looks.
+		fromTask := e.calledFromTask(ctx)
+		Yield(ctx, func() {
+			_ = waitUntil(ctx, func() bool {
+				if e.settled() < g {
+					return false
+				}
+				if fromTask {
+					return true
+				}
+				rs.mu.Lock()
+				defer rs.mu.Unlock()
+				return rs.keysGraced(keyed)
+			})
+		})
 	}
 	return rm.stats.(ChannelStats[K]), nil
 }
@@ -633,14 +738,15 @@ func (p *Pool[K]) checkRemove(ctx context.Context, i int, key K) error {
 }
 
 // detach ends removal rm of channel index i once its tasks all ended (see
-// "Reshaping", 4) and returns the grace generation its room waits for; 0
-// if a concurrent call detached it already.
-func (p *Pool[K]) detach(i int, rm *removal) uint64 {
+// "Reshaping", 4) and returns the grace generation its room waits for and
+// the epoch the by-key callers' grace of its slot waits for; 0 if a
+// concurrent call detached it already.
+func (p *Pool[K]) detach(i int, rm *removal) (uint64, uint64) {
 	e, rs := p.e, p.e.reshape
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if isDone(rm.done) {
-		return 0
+		return 0, 0
 	}
 	sl, ci := &rs.slots[i], &e.chans[i]
 	n := e.slotCounts(i).minus(sl.base)
@@ -661,12 +767,16 @@ func (p *Pool[K]) detach(i int, rm *removal) uint64 {
 		}
 	}
 	p.index.Store(&m)
+	e.timers.stopChannel(i) // after the map: see schedule
+	// Every caller that loaded an earlier map pinned an epoch up to the
+	// current one: the slot waits until all of those drained.
+	keyed := rs.epoch.Load() + 1
 	e.clearRoom(ci.first, ci.queues)
 	g := rs.gen.Add(1)
-	rs.release(i, ci.first, ci.queues, g)
+	rs.release(i, ci.first, ci.queues, g, keyed)
 	rm.stats = st
 	close(rm.done)
-	return g
+	return g, keyed
 }
 
 // reshapeStats turns Stats' per-slot channels into the channels present,

@@ -565,3 +565,57 @@ func TestReshapeConcurrent(t *testing.T) {
 		t.Errorf("Total Ran %d Dropped %d (ran %d): want %d in all", tot.Ran, tot.Dropped, ran.Load(), 4*25*5)
 	}
 }
+
+// TestReshape_StaleKeySubmit pauses a by-key submit between its lookup of
+// the key and its push while the channel is removed and another is added in
+// the level's only spare room: the slot must not be reused under the
+// submit, whose task must be refused with ErrClosed and never reach the new
+// channel.
+func TestReshape_StaleKeySubmit(t *testing.T) {
+	_, p := rsNewPool(t, 2, []int{0, 1})
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "a"}, channels.NewFIFO(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	looked, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	smartpool.SetAfterLookup(p, func() {
+		once.Do(func() {
+			close(looked)
+			<-resume
+		})
+	})
+	var ran atomic.Int32
+	submitted := make(chan error, 1)
+	go func() {
+		submitted <- p.Submit("a", func(context.Context) { ran.Add(1) })
+	}()
+	rsRecv(t, "the submit's lookup", looked)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := p.RemoveChannel(ctx, "a", smartpool.Drain)
+	cancel()
+	if err != nil {
+		t.Fatalf("RemoveChannel: %v", err)
+	}
+	b := channels.NewFIFO()
+	err = p.AddChannel(1, smartpool.ChannelParams[string]{Key: "b"}, b, "b")
+	if err == nil {
+		t.Errorf("AddChannel reused the slot of a channel a by-key submit still holds")
+	}
+	close(resume)
+	if err := rsRecv(t, "the stale submit", submitted); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("stale submit: %v, want ErrClosed", err)
+	}
+	if err != nil { // the slot is free once the submit returned
+		rsEventually(t, "the slot freed", func() bool {
+			return p.AddChannel(1, smartpool.ChannelParams[string]{Key: "b"}, b, "b") == nil
+		})
+	}
+	time.Sleep(10 * time.Millisecond)
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the stale task ran %d times", n)
+	}
+	if c, ok := p.Stats().Channel("b"); !ok || c.Ran != 0 || c.Queued != 0 {
+		t.Errorf("channel b: %+v (present %v), want no task", c, ok)
+	}
+}
