@@ -82,6 +82,19 @@ type Config[K comparable] struct {
 	// pending timer keeps fake time moving, so a deadlock would spin until
 	// the test's timeout instead of failing at once.
 	StallAfter time.Duration
+	// Spare reserves room for channels added at run time (Pool.AddChannel):
+	// Spare[l] queues in level l, on top of those of the channels Levels
+	// lists there. A level may list no channel if it has spare room, and
+	// Spare may be longer than Levels: the levels past the listed ones start
+	// empty (a reserved lowest level). The bitfield and the pool's tables
+	// are sized at New for the listed channels plus this room, so adding a
+	// channel never reallocates what workers read. A non-nil Spare (even all
+	// zeros) also lets Pool.RemoveChannel remove any channel, listed or
+	// added: such a pool counts, per channel, the tasks taken from it and
+	// not yet ended (one atomic add when a worker takes a task, one when the
+	// task ends). nil: the channels are fixed, and the pool pays nothing for
+	// reshaping. See reshape.go.
+	Spare []int
 }
 
 // DefaultIdleTimeout is how long an idle worker's goroutine waits for work

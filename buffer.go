@@ -110,6 +110,9 @@ func (w *worker) fill(qi int, q *queueRef) Task {
 	share := max(min(int(w.e.target.Load()), int(w.e.born.Load())), 1)
 	b.mu.Lock()
 	n := min(q.batch.PollBatch(q.local, b.tasks[:], keys, share), batchMax)
+	if c := &w.e.chans[q.ch]; c.tracked && n > 1 {
+		c.held.Add(int64(n - 1)) // buffered tasks are held (reshape.go); pollLevel counted the first
+	}
 	var t Task
 	if n > 0 {
 		t, b.tasks[0] = b.tasks[0], nil

@@ -32,7 +32,14 @@ package smartpool
 // per task taken from them: tasks they queue without a unit are charged one
 // when a worker takes them. Calls after New returned have no effect.
 func (b Bits) AdmitsOwnSubmits() {
-	if b.e == nil || !b.e.attaching() {
+	if b.e == nil {
+		return
+	}
+	if b.att.declaring() { // AddChannel's Attach
+		b.att.admits.Store(true)
+		return
+	}
+	if !b.e.attaching() {
 		return
 	}
 	for i := range b.n {
@@ -50,6 +57,9 @@ func (e *engine) attaching() bool { return e.admitDeclared != nil }
 func (e *engine) setAccounting(preQueued []int) {
 	for i := range e.chans {
 		c := &e.chans[i]
+		if c.c == nil {
+			continue // spare room (reshape.go)
+		}
 		declared := true
 		for q := c.first; q < c.first+c.queues; q++ {
 			declared = declared && e.admitDeclared[q]

@@ -67,6 +67,8 @@ type engine struct {
 
 	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
 
+	reshape *reshaper // Config.Spare: run-time channels (reshape.go); nil otherwise. Set by New, read-only
+
 	base        context.Context // parent of every task context
 	cancelTasks context.CancelFunc
 	finish      func() // builds the report; run by whoever takes live to zero
@@ -106,6 +108,17 @@ type chanInfo struct {
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
 	maxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
 	running    atomic.Int64 // slots reserved, when capped
+
+	// Reshaping (reshape.go), only in a pool with Config.Spare. tracked is
+	// set by New for every slot of such a pool, read-only. held counts the
+	// tasks taken from this channel and not yet ended (polls in progress,
+	// buffered, running, yielded): a worker adds before it polls, whoever
+	// ends the task subtracts after OnEnd. removal is the policy of a
+	// removal in progress (removeDraining, removeDropping), 0 otherwise;
+	// written by RemoveChannel, read by workers as they take a task.
+	tracked bool
+	held    atomic.Int64
+	removal atomic.Int32
 
 	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
 }
@@ -185,8 +198,11 @@ func (e *engine) startClose() {
 		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]Task, len(e.chans))
+		present := e.reshape.present(len(e.chans)) // AddChannel refuses from here on
 		for i := range e.chans {
-			dropped[i] = e.chans[i].c.Close(!e.chans[i].coc)
+			if present[i] {
+				dropped[i] = e.chans[i].c.Close(!e.chans[i].coc)
+			}
 		}
 		e.closing.Store(true)
 		e.wakeAll()

@@ -30,3 +30,8 @@ func WorkerCounts[K comparable](p *Pool[K]) (created, parkedGoroutines, orphans 
 	})
 	return created, parkedGoroutines, orphans
 }
+
+// SetAfterLookup makes p's by-key Submit without options call f between its
+// lookup of the key and its push (a pool with Config.Spare only). Set it
+// before any such submit.
+func SetAfterLookup[K comparable](p *Pool[K], f func()) { p.e.reshape.afterLookup = f }

@@ -191,7 +191,8 @@ func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Opti
 var errNoRoom = errors.New("no room in the group")
 
 func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
-	ch, ok := g.p.index[key]
+	defer g.p.e.unpin(g.p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	ch, ok := g.p.lookup(key)
 	switch {
 	case fn == nil:
 		g.fail(g.current(), ErrNilTask)

@@ -55,7 +55,8 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	case nilTask(t):
 		return ErrNilTask
 	}
-	ch, ok := p.index[key]
+	defer e.unpin(e.pin()) // see "Reshaping", 6 (reshape.go)
+	ch, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
 	}

@@ -20,22 +20,45 @@ type layout[K comparable] struct {
 	sources  []Source // channels[i]'s
 	level    []int    // channel index -> level
 	first    []int    // channel index -> global number of its queue 0
-	perLevel []int    // queues per level
+	perLevel []int    // queues per level, spare room included
+	// With Config.Spare: spare[l] queues of level l follow its listed
+	// channels' (levelFirst[l] is its first global queue); slots is the
+	// channel table's size, the listed channels plus one per spare queue.
+	spare      []int
+	levelFirst []int
+	slots      int
 }
 
 // buildLayout validates cfg and asks b for every channel. It calls no
 // channel's Attach.
 func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], error) {
-	if len(cfg.Levels) == 0 {
+	levels := max(len(cfg.Levels), len(cfg.Spare))
+	if levels == 0 {
 		return nil, configErr(errNoLevels, "Config.Levels is empty: a pool needs at least one level")
 	}
-	if len(cfg.Levels) > scheduler.MaxLevels {
-		return nil, configErr(errTooManyQueues, "%d levels, at most %d", len(cfg.Levels), scheduler.MaxLevels)
+	if levels > scheduler.MaxLevels {
+		return nil, configErr(errTooManyQueues, "%d levels, at most %d", levels, scheduler.MaxLevels)
 	}
-	lo := &layout[K]{index: make(map[K]int), perLevel: make([]int, len(cfg.Levels))}
+	lo := &layout[K]{index: make(map[K]int), perLevel: make([]int, levels), levelFirst: make([]int, levels)}
+	if cfg.Spare != nil {
+		lo.spare = make([]int, levels)
+		copy(lo.spare, cfg.Spare)
+	}
 	queues := 0
-	for l, lv := range cfg.Levels {
-		if len(lv) == 0 {
+	for l := range levels {
+		var lv []ChannelParams[K]
+		if l < len(cfg.Levels) {
+			lv = cfg.Levels[l]
+		}
+		lo.levelFirst[l] = queues
+		spare := 0
+		if lo.spare != nil {
+			spare = lo.spare[l]
+		}
+		switch {
+		case spare < 0:
+			return nil, configErr(ErrBadLimit, "Spare[%d] = %d: want 0 or more", l, spare)
+		case len(lv) == 0 && spare == 0:
 			return nil, configErr(errEmptyLevel, "level %d has no channels", l)
 		}
 		for _, p := range lv {
@@ -50,13 +73,8 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if isNil(src) {
 				return nil, configErr(errNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
 			}
-			switch {
-			case p.MaxRunning < 0:
-				return nil, configErr(ErrBadLimit, "channel %v: MaxRunning = %d: want 0 (no cap) or more", p.Key, p.MaxRunning)
-			case p.MaxInFlight < 0:
-				return nil, configErr(ErrBadLimit, "channel %v: MaxInFlight = %d: want 0 (no cap) or more", p.Key, p.MaxInFlight)
-			case p.MaxRunning > 0 && p.MaxInFlight > 0:
-				return nil, configErr(errCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
+			if err := checkCaps(p); err != nil {
+				return nil, err
 			}
 			n := src.Queues()
 			if n < 1 {
@@ -75,8 +93,28 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			lo.perLevel[l] += n
 			queues += n
 		}
+		if queues+spare > avail.MaxQueues {
+			return nil, configErr(errTooManyQueues, "more than %d queues", avail.MaxQueues)
+		}
+		lo.perLevel[l] += spare
+		queues += spare
+		lo.slots += spare
 	}
+	lo.slots += len(lo.keys)
 	return lo, nil
+}
+
+// checkCaps applies the rules of MaxRunning and MaxInFlight.
+func checkCaps[K comparable](p ChannelParams[K]) error {
+	switch {
+	case p.MaxRunning < 0:
+		return configErr(ErrBadLimit, "channel %v: MaxRunning = %d: want 0 (no cap) or more", p.Key, p.MaxRunning)
+	case p.MaxInFlight < 0:
+		return configErr(ErrBadLimit, "channel %v: MaxInFlight = %d: want 0 (no cap) or more", p.Key, p.MaxInFlight)
+	case p.MaxRunning > 0 && p.MaxInFlight > 0:
+		return configErr(errCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
+	}
+	return nil
 }
 
 // isNil reports whether an interface value (a Channel, a Picker) is nil or
@@ -108,7 +146,11 @@ func constructorOf(c Channel) string {
 // to another pool) fails New.
 func (lo *layout[K]) attach(e *engine) error {
 	for i, src := range lo.sources {
-		err := src.Attach(Bits{e: e, base: lo.first[i], n: src.Queues()})
+		var att *attachment
+		if e.reshape != nil {
+			att = e.reshape.slots[i].att // a listed channel is removable too
+		}
+		err := src.Attach(Bits{e: e, base: lo.first[i], n: src.Queues(), att: att})
 		switch {
 		case errors.Is(err, ErrAttached):
 			return configErr(err, "channel %v already belongs to a pool", lo.keys[i])

@@ -87,7 +87,8 @@ func (e *engine) unblock(ch int) {
 // channels keep no count, so that they pay nothing for the feature) or
 // wrapping ErrConfig and ErrBadLimit for n < 0.
 func (p *Pool[K]) SetCap(key K, n int) error {
-	i, ok := p.index[key]
+	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	i, ok := p.lookup(key)
 	switch {
 	case !ok:
 		return unknownKey(key)

@@ -173,6 +173,11 @@ func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push fun
 // usual otherwise, so that submits without options cost nothing more. It
 // returns ErrClosed when no running pool serves the channel.
 func (b Bits) Submit(t Task, order Order, opts []Option, push func(Task, Order) error) error {
+	if b.e != nil {
+		// Pinned before Closed: a removal detaches the channel before it
+		// flips the epoch (see "Reshaping", 6, in reshape.go).
+		defer b.e.unpin(b.e.pin())
+	}
 	if b.Closed() {
 		return ErrClosed
 	}

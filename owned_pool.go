@@ -56,7 +56,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startScheduler(sched, len(cfg.Levels)); err != nil {
+	if err := startScheduler(sched, len(lo.perLevel)); err != nil {
 		return nil, err
 	}
 	follow, err := followups(b, lo)
@@ -70,20 +70,30 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	e.followup = follow
+	e.followup = append(follow, make([]int, lo.slots-len(follow))...) // spare slots: set by AddChannel
 	e.idleTimeout = cfg.IdleTimeout
 	if e.idleTimeout == 0 {
 		e.idleTimeout = DefaultIdleTimeout
 	}
-	e.timing = newTiming(cfg.TimingEvery, len(lo.channels))
+	e.timing = newTiming(cfg.TimingEvery, lo.slots)
 	e.timing.link()
-	p := &Pool[K]{e: e, keys: lo.keys, index: lo.index, log: logger(cfg.Logger)}
+	keys := append(lo.keys, make([]K, lo.slots-len(lo.keys))...) // spare slots: set by AddChannel
+	p := &Pool[K]{e: e, keys: keys, log: logger(cfg.Logger)}
+	p.index.Store(&lo.index)
 	e.log = p.log
 	p.setPanicHandler(cfg.PanicHandler)
-	e.chans = make([]chanInfo, len(lo.channels))
+	e.chans = make([]chanInfo, lo.slots)
+	total := 0
+	for _, n := range lo.perLevel {
+		total += n
+	}
+	e.queues = make([]queueRef, 0, total)
+	if lo.spare != nil {
+		e.reshape = newReshaper(lo.perLevel, lo.levelFirst, lo.slots, len(lo.channels))
+	}
 	for i, c := range lo.sources {
 		e.chans[i] = chanInfo{c: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], queues: c.Queues(),
-			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd}
+			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd, tracked: e.reshape != nil}
 		if limit := max(lo.params[i].MaxRunning, lo.params[i].MaxInFlight); limit > 0 {
 			e.chans[i].capped, e.chans[i].holdsYield = true, lo.params[i].MaxInFlight > 0
 			e.chans[i].maxRunning.Store(int64(limit))
@@ -95,9 +105,14 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 			if !batches(e.chans[i].capped, lo.level[i], len(lo.perLevel)) {
 				bp = nil
 			}
-			e.queues = append(e.queues, queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: lo.level[i]})
+			e.queues = e.queues[:lo.first[i]+q+1] // spare room before it stays zero: AddChannel fills it
+			e.queues[lo.first[i]+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: lo.level[i]}
+		}
+		if e.reshape != nil {
+			e.reshape.own(lo.first[i], c.Queues(), i)
 		}
 	}
+	e.queues = e.queues[:cap(e.queues)]
 	// The limit is set before Attach: a channel may start goroutines there
 	// that admit tasks (Bits.AdmitWait waits for start).
 	preQueued := make([]int, len(lo.channels))

@@ -247,8 +247,12 @@ func (w *worker) handOver() {
 	if int32(w.id) >= e.target.Load() || e.stopped.Load() {
 		return
 	}
+	if rs := e.reshape; rs != nil {
+		rs.handing.Add(1) // a search on w's behalf: a grace waits for it (reshape.go)
+		defer rs.handing.Add(-1)
+	}
 	w.next, w.nextQ = w.find(-1, false) // one task: w's buffer is its own goroutine's to fill
-	w.nextStarted = w.next != nil && !e.stopped.Load()
+	w.nextStarted = w.next != nil && !e.stopped.Load() && e.chans[w.nextQ.ch].removal.Load() != removeDropping
 	if c := cancellableOf(w.next); c != nil && w.nextStarted && c.ctx.Err() == nil {
 		// Started, as far as its submitter can tell: its context's end no
 		// longer cancels it (cancellable.Run runs what this claimed).

@@ -85,7 +85,8 @@ func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
 func (p *Pool[K]) Resume(key K) error { return p.setPaused(key, false, "Resume") }
 
 func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
-	i, ok := p.index[key]
+	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	i, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
 	}

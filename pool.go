@@ -5,14 +5,20 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 )
 
 // Pool is the shareable handle of a running pool: submit by key, read stats.
 // Get it from OwnedPool.Pool. All methods are safe for concurrent use.
 type Pool[K comparable] struct {
-	e         *engine
-	keys      []K       // channel index -> key; read-only
-	index     map[K]int // key -> channel index; read-only
+	e *engine
+	// keys maps a channel index to its key: read-only, but for the slots
+	// AddChannel fills (written under reshaper.mu before the channel can
+	// take a task). index maps a key to its channel index: a map never
+	// changed once published; AddChannel and RemoveChannel publish a new
+	// copy (under reshaper.mu), so a by-key submit costs one atomic load.
+	keys      []K
+	index     atomic.Pointer[map[K]int]
 	onPanic   func(K, *PanicError)
 	log       *slog.Logger // Config.Logger or slog.Default(); read-only
 	rate      rateWindow   // Stats' tasks-per-second window (report.go)
@@ -53,14 +59,39 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if p.e.stopped.Load() {
 		return ErrClosed
 	}
-	i, ok := p.index[key]
+	if len(opts) != 0 {
+		return p.submitWith(key, t, opts)
+	}
+	k := p.e.pin() // see "Reshaping", 6 (reshape.go)
+	i, ok := p.lookup(key)
+	var err error
+	if !ok {
+		err = unknownKey(key)
+	} else {
+		if k >= 0 && p.e.reshape.afterLookup != nil {
+			p.e.reshape.afterLookup()
+		}
+		err = p.e.submit(i, t, Order{}, nil) // runs no user code but the channel's Push
+	}
+	p.e.unpin(k)
+	return err
+}
+
+// submitWith is submit given options: pinned until it returns, whether it
+// waits (WithContext) or runs t inline, which may end its goroutine.
+func (p *Pool[K]) submitWith(key K, t Task, opts []Option) error {
+	defer p.e.unpin(p.e.pin())
+	i, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
 	}
-	if len(opts) == 0 {
-		return p.e.submit(i, t, Order{}, nil)
-	}
 	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil))
+}
+
+// lookup returns the channel index of key: one atomic load and a map read.
+func (p *Pool[K]) lookup(key K) (int, bool) {
+	i, ok := (*p.index.Load())[key]
+	return i, ok
 }
 
 // named adds the channel's key to an option error, which a channel returns

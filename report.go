@@ -32,6 +32,9 @@ type ChannelStats[K comparable] struct {
 	// restart) and Run their run time (start to end, including time spent
 	// yielded), from the tasks timing sampled (Config.TimingEvery).
 	Wait, Run Timing
+	// Removing says RemoveChannel is removing the channel: it refuses
+	// submits and ends what it holds (reshape.go).
+	Removing bool
 }
 
 // Finished returns the number of tasks that left the channel: ran,
@@ -83,6 +86,12 @@ type Stats[K comparable] struct {
 	Stalls   uint64
 	Stalled  bool
 	Channels []ChannelStats[K]
+	// Removed sums the final counts (Ran, Panicked, Goexited, Dropped,
+	// Cancelled) of every channel RemoveChannel removed, each also in its
+	// removal's result; Channels lists only the channels present. Total
+	// includes it, so the pool's totals keep adding up across removals.
+	// Zero in a pool that never removed a channel.
+	Removed ChannelStats[K]
 }
 
 // Report is what Close returns: the Stats of the pool when its last worker
@@ -102,10 +111,11 @@ func (s *Stats[K]) Channel(key K) (ChannelStats[K], bool) {
 	return ChannelStats[K]{}, false
 }
 
-// Total sums every channel's counters; its Key and Level are zero.
+// Total sums every channel's counters, and those of the removed channels
+// (Removed); its Key and Level are zero.
 func (s *Stats[K]) Total() ChannelStats[K] {
 	var t ChannelStats[K]
-	for _, c := range s.Channels {
+	for _, c := range append(s.Channels, s.Removed) {
 		t.Queued += c.Queued
 		t.Ran += c.Ran
 		t.Panicked += c.Panicked
@@ -121,6 +131,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
 	e := p.e
+	defer e.reshape.lock()() // the channel tables hold still (reshape.go)
 	s := &Stats[K]{Workers: int(e.target.Load()), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
 	if e.admit.on {
 		s.Limit, s.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
@@ -158,6 +169,9 @@ func (p *Pool[K]) Stats() *Stats[K] {
 			s.Channels[r-1].Running++
 		}
 	})
+	if e.reshape != nil {
+		p.reshapeStats(s)
+	}
 	s.Rate = p.rate.update(s.Total().Finished())
 	return s
 }
@@ -193,7 +207,9 @@ func (e *engine) queued() []int {
 		n := int(e.born.Load())
 		held, all := e.holdBuffers(n)
 		for i := range e.chans {
-			q[i] = e.chans[i].user.Len()
+			if e.chans[i].user != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
+				q[i] = e.chans[i].user.Len()
+			}
 		}
 		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
 			// A worker being created (or created meanwhile) may fill its

@@ -83,17 +83,24 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 	if p.e.stopped.Load() {
 		return nil, ErrClosed
 	}
-	ch, ok := p.index[key]
-	if !ok {
+	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	if _, ok := p.lookup(key); !ok {
 		return nil, unknownKey(key)
 	}
 	s := &p.e.timers
-	tm := &Timer{s: s, ch: ch, task: Func(fn), every: every, missed: missed}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
 	}
+	// Looked up under mu: a removal publishes the map without the key
+	// before stopChannel takes mu, so a timer registered here is either
+	// seen by stopChannel or made for the channel present now.
+	ch, ok := p.lookup(key)
+	if !ok {
+		return nil, unknownKey(key)
+	}
+	tm := &Timer{s: s, ch: ch, task: Func(fn), every: every, missed: missed}
 	tm.next = at
 	tm.t = time.AfterFunc(time.Until(at), tm.fire)
 	s.active[tm] = struct{}{}
@@ -127,9 +134,15 @@ func (tm *Timer) stopLocked() bool {
 // fire runs on the runtime's timer goroutine: submit, then arm the next tick.
 func (tm *Timer) fire() {
 	s := tm.s
+	// Pinned before it reads stopped: a removal stops the channel's
+	// timers before it flips the epoch, so a firing that pinned after
+	// the flip sees its timer stopped, and one pinned before holds the
+	// slot until its submit returned (see "Reshaping", 6).
+	k := s.e.pin()
 	s.mu.Lock()
 	if tm.stopped || s.closed {
 		s.mu.Unlock()
+		s.e.unpin(k)
 		return
 	}
 	s.firing.Add(1)
@@ -137,6 +150,7 @@ func (tm *Timer) fire() {
 	defer s.firing.Done()
 
 	err := s.e.submit(tm.ch, tm.task, Order{}, nil)
+	s.e.unpin(k)
 	if errors.Is(err, ErrFull) {
 		tm.skipped.Add(1)
 	}
@@ -157,6 +171,18 @@ func (tm *Timer) fire() {
 		tm.next = tm.next.Add(behind * tm.every)
 	}
 	tm.t.Reset(tm.next.Sub(now))
+}
+
+// stopChannel stops the timers of channel index ch, which a removal
+// detached (reshape.go).
+func (s *schedules) stopChannel(ch int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tm := range s.active {
+		if tm.ch == ch {
+			tm.stopLocked()
+		}
+	}
 }
 
 // close stops every timer and waits for firings in progress.

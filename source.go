@@ -131,12 +131,15 @@ type Bits struct {
 	e    *engine
 	base int // global number of the channel's queue 0
 	n    int
+	att  *attachment // the channel's attachment in a pool with Config.Spare (reshape.go); nil otherwise
 }
 
 // Attached reports whether b binds its channel to a pool: false for the zero
 // Bits and for the Bits of a New that failed (the channel may then be
 // attached again).
-func (b Bits) Attached() bool { return b.e != nil && !b.e.failed.Load() }
+func (b Bits) Attached() bool {
+	return b.e != nil && !b.e.failed.Load() && (b.att == nil || b.att.state.Load() != attDetached)
+}
 
 // Len returns the number of queues b covers.
 func (b Bits) Len() int { return b.n }
@@ -147,19 +150,19 @@ func (b Bits) Slice(i, n int) Bits {
 	if i < 0 || n < 0 || i+n > b.n {
 		panic("smartpool: Bits.Slice out of range")
 	}
-	return Bits{e: b.e, base: b.base + i, n: n}
+	return Bits{e: b.e, base: b.base + i, n: n, att: b.att}
 }
 
 // Set marks queue i as holding work. Call it with the channel's lock held.
 func (b Bits) Set(i int) {
-	if b.e != nil {
+	if b.e != nil && b.att.attached() { // a removed channel's queues may serve another now
 		b.e.field.Set(b.index(i))
 	}
 }
 
 // Clear marks queue i as empty. Call it with the channel's lock held.
 func (b Bits) Clear(i int) {
-	if b.e != nil && b.e.field.Clear(b.index(i)) {
+	if b.e != nil && b.att.attached() && b.e.field.Clear(b.index(i)) {
 		b.e.wake() // a repair republished work: see the availability-bit protocol
 	}
 }
@@ -174,14 +177,30 @@ func (b Bits) Has(i int) bool {
 // attached, its New failed, or the pool's Close started. Channels check it
 // under their lock on every submit and refuse with ErrClosed while it
 // reports true; it is one atomic load.
-func (b Bits) Closed() bool { return b.e == nil || b.e.stopped.Load() }
+//
+// In a pool with Config.Spare, it reports true too once RemoveChannel
+// started removing the channel, and before AddChannel finished adding it.
+func (b Bits) Closed() bool {
+	return b.e == nil || b.e.stopped.Load() || b.att != nil && b.att.state.Load() != attLive
+}
 
 // Closing reports whether the channel's Close may act: the pool it is
 // attached to is closing (its Close started and has not finished). A
 // channel's Close does nothing while Closing reports false, so a user's call
 // cannot remove tasks that a running pool would run, nor close a channel
 // that no pool holds, or that a failed New left free for another.
+//
+// A channel being removed (Pool.RemoveChannel) is closing too, until its
+// removal ends; a removed channel never again.
 func (b Bits) Closing() bool {
+	if b.att != nil {
+		switch b.att.state.Load() {
+		case attRemoving:
+			return true
+		case attDetached:
+			return false
+		}
+	}
 	// live counts the closer's share from start until the close ends.
 	return b.e != nil && (b.e.standalone || b.e.stopped.Load() && b.e.live.Load() > 0)
 }
@@ -190,7 +209,7 @@ func (b Bits) Closing() bool {
 // Call it after releasing the channel's lock. It costs one atomic load when
 // no worker is idle.
 func (b Bits) Wake(n int) {
-	if b.e != nil && n > 0 {
+	if b.e != nil && n > 0 && b.att.attached() {
 		b.e.wakeFrom(b.base)
 	}
 }
@@ -206,7 +225,14 @@ func (b Bits) Wake(n int) {
 // its Poll). The channels package's channels all declare it. Calls after
 // New returned have no effect.
 func (b Bits) WakesOutsideLock() {
-	if b.e == nil || !b.e.attaching() {
+	if b.e == nil {
+		return
+	}
+	if b.att.declaring() { // AddChannel's Attach
+		b.att.wakesOutside.Store(true)
+		return
+	}
+	if !b.e.attaching() {
 		return
 	}
 	for i := range b.n {

@@ -149,6 +149,7 @@ func (d *watchdog) over(e *engine, why string, now time.Time) {
 
 // report logs a stall just noticed, at Warn. Under mu.
 func (d *watchdog) report(e *engine, now time.Time) {
+	unlock := e.reshape.lock() // keys and channel tables hold still (reshape.go); not while logging
 	busy := map[string]int{}
 	for i := range int(e.target.Load()) {
 		if w := e.worker(i); w != nil {
@@ -161,6 +162,7 @@ func (d *watchdog) report(e *engine, now time.Time) {
 	for _, n := range e.queued() {
 		queued += n
 	}
+	unlock()
 	e.log.Warn("smartpool: stalled: every worker is busy, work is queued and no task has ended",
 		"for", now.Sub(d.since).Round(time.Millisecond), "workers", e.target.Load(), "queued", queued,
 		"running", busyByChannel(busy), "stalls", d.stalls.Load(), "tasks", stallStacks(e))

@@ -74,6 +74,7 @@ type worker struct {
 	// goIdle), read by Stats.
 	running atomic.Int32
 	runs    uint32
+	gen     atomic.Uint64 // the reshaping grace generation at this worker's last turn (reshape.go); the carrier writes, removals read
 	_       pad
 	buf     runBuffer // tasks polled in a batch and not run yet (buffer.go)
 	_       pad
@@ -112,6 +113,9 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	every, lastCheck := checkEvery, lastYield // tasks between clock reads, and the last read
 	for {
 		w := tc.w
+		if e.reshape != nil {
+			w.turn() // a reshaping pool's grace (reshape.go); others pay this branch
+		}
 		var t Task
 		var q *queueRef
 		handed, started := w.next != nil, false // a task handed over with the wake-up (park.go)
@@ -172,16 +176,19 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}
-		if !started && e.stopped.Load() && !e.chans[q.ch].coc {
-			// Close started after this task was queued: a dropping channel's
-			// task that has not started is dropped, even if it was polled
-			// before Close emptied the channel.
+		if !started && (e.stopped.Load() && !e.chans[q.ch].coc || e.chans[q.ch].removal.Load() == removeDropping) {
+			// Close (or a removal that drops, reshape.go) started after this
+			// task was queued: a dropping channel's task that has not
+			// started is dropped, even if it was polled before Close emptied
+			// the channel.
 			e.dropTasks(q.ch, []Task{t})
 			e.endSegment(q.ch)
 			e.endTask(q.ch)
+			e.untrack(q.ch) // the take's count: a resumption is its origin's
 			continue
 		}
 		if r, ok := t.(*resumption); ok {
+			e.untrack(q.ch) // a resumption counts in its origin's held
 			w.resume(r, q)
 			continue
 		}
@@ -286,9 +293,13 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 			from = 0
 		}
 		q := &e.queues[first+i]
-		capped := e.chans[q.ch].capped
+		c := &e.chans[q.ch]
+		capped := c.capped
 		if capped && !e.reserve(q.ch) {
 			continue
+		}
+		if c.tracked {
+			c.held.Add(1) // before the poll: a removal never sees the task nowhere (reshape.go)
 		}
 		var t Task
 		if batch && q.batch != nil {
@@ -299,6 +310,9 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 		if t != nil {
 			w.cursor[l] = from
 			return t, q, false
+		}
+		if c.tracked {
+			c.held.Add(-1)
 		}
 		if capped {
 			e.release(q.ch)
@@ -355,6 +369,7 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 		if e.chans[q.ch].onEnd != nil {
 			e.ended(q.ch, t, how)
 		}
+		e.untrack(q.ch) // last: a removal may report once no task is held
 		if !ok {
 			// runtime.Goexit is unwinding the worker's goroutine: hand the
 			// worker to a new one.

@@ -268,6 +268,7 @@ func (tc *taskContext) endDropped() {
 	c.suspended.Add(-1)
 	e.ended(tc.origin, tc.task, DroppedOnClose)
 	tc.task = nil
+	e.untrack(tc.origin)
 	if tc.counted {
 		e.leaveInflight() // last: Close may report once inflight reaches zero
 	}
@@ -289,6 +290,9 @@ func (tc *taskContext) takeIdle() bool {
 	}
 	ch := e.followup[tc.cur.ch]
 	c := &e.chans[ch]
+	if c.removal.Load() == removeDropping {
+		return false // re-enter through the channel, which refuses: dropped (reshape.go)
+	}
 	if c.capped && !e.reserve(ch) || !c.capped && e.paused(ch) { // a paused channel: queue (pause.go)
 		return false
 	}
@@ -359,6 +363,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 		w.count(tc.origin, how)
 	}
 	e.ended(tc.origin, tc.task, how.public())
+	e.untrack(tc.origin)
 	if tc.counted {
 		e.leaveInflight()
 	}
