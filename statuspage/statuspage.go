@@ -111,16 +111,21 @@ type handler[K comparable] struct {
 	p *smartpool.Pool[K]
 	o Options
 
-	mu   sync.Mutex // guards ring and next
-	ring []sample   // up to keep samples; once full, the oldest at next
+	mu   sync.Mutex  // guards ring and next
+	ring []sample[K] // up to keep samples; once full, the oldest at next
 	next int
 }
 
-// sample is what the page remembers of one Stats reading, per channel.
-type sample struct {
-	at                time.Time
-	finished, dropped []uint64
-	wait              [][]smartpool.TimingBucket
+// sample is what the page remembers of one Stats reading, per channel, by
+// key: channels come and go in a pool that reshapes (Pool.AddChannel).
+type sample[K comparable] struct {
+	at    time.Time
+	chans map[K]chanSample
+}
+
+type chanSample struct {
+	finished, dropped uint64
+	wait              []smartpool.TimingBucket
 }
 
 // tick records a sample and, unless the pool had closed before it, asks
@@ -142,17 +147,25 @@ func (h *handler[K]) tick(due time.Time) {
 }
 
 // takeSample keeps what the page needs of s, read at now.
-func takeSample[K comparable](s *smartpool.Stats[K], now time.Time) sample {
-	n := len(s.Channels)
-	cur := sample{at: now, finished: make([]uint64, n), dropped: make([]uint64, n), wait: make([][]smartpool.TimingBucket, n)}
-	for i, c := range s.Channels {
-		cur.finished[i], cur.dropped[i], cur.wait[i] = c.Finished(), c.Dropped, c.Wait.Buckets
+func takeSample[K comparable](s *smartpool.Stats[K], now time.Time) sample[K] {
+	cur := sample[K]{at: now, chans: make(map[K]chanSample, len(s.Channels))}
+	for _, c := range s.Channels {
+		cur.chans[c.Key] = chanSample{finished: c.Finished(), dropped: c.Dropped, wait: c.Wait.Buckets}
 	}
 	return cur
 }
 
+// since returns how much a cumulative count grew from then to now, 0 if it
+// went back (a channel removed and added again under the same key).
+func since(then, now uint64) uint64 {
+	if now < then {
+		return 0
+	}
+	return now - then
+}
+
 // record adds s to the ring, in place of the oldest sample once it is full.
-func (h *handler[K]) record(s sample) {
+func (h *handler[K]) record(s sample[K]) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.ring) < keep {
@@ -164,7 +177,7 @@ func (h *handler[K]) record(s sample) {
 }
 
 // history returns the samples, oldest first.
-func (h *handler[K]) history() []sample {
+func (h *handler[K]) history() []sample[K] {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append(slices.Clone(h.ring[h.next:]), h.ring[:h.next]...)
@@ -211,8 +224,10 @@ type channelView struct {
 	RunP50    string    `json:"runP50"`
 	Late      bool      `json:"late"`
 	Dropping  bool      `json:"dropping"`
-	Spark     []float64 `json:"spark"`  // tasks finished per second, oldest first, between successive samples
-	Points    string    `json:"points"` // Spark drawn in a sparkBox square (see sparkPoints)
+	Paused    bool      `json:"paused"`   // Pool.Pause: queues, no worker takes its tasks
+	Removing  bool      `json:"removing"` // Pool.RemoveChannel in progress
+	Spark     []float64 `json:"spark"`    // tasks finished per second, oldest first, between successive samples
+	Points    string    `json:"points"`   // Spark drawn in a sparkBox square (see sparkPoints)
 }
 
 func (h *handler[K]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -246,7 +261,7 @@ func (h *handler[K]) view() view {
 	for _, x := range samples[1:] {
 		times = append(times, x.at.Sub(first.at).Seconds())
 	}
-	for i, c := range s.Channels {
+	for _, c := range s.Channels {
 		for len(v.Levels) <= c.Level {
 			v.Levels = append(v.Levels, level{Level: len(v.Levels)})
 		}
@@ -258,14 +273,16 @@ func (h *handler[K]) view() view {
 		}
 		for j := 1; j < len(samples); j++ {
 			dt := samples[j].at.Sub(samples[j-1].at).Seconds()
-			cv.Spark = append(cv.Spark, float64(samples[j].finished[i]-samples[j-1].finished[i])/dt)
+			cv.Spark = append(cv.Spark, float64(since(samples[j-1].chans[c.Key].finished, samples[j].chans[c.Key].finished))/dt)
 		}
 		if n := len(cv.Spark); n > 0 {
 			cv.PerSec = cv.Spark[n-1]
 			v.Rate += cv.PerSec
 		}
-		cv.Dropping = c.Dropped > first.dropped[i]
-		cv.Late = p99Since(first.wait[i], c.Wait.Buckets, c.Wait.Count) >= h.o.LateWait
+		was := first.chans[c.Key] // zero for a channel added since
+		cv.Dropping = c.Dropped > was.dropped
+		cv.Late = p99Since(was.wait, c.Wait.Buckets, c.Wait.Count) >= h.o.LateWait
+		cv.Paused, cv.Removing = c.Paused, c.Removing
 		cv.Points = sparkPoints(cv.Spark, times)
 		v.Levels[c.Level].Channels = append(v.Levels[c.Level].Channels, cv)
 	}

@@ -1,0 +1,103 @@
+package statuspage_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/statuspage"
+)
+
+// The page follows a pool that reshapes: a channel added after the handler
+// was made appears (its history from its first sample), a removed one goes,
+// and paused and removing channels are flagged. The history is kept by key,
+// so channels coming and going never mix their sparklines. In a synctest
+// bubble: time.Sleep moves the bubble's clock to the next sample.
+func TestReshape(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := channels.NewFIFO(), channels.NewFIFO()
+		o, err := smartpool.New(smartpool.Levels[string]{{
+			{Key: "a", Channel: a, CompleteOnClose: true},
+			{Key: "b", Channel: b, CompleteOnClose: true},
+		}}.With(smartpool.Config[string]{Workers: 1, StallAfter: -1, Spare: []int{2}, Logger: slog.New(slog.DiscardHandler)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = o.Close(context.Background()) })
+		p := o.Pool()
+		h := statuspage.Handler(p, statuspage.Options{}) // a sample with a and b
+		time.Sleep(time.Second)
+		tenant := channels.NewFIFO()
+		if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "tenant"}, tenant, "tenant"); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if err := tenant.Submit(func(context.Context) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		if _, err := p.RemoveChannel(context.Background(), "b", smartpool.Drain); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Pause("a"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // a sample with a and tenant
+
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
+		var v struct {
+			Levels []struct {
+				Channels []struct {
+					Key    string
+					Ran    uint64
+					Paused bool
+					Spark  []float64
+				}
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, l := range v.Levels {
+			for i, c := range l.Channels {
+				got[c.Key] = i
+			}
+		}
+		if _, ok := got["b"]; ok || len(got) != 2 {
+			t.Fatalf("channels on the page %v: want a and tenant, not the removed b", got)
+		}
+		chans := v.Levels[0].Channels
+		if c := chans[got["a"]]; !c.Paused {
+			t.Errorf("a is paused, the page says %+v", c)
+		}
+		c := chans[got["tenant"]]
+		if c.Ran != 3 || c.Paused {
+			t.Errorf("tenant %+v: want 3 ran, not paused", c)
+		}
+		var sum float64
+		for _, x := range c.Spark {
+			sum += x
+		}
+		if sum != 3 { // one-second intervals: the 3 tasks, counted once, in tenant's line only
+			t.Errorf("tenant's sparkline %v sums to %v tasks, want 3", c.Spark, sum)
+		}
+		if s := chans[got["a"]].Spark; len(s) > 0 && s[len(s)-1] != 0 {
+			t.Errorf("a's sparkline %v shows tasks it did not run", s)
+		}
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+		if body := rec.Body.String(); !strings.Contains(body, `class="flag paused"`) {
+			t.Errorf("the page does not flag a as paused")
+		}
+	})
+}
