@@ -45,8 +45,9 @@ trap 'rm -rf "$tmp"' EXIT
 #   model:  must verify
 #   mutant: must fail (a deliberately broken protocol: the model's teeth)
 #   asis:   the Go code before commit ada9c37, and channels/fifo.go as it is
-#           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy);
-#           must fail while the bugs are there
+#           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy),
+#           and branch reshape's Close(drop) during a removal
+#           (reshape/asis-closeheld); must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
 # safety violations; one with -DCOLLAPSE compresses its states (pan's
@@ -92,6 +93,29 @@ ci=(
 	"model  spawn/help-1w        spawn.pml -DW=1 -DD=3"
 	"model  spawn/help-2w        spawn.pml -DW=2 -DD=3"
 	"model  spawn/help-2w-l3     spawn.pml -DW=2 -DD=3 -DL=3"
+	"model  pause/2w-resume      pause.pml -DW=2 -DPER0=1 -DPER1=0 -DRESUME=1"
+	"model  pause/1w-2chans      pause.pml -DW=1 -DPER0=1 -DPER1=1 -DRESUME=2"
+	"model  pause/1w-2rounds     pause.pml -DW=1 -DPER0=2 -DPER1=0 -DPAUSES=2 -DRESUME=1"
+	"model  pause/close-coc-1w   pause.pml -DW=1 -DPER0=2 -DPER1=0 -DCLOSE=1"
+	"model  pause/close-drop-1w  pause.pml -DW=1 -DPER0=2 -DPER1=0 -DCLOSE=1 -DCOC0=0"
+	"model  pause/np-paused-1w   pause.pml -DW=1 -DPER0=1 -DPER1=0 -DRESUME=0 -DNP"
+	"model  reshape/drain-1w     reshape.pml -DW=1 -DPOL=1"
+	"model  reshape/drop-1w      reshape.pml -DW=1 -DPOL=2"
+	"model  reshape/drain-2w-1task reshape.pml -DW=2 -DPOL=1 -DNT=1"
+	"model  reshape/close-drain-1w reshape.pml -DW=1 -DPOL=1 -DCLOSE=1"
+	"model  reshape/close-drop-1w reshape.pml -DW=1 -DPOL=2 -DCLOSE=1"
+	"model  reshape/rm2-1w       reshape.pml -DW=1 -DPOL=1 -DRM2=1"
+	"mutant pause/m1-resume-nowake pause.pml -DW=1 -DPER0=1 -DPER1=0 -DRESUME=1 -DMUTANT=1"
+	"mutant pause/m2-close-noresume pause.pml -DW=1 -DPER0=1 -DPER1=0 -DCLOSE=1 -DRESUME=0 -DMUTANT=2"
+	"mutant pause/m3-stopped-unlocked pause.pml -DW=1 -DPER0=1 -DPER1=0 -DCLOSE=1 -DRESUME=0 -DMUTANT=3"
+	"mutant pause/m4-empty-ignores-blocked pause.pml -DW=1 -DPER0=1 -DPER1=0 -DRESUME=0 -DMUTANT=4 -DNP"
+	"mutant reshape/m1-detach-held reshape.pml -DW=1 -DPOL=1 -DMUTANT=1"
+	"mutant reshape/m2-reuse-nograce reshape.pml -DW=1 -DPOL=2 -DMUTANT=2"
+	"mutant reshape/m3-held-late reshape.pml -DW=1 -DPOL=1 -DMUTANT=3"
+	"mutant reshape/m4-held-first reshape.pml -DW=1 -DPOL=1 -DMUTANT=4"
+	"mutant reshape/m5-grace-inverted reshape.pml -DW=1 -DPOL=2 -DMUTANT=5"
+	"mutant reshape/asis-closeheld reshape.pml -DW=1 -DPOL=1 -DCLOSE=1 -DCLOSEHELD=0"
+	"mutant reshape/asis-closeheld-rm2 reshape.pml -DW=1 -DPOL=1 -DRM2=1 -DCLOSEHELD=0"
 	"mutant spawn/m1-wait-at-limit spawn.pml -DW=2 -DD=2 -DHELP=0"
 	"mutant buffer/m1-exit-on-summary buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=1"
 	"mutant buffer/m2-steal-nocas buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=2"
@@ -162,12 +186,19 @@ soak=(
 	"model  park/handoff-2w-2fifos park.pml -DW=2 -DPER=1 -DHANDOFF=1"
 	"model  park/np-handoff-2w-1fifo park.pml -DW=2 -DPER0=2 -DPER1=0 -DHANDOFF=1 -DNP"
 	"model  park/handoff-prestart-2w-2fifos park.pml -DW=2 -DPER=1 -DLAZY=1 -DPRESTART=1 -DHANDOFF=1"
+	"model  pause/close-2w       pause.pml -DW=2 -DPER0=1 -DPER1=0 -DCLOSE=1 -DRESUME=0"
+	"model  pause/close-2chans-1w pause.pml -DW=1 -DPER0=1 -DPER1=1 -DCLOSE=1 -DRESUME=0"
+	"model  pause/2w-2tasks      pause.pml -DW=2 -DPER0=2 -DPER1=0 -DRESUME=2"
+	"model  reshape/close-coc-1w reshape.pml -DW=1 -DPOL=1 -DCLOSE=1 -DCOCA=1"
+	"model  reshape/drop-2w      reshape.pml -DW=2 -DPOL=2"
+	"model  reshape/close-drop-2w-1task reshape.pml -DW=2 -DPOL=2 -DNT=1 -DCLOSE=1"
+	"model  reshape/rm2-close-1w reshape.pml -DW=1 -DPOL=1 -DRM2=1 -DCLOSE=1"
 )
-asis=(
-	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
+asis=(	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
 	"model  close/asis-lazy      close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0 -DLIVEEXIT=0"
 	"model  park/asis            park.pml  -DW=2 -DPER=1 -DWAKE=0 -DPARKWAKE=0 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
 	"model  park/asis-fifo       park.pml  -DW=2 -DPER0=2 -DPER1=0 -DSTALEBIT=0 -DLOSTBIT=0 -DBACKWAKE=0"
+	"model  reshape/asis-closeheld reshape.pml -DW=1 -DPOL=1 -DCLOSE=1 -DCLOSEHELD=0"
 )
 case "$mode" in
 ci) checks=("${ci[@]}") ;;

@@ -1,0 +1,562 @@
+/*
+ * pause.pml: pausing and resuming a channel (pause.go) over the
+ * availability bitfield's blocked bits (internal/avail: Block, Unblock,
+ * Tidy, Set and Clear with blocked queues; limit.go's block and unblock for
+ * an uncapped channel), the sleep/wake protocol (park.go) and Close's
+ * resumeAll (engine.startClose), checked with spin.
+ *
+ *   Worker(me)    worker.loop without yields or buffers: worker.find (the
+ *                 summary, Next, the poll, Tidy and its repair wake-up),
+ *                 the waking token, the drop rule, worker.park (push, the
+ *                 re-check of the summary and closing, wakeAny); with
+ *                 CLOSE=1 it exits when closing and it found nothing (a
+ *                 waking worker re-checks first)
+ *   Submitter(k)  engine.submit + a one-lock channel's Push on queue k:
+ *                 under the channel's lock the stopped check, the push and,
+ *                 if the queue was empty, avail.Set; then Bits.Wake
+ *   Pauser        Pool.Pause(0) then (RESUME) Pool.Resume(0), PAUSES times:
+ *                 pause.mu, the stopped check under it, paused, engine.gate
+ *                 -> block (Field.Block: blocked.Or, Tidy; a repair wakes)
+ *                 or unblock (Blocked && Unblock: blocked.And, the word's
+ *                 load, summary.Or; then wake)
+ *   Closer        (CLOSE=1) engine.startClose: stopped, resumeAll (under
+ *                 pause.mu: if paused, clear it and unblock), each channel's
+ *                 Close(drop) (a DROP channel's queue emptied, its bit
+ *                 cleared), closing, wakeAll
+ *   Observer      (CLOSE=0) fires when nothing else can move (timeout)
+ *
+ * One level, NQ = 2 one-queue channels whose bits share the level's word:
+ * channel 0 is the one paused, COC0 says whether it completes on close (1,
+ * the default) or drops (0); channel 1 is never paused and drops (COC1=0).
+ * Submitter k pushes PERk tasks (PER0 2, PER1 1 by default; PER1=0 leaves
+ * channel 1 out: no submitter, no Close of it). Every atomic
+ * of the Go code (word Or/And/Load, blocked Or/And/Load, summary
+ * Or/And/Load, waking CAS/Store) is one step; a channel's lock is held from
+ * its push or poll to the end of its Set or Clear, as the channels do.
+ * The blocked bits of an uncapped channel are written only by Pause,
+ * Resume and resumeAll, under pause.mu (capped channels' gate, reserve
+ * and release are not modelled: for them the block is a hint and reserve
+ * the guard, limit.go).
+ *
+ * Checked:
+ *   - CLOSE=0, at quiescence (Observer): no lost wake-up: a queue that
+ *     holds tasks is blocked (its channel is paused); so after Resume every
+ *     task ran, with every worker asleep; the summary shows every
+ *     eligible queue (it may be spuriously set: the next worker to look
+ *     tidies it); waking is clear, every worker is parked, no wake-up
+ *     unread, no lock held;
+ *   - CLOSE=1, once every process ended (init): every accepted task of a
+ *     COC channel ran exactly once (a paused one too: Close resumed it),
+ *     every accepted task of a DROP channel ran or was dropped exactly once,
+ *     the queues and the idle stack are empty, no channel is left paused;
+ *     no invalid end state (a parked worker at the end is a hang of Close);
+ *   - always: a worker never chooses the paused queue once Pause returned
+ *     and before Resume began (ghost pdone), and never gets a second
+ *     wake-up token;
+ *   - -DNP (pan -l): no non-progress cycle: workers do not spin while the
+ *     paused queue holds tasks (the summary ignores blocked queues).
+ *
+ * Mutants (-DMUTANT=n); each must make verification fail:
+ *   1  Resume does not wake a worker (unblock ignores Unblock's hasWork):
+ *      the tasks queued while paused wait with every worker asleep
+ *   2  Close does not resume paused channels (no resumeAll): the workers
+ *      find the summary clear and exit, a paused COC channel's tasks never
+ *      run
+ *   3  Pause reads stopped before it takes pause.mu: Close's resumeAll can
+ *      run in between, and the pause sticks after Close
+ *   4  avail's level.empty ignores the blocked bits (Tidy never clears a
+ *      summary bit a blocked queue holds up): workers spin in find while a
+ *      paused queue holds tasks (a livelock: check with -DNP)
+ */
+
+#ifndef W
+#define W 2
+#endif
+#ifndef PER0
+#define PER0 2
+#endif
+#ifndef PER1
+#define PER1 1
+#endif
+#ifndef COC0
+#define COC0 1         /* the paused channel completes on close */
+#endif
+#ifndef COC1
+#define COC1 0
+#endif
+#ifndef CLOSE
+#define CLOSE 0        /* 1: the Closer runs */
+#endif
+#ifndef RESUME
+#define RESUME 2       /* 1: the Pauser resumes after each Pause; 0: never; 2: either */
+#endif
+#ifndef PAUSES
+#define PAUSES 1       /* pause (and resume) rounds */
+#endif
+#ifndef MUTANT
+#define MUTANT 0
+#endif
+
+#define NQ 2
+#define NONE 255
+#define COC(k) ((k) == 0 -> COC0 : COC1)
+#define PERK(k) ((k) == 0 -> PER0 : PER1)
+#define BIT(k) (1 << (k))
+
+chan tok[W] = [1] of { bool };  /* worker.wake: true = the waking token */
+
+byte cnt[NQ];                   /* tasks queued */
+bool lk[NQ];                    /* the channel's lock */
+byte acc[NQ];                   /* tasks accepted (pushed) */
+byte ran[NQ];                   /* tasks run */
+byte drp[NQ];                   /* tasks dropped (Close(drop), or the drop rule) */
+byte word;                      /* the level's word: bit k = queue k has work */
+byte blk;                       /* the level's blocked word */
+bool summary;                   /* the level's summary bit */
+bool waking, stopped, closing;
+bool paused;                    /* chanPause.paused of channel 0 */
+bool pmu;                       /* chanPause.mu of channel 0 */
+bool pdone;                     /* ghost: a Pause returned and no Resume began since */
+byte stk[W];                    /* the idle stack */
+byte sp;
+byte subs = 1 + (PER1 > 0);     /* submitters still running (none for an idle channel 1) */
+bool pauser = true;             /* the Pauser is running */
+
+inline lock(m) { atomic { !m -> m = true } }
+
+inline pop(i) {
+	atomic {
+		if
+		:: sp > 0 -> sp--; i = stk[sp]; stk[sp] = 0
+		:: else -> i = NONE
+		fi
+	}
+}
+
+/* pop a worker and send it a wake-up (its own one-slot channel: commutes) */
+inline popSend(i, v) {
+	atomic {
+		pop(i);
+		if
+		:: i != NONE -> assert(len(tok[i]) == 0); tok[i]!v
+		:: else -> skip
+		fi
+	}
+}
+
+/* engine.wake */
+inline wake(i, ok) {
+	do
+	:: sp == 0 -> break                     /* idle.Empty() */
+	:: else ->
+		atomic { ok = !waking; waking = true }  /* CAS(false, true) */
+		if
+		:: !ok -> break
+		:: else -> skip
+		fi;
+		popSend(i, true);
+		if
+		:: i != NONE -> break
+		:: else -> skip
+		fi;
+		waking = false;
+		if
+		:: summary -> skip                  /* hasWork: go round again */
+		:: else -> break
+		fi
+	od;
+	i = 0; ok = false
+}
+
+/* engine.wakeAny: park's re-check wake-up, with the token if free */
+inline wakeAny(i, ok) {
+	atomic { ok = !waking; waking = true };
+	popSend(i, ok);
+	if
+	:: i == NONE && ok ->
+		waking = false;
+		if
+		:: summary -> wake(i, ok)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	i = 0; ok = false
+}
+
+/* the eligible bits of the level as level.empty reads them: word, then
+ * blocked (two loads) */
+#if MUTANT == 4
+#define ELIG(w1, b) (w1)                    /* blocked ignored */
+#else
+#define ELIG(w1, b) ((w1) & ~(b))
+#endif
+
+/* avail.Tidy: clear the summary if the level is empty, then repair */
+inline tidy(rep, w1, b) {
+	w1 = word; b = blk;
+	if
+	:: ELIG(w1, b) != 0 -> rep = false
+	:: else ->
+		summary = false;
+		w1 = word; b = blk;
+		if
+		:: ELIG(w1, b) != 0 -> summary = true; rep = true
+		:: else -> rep = false
+		fi
+	fi;
+	w1 = 0; b = 0
+}
+
+/* avail.Set(k), under k's lock */
+inline set(k, w1, b) {
+	atomic { w1 = word; word = word | BIT(k) };   /* old := word.Or(mask) */
+	b = blk;
+	if
+	:: (BIT(k) & ~b) != 0 ->
+		if
+		:: (w1 & ~b) == 0 -> summary = true
+		:: else ->
+			if
+			:: !summary -> summary = true   /* summary.Load, then Or */
+			:: else -> skip
+			fi
+		fi
+	:: else -> skip
+	fi;
+	w1 = 0; b = 0
+}
+
+/* avail.Clear(k), under k's lock */
+inline clear(k, rep, w1, b) {
+	atomic { w1 = word; word = word & ~BIT(k) };
+	b = blk;
+	if
+	:: (w1 & ~BIT(k) & ~b) != 0 -> rep = false; w1 = 0; b = 0   /* other eligible work */
+	:: else -> tidy(rep, w1, b)
+	fi
+}
+
+/* engine.block(0) for an uncapped channel: Field.Block, a repair wakes */
+inline block(rep, w1, b, i, ok) {
+	blk = blk | BIT(0);
+	tidy(rep, w1, b);
+	if
+	:: rep -> wake(i, ok)
+	:: else -> skip
+	fi;
+	rep = false
+}
+
+/* engine.unblock(0): Blocked(q) && Unblock(q) -> wake */
+inline unblock(rep, i, ok) {
+	if
+	:: (blk & BIT(0)) != 0 ->
+		blk = blk & ~BIT(0);
+		if
+		:: (word & BIT(0)) != 0 -> summary = true; rep = true
+		:: else -> rep = false
+		fi;
+		if
+#if MUTANT == 1
+		:: rep -> skip                      /* no wake-up */
+#else
+		:: rep -> wake(i, ok)
+#endif
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	rep = false
+}
+
+proctype Worker(byte me) {
+	bool wk, cl, ww, got, rep, ok;
+	byte k, w1, b, i;
+loop:
+#if CLOSE == 1
+	cl = closing;
+#endif
+find:                                       /* worker.find */
+	if
+	:: !summary -> got = false
+	:: else ->
+		w1 = word;                          /* Next: word, then blocked */
+		atomic {
+			b = blk;
+			if
+			:: (w1 & ~b & BIT(0)) != 0 -> k = 0; assert(!pdone)  /* not once paused */
+			:: (w1 & ~b & BIT(1)) != 0 -> k = 1
+			:: else -> k = NONE
+			fi;
+			w1 = 0; b = 0
+		}
+		if
+		:: k != NONE ->                     /* poll k */
+			atomic {
+				!lk[k] -> lk[k] = true;
+				if
+				:: cnt[k] > 0 -> cnt[k]--; got = true
+				:: else -> got = false
+				fi
+			}
+			if
+			:: got && cnt[k] == 0 -> clear(k, rep, w1, b)
+			:: else -> rep = false
+			fi;
+			lk[k] = false;
+			if
+			:: rep -> wake(i, ok)           /* Bits.Clear's repair */
+			:: else -> skip
+			fi;
+			rep = false;
+			if
+			:: got -> goto found
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		tidy(rep, w1, b);                   /* the level looked busy but was not */
+		if
+		:: rep -> wake(i, ok)
+		:: else -> skip
+		fi;
+		rep = false;
+		goto find
+	fi;
+	/* nothing found */
+	if
+	:: wk -> wk = false; waking = false; ww = true
+	:: else -> skip
+	fi;
+#if CLOSE == 1
+	if
+	:: cl ->
+		if
+		:: ww && summary -> cl = false; ww = false; goto loop   /* a skipped wake-up */
+		:: else -> goto quit
+		fi
+	:: else -> skip
+	fi;
+#endif
+	cl = false; ww = false;
+	atomic { stk[sp] = me; sp++ };          /* park: push */
+	if
+	:: summary -> wakeAny(i, ok)            /* the re-check: hasWork */
+	:: else ->
+		if
+		:: closing -> wakeAny(i, ok)        /* closing && inflight == 0 */
+		:: else -> skip
+		fi
+	fi;
+end_park:
+	tok[me]?wk;
+	goto loop;
+found:
+	cl = false;
+	if
+	:: wk ->                                /* pass the wake-up on */
+		wk = false; waking = false;
+		if
+		:: summary -> wake(i, ok)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	atomic {
+		if
+		:: !COC(k) && stopped -> drp[k]++   /* the drop rule */
+		:: else -> ran[k]++
+		fi;
+		got = false; k = 0
+	};
+progress_run:
+	goto loop;
+quit:
+	skip
+}
+
+proctype Submitter(byte k) {
+	byte n, w1, b, i;
+	bool ok, z;
+	do
+	:: n < PERK(k) ->
+		atomic {                            /* Push: the stopped check under the lock */
+			!lk[k] -> lk[k] = true;
+			if
+			:: !stopped -> acc[k]++; cnt[k]++; ok = true
+			:: else -> ok = false
+			fi
+		}
+		if
+		:: ok && cnt[k] == 1 -> set(k, w1, b)
+		:: else -> skip
+		fi;
+		lk[k] = false;
+progress_submit:
+		if
+		:: ok -> wake(i, z)                 /* Bits.Wake after unlocking */
+		:: else -> skip
+		fi;
+		ok = false;
+		n++
+	:: else -> break
+	od;
+	subs--
+}
+
+proctype Pauser() {
+	byte r, w1, b, i;
+	bool rep, ok, s;
+	do
+	:: r < PAUSES ->
+		/* Pause(0) */
+#if MUTANT == 3
+		s = stopped;                        /* read before the lock */
+		lock(pmu);
+#else
+		lock(pmu);
+		s = stopped;                        /* read under mu */
+#endif
+		if
+		:: s -> pmu = false; break          /* ErrClosed */
+		:: else -> skip
+		fi;
+		atomic { s = false; paused = true };
+		block(rep, w1, b, i, ok);           /* gate */
+		atomic { pmu = false; pdone = true };
+progress_pause:
+#if RESUME == 0
+		break;
+#elif RESUME == 2
+		if
+		:: break
+		:: skip
+		fi;
+#endif
+		/* Resume(0) */
+		atomic { !pmu -> pmu = true; pdone = false };
+		if
+		:: stopped -> pmu = false; break    /* ErrClosed: Close resumed it */
+		:: else -> skip
+		fi;
+		paused = false;
+		unblock(rep, i, ok);                /* gate */
+		pmu = false;
+		r++
+	:: else -> break
+	od;
+	s = false; r = 0;
+	pauser = false
+}
+
+#if CLOSE == 1
+inline closeChan(k, rep, w1, b, i, ok) {
+	atomic {
+		!lk[k] -> lk[k] = true;
+		if
+		:: !COC(k) -> drp[k] = drp[k] + cnt[k]; ok = (cnt[k] > 0); cnt[k] = 0
+		:: else -> ok = false
+		fi
+	};
+	if
+	:: ok -> clear(k, rep, w1, b)
+	:: else -> rep = false
+	fi;
+	lk[k] = false;
+	if
+	:: rep -> wake(i, ok)
+	:: else -> skip
+	fi;
+	rep = false; ok = false
+}
+
+proctype Closer() {
+	byte i, w1, b;
+	bool rep, ok;
+	stopped = true;
+#if MUTANT != 2
+	/* resumeAll */
+	atomic { !pmu -> pmu = true; pdone = false };
+	if
+	:: paused ->
+		paused = false;
+		unblock(rep, i, ok)
+	:: else -> skip
+	fi;
+	pmu = false;
+#endif
+	/* each channel's Close(drop), under its lock, which waits out a push
+	 * in progress (its Set included): a DROP channel's queue is emptied */
+	closeChan(0, rep, w1, b, i, ok);
+#if PER1 > 0
+	closeChan(1, rep, w1, b, i, ok);
+#endif
+	closing = true;
+	do                                      /* wakeAll */
+	:: popSend(i, false);
+		if
+		:: i == NONE -> break
+		:: else -> skip
+		fi
+	od
+}
+#endif
+
+#if CLOSE == 0
+proctype Observer() {
+	byte k;
+	timeout ->                              /* nothing else can move */
+	assert(subs == 0 && !pauser);
+	do
+	:: k < NQ ->
+		assert(cnt[k] == 0 || (blk & BIT(k)) != 0);   /* no lost wake-up */
+		assert(ran[k] + cnt[k] == acc[k] && acc[k] == PERK(k));
+		assert(!lk[k]);
+		k++
+	:: else -> break
+	od;
+	assert((word & ~blk) == 0 || summary);  /* the summary shows the eligible queues */
+	assert(!waking && sp == W);             /* every worker parked */
+	k = 0;
+	do
+	:: k < W -> assert(len(tok[k]) == 0); k++
+	:: else -> break
+	od
+}
+#endif
+
+init {
+	byte k;
+	atomic {
+		do
+		:: k < W -> run Worker(k); k++
+		:: else -> break
+		od;
+		run Submitter(0);
+#if PER1 > 0
+		run Submitter(1);
+#endif
+		run Pauser();
+#if CLOSE == 1
+		run Closer();
+#else
+		run Observer();
+#endif
+		k = 0
+	}
+#if CLOSE == 1 && !defined(NP)
+	(_nr_pr == 1);                          /* every other process has ended */
+	do
+	:: k < NQ ->
+		if
+		:: COC(k) -> assert(ran[k] == acc[k] && drp[k] == 0)
+		:: else -> assert(ran[k] + drp[k] == acc[k])
+		fi;
+		assert(cnt[k] == 0 && !lk[k]);
+		k++
+	:: else -> break
+	od;
+	assert(sp == 0 && !waking && !paused)
+#endif
+}
