@@ -201,6 +201,13 @@ func (e *engine) startClose() {
 		present := e.reshape.present(len(e.chans)) // AddChannel refuses from here on
 		for i := range e.chans {
 			if present[i] {
+				if e.chans[i].tracked {
+					// What Close(true) takes out is in neither the queue nor
+					// held until dropTasks below: a removal waiting for both
+					// must not detach meanwhile (reshape.go; reshape.pml,
+					// mutant asis-closeheld).
+					e.chans[i].held.Add(1)
+				}
 				dropped[i] = e.chans[i].c.Close(!e.chans[i].coc)
 			}
 		}
@@ -216,6 +223,9 @@ func (e *engine) startClose() {
 		}
 		for i, ts := range dropped {
 			e.dropTasks(i, ts)
+			if present[i] && e.chans[i].tracked {
+				e.chans[i].held.Add(-1)
+			}
 		}
 		e.exit() // the closer's share of live
 	})

@@ -686,7 +686,9 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 	c, user := ci.c, ci.user
 	rs.mu.Unlock()
 	if start {
+		ci.held.Add(1) // what Close(true) takes out is held until dropped: see startClose
 		e.dropTasks(i, c.Close(want == removeDropping))
+		ci.held.Add(-1)
 	}
 	var err error
 	Yield(ctx, func() {

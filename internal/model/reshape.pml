@@ -58,8 +58,8 @@
  *     no worker holds a reference; no invalid end state (a Remover waiting
  *     for ever, a worker parked beside queued work at Close).
  *
- * Protocol switch (1 = the fix, the default; 0 = the code on branch
- * reshape, see README):
+ * Protocol switch (1 = the fix, the default and the Go code; 0 = the code
+ * before the fix, see README):
  *   CLOSEHELD  whoever calls a tracked channel's Close(true) (the pool's
  *              Close, a RemoveChannel that starts or raises a removal to
  *              Drop) counts one in held before it and takes it back after
@@ -78,7 +78,7 @@
  *   5  settled() takes the gen of idle workers and skips the claimed ones
  *      (the idle test inverted): a worker in a search is taken as past the
  *      grace
- * The code on branch reshape is CLOSEHELD=0 (asis-closeheld: must fail).
+ * The Go code before the held bracket was CLOSEHELD=0 (asis-closeheld: must fail).
  */
 
 #ifndef W

@@ -46,7 +46,7 @@ trap 'rm -rf "$tmp"' EXIT
 #   mutant: must fail (a deliberately broken protocol: the model's teeth)
 #   asis:   the Go code before commit ada9c37, and channels/fifo.go as it is
 #           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy),
-#           and branch reshape's Close(drop) during a removal
+#           and Close(drop) during a removal before the held bracket
 #           (reshape/asis-closeheld); must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
