@@ -2,6 +2,7 @@ package smartpool_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -24,10 +25,17 @@ type mxProbe struct{ fn func(context.Context) }
 func (p *mxProbe) Run(ctx context.Context) { p.fn(ctx) }
 
 // mxFiller is a filler task of the subject channel, which OnEnd tells from
-// the task under test by its type.
-type mxFiller struct{}
+// the task under test by its type. A blocker (hold set) closes up when it
+// starts and returns once hold is closed: it keeps the worker while the
+// task waits in the worker's run buffer behind it.
+type mxFiller struct{ up, hold chan struct{} }
 
-func (*mxFiller) Run(context.Context) {}
+func (f *mxFiller) Run(context.Context) {
+	if f.hold != nil {
+		close(f.up)
+		<-f.hold
+	}
+}
 
 // mxEnd is one call of the subject channel's OnEnd for the task under test.
 type mxEnd struct {
@@ -104,17 +112,35 @@ type mxCase struct {
 	report    *smartpool.Report[string]
 	closeErr  error
 	closed    bool
+
+	// removal exits: RemoveChannel of the subject, and what holds the task
+	// (running) or the blocker ahead of it (buffered) meanwhile
+	rmDone         chan struct{} // closed when RemoveChannel returned; nil until called
+	rmStats        smartpool.ChannelStats[string]
+	rmErr          error
+	runUp          chan struct{} // closed when the task runs, held (atRunning)
+	hold           chan struct{} // released by release: the running task, or the blocker
+	holdOnce       sync.Once
+	upOnce         sync.Once
+	refusedRan     atomic.Int32 // tasks submitted to the channel being removed, or removed, that ran
+	blocker        *mxFiller    // the blocker ahead of the buffered task
+	fillersDropped int          // fillers a Drop dropped (queued in a Multi's other shard)
+	lastFiller     *mxFiller
 }
 
 func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) *mxCase {
 	m := &mxCase{t: t, e: e, k: k, x: x, w: w, quit: make(chan struct{}), yielded: make(chan int, 2),
-		wake1: make(chan struct{}), wake2: make(chan struct{}), resolved: make(chan struct{})}
+		wake1: make(chan struct{}), wake2: make(chan struct{}), resolved: make(chan struct{}),
+		runUp: make(chan struct{}), hold: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.subject = m.newSubject()
 	b := &behavior{workers: 1, limit: mxLimit, onPanic: func(string, *smartpool.PanicError) { m.panics.Add(1) }, levels: [][]ch{
 		{{key: "g", c: channels.NewFIFO(), coc: true, onEnd: m.gateEnds.fn}},
 		{{key: "s", c: m.subject, onEnd: m.recordOnEnd}},
 	}}
+	if x.removal() {
+		b.spare = []int{0, 0} // removable channels, the same two levels: s stays on the lowest, polled in batches
+	}
 	o, err := smartpool.New[string](b)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -170,9 +196,15 @@ func (m *mxCase) recordOnEnd(task smartpool.Task, o smartpool.Outcome) {
 	m.endMu.Unlock()
 }
 
-// stats returns the subject channel's stats.
+// stats returns the subject channel's stats; once it was removed, its
+// final counts as Stats.Removed has them (the only channel removed).
 func (m *mxCase) stats() smartpool.ChannelStats[string] {
-	s, _ := m.p.Stats().Channel("s")
+	st := m.p.Stats()
+	s, ok := st.Channel("s")
+	if !ok && m.x.removal() {
+		s = st.Removed
+		s.Key, s.Level = "s", 1
+	}
 	return s
 }
 
@@ -197,9 +229,14 @@ func (m *mxCase) body(ctx context.Context) {
 		panic(errMxBoom)
 	case xGoexit, xCallerGoexit:
 		runtime.Goexit()
-	case xCloseYielded:
+	case xCloseYielded, xRmDropYielded:
 		smartpool.Yield(wctx, func() { m.yielded <- 2; <-m.wake2 })
 		m.afterClose.Add(1)
+	case xRmDrainYielded:
+		smartpool.Yield(wctx, func() { m.yielded <- 2; <-m.wake2 })
+	case xRmDrainRunning, xRmDropRunning:
+		m.upOnce.Do(func() { close(m.runUp) })
+		<-m.hold
 	}
 	m.returned.Add(1)
 }
@@ -512,10 +549,11 @@ func (m *mxCase) enterYield() {
 	if !m.awaitYield(1) || !m.gate() {
 		return
 	}
+	blockers := m.blockers()
 	m.wakeOnce1.Do(func() { close(m.wake1) })
 	m.settle()
-	if q := m.stats().Queued; q != 1 {
-		m.t.Errorf("the woken task is not queued to re-enter: Queued = %d", q)
+	if q := m.stats().Queued; q != 1+blockers {
+		m.t.Errorf("the woken task is not queued to re-enter: Queued = %d, want %d", q, 1+blockers)
 	}
 }
 
@@ -637,6 +675,176 @@ func (m *mxCase) play() {
 		m.g.open()
 		m.awaitClose()
 		m.settle()
+	default:
+		if m.x.removal() {
+			m.playRemoval()
+		}
+	}
+}
+
+// blockers arranges, for a removal while the task is buffered, that a
+// blocker is polled in the same batch just ahead of it: it submits the
+// blocker by key, and into a Multi a filler after it, so that the task's
+// push (or requeue) lands in the blocker's shard again. It returns the
+// number of tasks it submitted.
+func (m *mxCase) blockers() int {
+	if !m.x.removal() || m.x.at() != atBuffered {
+		return 0
+	}
+	n := 0
+	submit := func(f *mxFiller) {
+		m.lastFiller = f
+		m.fillers++
+		n++
+		if err := m.p.SubmitTask("s", f); err != nil {
+			m.t.Errorf("submitting a filler: %v", err)
+		}
+	}
+	submit(&mxFiller{up: make(chan struct{}), hold: m.hold})
+	m.blocker = m.lastFiller
+	if m.k == kMulti {
+		submit(&mxFiller{})
+	}
+	return n
+}
+
+// release lets the held task, or the blocker, return.
+func (m *mxCase) release() { m.holdOnce.Do(func() { close(m.hold) }) }
+
+func (m *mxCase) removeAsync() {
+	m.rmDone = make(chan struct{})
+	go func() {
+		defer close(m.rmDone)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*long)
+		defer cancel()
+		m.rmStats, m.rmErr = m.p.RemoveChannel(ctx, "s", m.x.policy())
+	}()
+}
+
+// playRemoval brings the task where the exit says (queued behind the gate,
+// in the worker's run buffer behind a blocker, running, or yielded), removes
+// its channel, checks what the removal in progress shows, then lets the
+// task go and waits for RemoveChannel.
+func (m *mxCase) playRemoval() {
+	t, x := m.t, m.x
+	if m.e != eYield {
+		m.blockers()
+	}
+	m.enter()
+	m.tick()
+	switch x.at() {
+	case atBuffered:
+		m.g.open()
+		if m.blocker == nil || !m.await(m.blocker.up, "the blocker ahead of the task starting") {
+			return
+		}
+		m.settle()
+		q, n := m.stats().Queued, m.subject.Len()
+		if started := m.runs.Load(); started != 0 && m.e != eYield || q-n != 1 {
+			t.Errorf("the task is not in the worker's run buffer: it started %d times; Stats.Queued %d, the channel's Len %d",
+				m.runs.Load(), q, n)
+		}
+		// A Multi's other filler is still queued if the worker took the
+		// blocker's shard first: a Drop drops it too.
+		if x.policy() == smartpool.Drop {
+			m.fillersDropped = n
+		}
+	case atRunning:
+		m.g.open()
+		if !m.await(m.runUp, "the task running") {
+			return
+		}
+	case atYielded:
+		m.g.open()
+		if !m.awaitYield(2) {
+			return
+		}
+	}
+	m.removeAsync()
+	m.settle()
+	m.tick()
+	m.settle()
+	// A queued task's Drop empties the channel at once: nothing of it is
+	// held, so the channel is detached (RemoveChannel then waits for the
+	// worker's grace, behind the gate). Otherwise it is being removed.
+	m.checkRemoving(!(x.policy() == smartpool.Drop && x.at() == atQueued))
+	switch x.at() {
+	case atQueued:
+		m.g.open()
+	case atBuffered, atRunning:
+		m.release()
+	case atYielded:
+		m.wakeOnce2.Do(func() { close(m.wake2) })
+	}
+	if !m.await(m.rmDone, "RemoveChannel returning") {
+		return
+	}
+	m.settle()
+	m.checkRemoving(false)
+	if _, err := m.p.RemoveChannel(context.Background(), "s", x.policy()); !errors.Is(err, smartpool.ErrUnknownKey) {
+		t.Errorf("RemoveChannel of the removed channel again: %v, want ErrUnknownKey", err)
+	}
+	if n := m.refusedRan.Load(); n != 0 {
+		t.Errorf("%d tasks submitted to the channel being removed or removed ran", n)
+	}
+}
+
+// checkRemoving checks the channel while its removal runs (listed) or after
+// it detached it: listed, Stats shows it Removing and RemoveChannel has not
+// returned; a submit by key says ErrClosed while it is listed and
+// ErrUnknownKey after; the channel's own submit says ErrClosed.
+func (m *mxCase) checkRemoving(listed bool) {
+	t := m.t
+	c, ok := m.p.Stats().Channel("s")
+	switch {
+	case listed && !ok:
+		t.Errorf("Stats no longer lists the channel while the removal waits for its task")
+	case listed && !c.Removing:
+		t.Errorf("Stats does not show the channel Removing: %+v", c)
+	case !listed && ok:
+		t.Errorf("Stats still lists the channel after its removal: %+v", c)
+	}
+	if listed && isClosed(m.rmDone) {
+		t.Errorf("RemoveChannel(%v) returned (%v) while the channel held the task", m.x.policy(), m.rmErr)
+	}
+	refused := func(context.Context) { m.refusedRan.Add(1) }
+	want := smartpool.ErrUnknownKey
+	if listed {
+		want = smartpool.ErrClosed
+	}
+	if err := m.p.Submit("s", refused); !errors.Is(err, want) {
+		t.Errorf("a submit by key to the channel (removing %v): %v, want %v", listed, err, want)
+	}
+	if err := m.ownSubmit(refused); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("a submit through the channel's own method (removing %v): %v, want ErrClosed", listed, err)
+	}
+}
+
+// ownSubmit submits f through the subject's own method, without waiting.
+func (m *mxCase) ownSubmit(f func(context.Context)) error {
+	switch c := m.subject.(type) {
+	case *channels.FIFO:
+		return c.Submit(f)
+	case *channels.Deadline:
+		return c.Submit(time.Now().Add(time.Hour), f)
+	case *channels.Priority:
+		return c.Submit(5, f)
+	case *channels.Bounded:
+		return c.Submit(f)
+	case *channels.Keyed[string]:
+		return c.Submit("grp", f)
+	case *channels.Multi[*channels.FIFO]:
+		return c.Submit(f)
+	}
+	panic("unreachable")
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -665,10 +873,14 @@ func (m *mxCase) cleanup() {
 	for _, g := range m.gates {
 		g.open()
 	}
+	m.release()
 	m.wakeOnce1.Do(func() { close(m.wake1) })
 	m.wakeOnce2.Do(func() { close(m.wake2) })
 	m.cancel()
 	m.settle()
+	if m.rmDone != nil {
+		m.await(m.rmDone, "RemoveChannel returning")
+	}
 	if !m.closed {
 		m.closeAsync()
 	}

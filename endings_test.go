@@ -131,17 +131,72 @@ const (
 	xCancelled
 	xFull
 	xClosed
+	// RemoveChannel(Drain) and RemoveChannel(Drop) of the task's channel,
+	// while the task is queued, in the worker's run buffer (taken in a batch,
+	// not started), running, or yielded (its followup is its own channel).
+	xRmDrainQueued
+	xRmDrainBuffered
+	xRmDrainRunning
+	xRmDrainYielded
+	xRmDropQueued
+	xRmDropBuffered
+	xRmDropRunning
+	xRmDropYielded
 	mxExits
 )
 
 var mxExitNames = [mxExits]string{"ran", "panicked", "called runtime.Goexit", "was dropped by Close while queued",
 	"was dropped by Close while yielded", "was dropped as late by DropLate", "was displaced by DropOldest",
 	"ran on the caller by CallerRuns", "panicked on the caller by CallerRuns", "called runtime.Goexit on the caller by CallerRuns",
-	"was cancelled by its context while queued", "was refused with ErrFull", "was refused with ErrClosed"}
+	"was cancelled by its context while queued", "was refused with ErrFull", "was refused with ErrClosed",
+	"ran, queued as its channel was removed with Drain", "ran, buffered in the worker as its channel was removed with Drain",
+	"ran, running as its channel was removed with Drain", "ran, yielded as its channel was removed with Drain",
+	"was dropped, queued as its channel was removed with Drop", "was dropped, buffered in the worker as its channel was removed with Drop",
+	"ran, running as its channel was removed with Drop", "was dropped, yielded as its channel was removed with Drop"}
 
 func (x mxExit) String() string { return mxExitNames[x] }
 func (x mxExit) dropped() bool {
-	return x == xCloseQueued || x == xCloseYielded || x == xDropLate || x == xDropOldest
+	return x == xCloseQueued || x == xCloseYielded || x == xDropLate || x == xDropOldest ||
+		x == xRmDropQueued || x == xRmDropBuffered || x == xRmDropYielded
+}
+
+// mxAt is where the task is when RemoveChannel is called (removal exits).
+type mxAt int
+
+const (
+	atQueued mxAt = iota
+	atBuffered
+	atRunning
+	atYielded
+)
+
+func (x mxExit) removal() bool { return x >= xRmDrainQueued && x <= xRmDropYielded }
+
+// policy is the removal's policy; removal exits only.
+func (x mxExit) policy() smartpool.RemovePolicy {
+	if x >= xRmDropQueued {
+		return smartpool.Drop
+	}
+	return smartpool.Drain
+}
+
+// at is where the task is when its channel is removed; removal exits only.
+func (x mxExit) at() mxAt {
+	if x >= xRmDropQueued {
+		return mxAt(x - xRmDropQueued)
+	}
+	return mxAt(x - xRmDrainQueued)
+}
+
+// ran reports whether the task runs to its return.
+func (x mxExit) ran() bool {
+	return x == xRan || x == xCallerRan || x.removal() && (x.policy() == smartpool.Drain || x.at() == atRunning)
+}
+
+// yieldedAtEnd reports whether the task waits in a Yield as its ending is
+// decided (Close or a removal with Drop drops it as it comes back).
+func (x mxExit) yieldedAtEnd() bool {
+	return x == xCloseYielded || x == xRmDrainYielded || x == xRmDropYielded
 }
 func (x mxExit) caller() bool { return x == xCallerRan || x == xCallerPanic || x == xCallerGoexit }
 
@@ -190,6 +245,9 @@ var mxImpossible = []struct {
 	{"Scope's body runs on Scope's goroutine: runtime.Goexit on the caller ends Scope before it waits", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e == eScope && x == xCallerGoexit
 	}},
+	{"only FIFO and Multi (of FIFOs) are polled in batches: a task of another channel is never in a worker's run buffer", func(e mxEntry, k mxKind, x mxExit) bool {
+		return x.removal() && x.at() == atBuffered && k != kFIFO && k != kMulti
+	}},
 }
 
 func mxWhyImpossible(e mxEntry, k mxKind, x mxExit) string {
@@ -212,7 +270,7 @@ const (
 )
 
 func (w mxWait) applies(e mxEntry, x mxExit) bool {
-	return w == wTask || e == eYield || x == xCloseYielded
+	return w == wTask || e == eYield || x.yieldedAtEnd()
 }
 
 func (w mxWait) String() string {
@@ -252,7 +310,7 @@ var (
 )
 
 func TestEndings(t *testing.T) {
-	run, run0, skipped := 0, 0, map[string]int{}
+	run, run0, removals, skipped := 0, 0, 0, map[string]int{}
 	for e := range mxEntries {
 		for k := range mxKinds {
 			for x := range mxExits {
@@ -270,6 +328,9 @@ func TestEndings(t *testing.T) {
 							continue
 						}
 						run++
+						if x.removal() {
+							removals++
+						}
 						name := fmt.Sprintf("a task entering by %s into %s %s%s%s", e.name(k), k, x, w, p)
 						t.Run(name, func(t *testing.T) { mxRun(t, e, k, x, w, p) })
 					}
@@ -278,8 +339,8 @@ func TestEndings(t *testing.T) {
 		}
 	}
 	total := int(mxEntries) * int(mxKinds) * int(mxExits)
-	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background(); those Close ends, once more with their channel paused first)",
-		mxEntries, mxKinds, mxExits, total, total-run0, run)
+	t.Logf("endings matrix: %d entries x %d channels x %d exits = %d combinations, %d impossible; %d cases run (those that wait, once more with context.Background(); those Close ends, once more with their channel paused first); %d of them remove the task's channel",
+		mxEntries, mxKinds, mxExits, total, total-run0, run, removals)
 	reasons := make([]string, 0, len(skipped))
 	for r := range skipped {
 		reasons = append(reasons, r)
@@ -331,7 +392,8 @@ func (m *mxCase) check() {
 	}
 
 	// the task's own record
-	started := x == xRan || x == xPanic || x == xGoexit || x == xCloseYielded || x.caller() || m.e == eYield
+	started := x == xRan || x == xPanic || x == xGoexit || x == xCloseYielded || x.caller() || m.e == eYield ||
+		x.removal() && (x.policy() == smartpool.Drain || x.at() == atRunning || x.at() == atYielded)
 	want := func(what string, got int32, n int) {
 		if int(got) != n {
 			t.Errorf("%s %d times, want %d", what, got, n)
@@ -345,13 +407,13 @@ func (m *mxCase) check() {
 	}
 	want("the task started", m.runs.Load(), one(started))
 	want("the task's deferred calls ran", m.defers.Load(), one(started))
-	want("the task returned", m.returned.Load(), one(x == xRan || x == xCallerRan))
+	want("the task returned", m.returned.Load(), one(x.ran()))
 	want("the task went on after Close dropped it", m.afterClose.Load(), 0)
 	if !m.e.future() && !m.e.group() && !x.caller() { // a Future or Group takes its task's panic; CallerRuns runs outside the pool
 		want("Config.PanicHandler was called", m.panics.Load(), one(x == xPanic))
 	}
 	if started && x.dropped() {
-		if s := m.deferSaw.Load(); s != nil && (s.Dropped != 1 || s.Yielded != 0) {
+		if s := m.deferSaw.Load(); s != nil && (s.Dropped != uint64(1+m.fillersDropped) || s.Yielded != 0) {
 			t.Errorf("its deferred calls saw Dropped %d, Yielded %d: the drop was not counted before the task ended", s.Dropped, s.Yielded)
 		}
 	}
@@ -363,20 +425,22 @@ func (m *mxCase) check() {
 
 	// Stats: the whole subject channel, the whole gate channel, the units
 	s := m.p.Stats()
-	wantS := smartpool.ChannelStats[string]{Key: "s", Level: 1, Ran: uint64(m.fillers)}
-	switch x {
-	case xRan, xCallerRan:
+	wantS := smartpool.ChannelStats[string]{Key: "s", Level: 1, Ran: uint64(m.fillers - m.fillersDropped), Dropped: uint64(m.fillersDropped)}
+	switch {
+	case x.ran():
 		wantS.Ran++
-	case xPanic, xCallerPanic:
+	case x == xPanic, x == xCallerPanic:
 		wantS.Panicked++
-	case xGoexit, xCallerGoexit:
+	case x == xGoexit, x == xCallerGoexit:
 		wantS.Goexited++
-	case xCloseQueued, xCloseYielded, xDropLate, xDropOldest:
+	case x.dropped():
 		wantS.Dropped++
-	case xCancelled:
+	case x == xCancelled:
 		wantS.Cancelled++
 	}
-	if got, _ := s.Channel("s"); !sameCounts(got, wantS) {
+	if x.removal() {
+		m.checkRemoved(s, wantS)
+	} else if got, _ := s.Channel("s"); !sameCounts(got, wantS) {
 		t.Errorf("Stats of its channel:\n got %+v\nwant %+v", got, wantS)
 	}
 	wantG := smartpool.ChannelStats[string]{Key: "g", CompleteOnClose: true, Ran: uint64(m.gateTasks)}
@@ -392,7 +456,7 @@ func (m *mxCase) check() {
 		t.Errorf("units of Config.Limit not back to their baseline: Limit %d Admitted %d Waiting %d Suspended %d, want %d 0 0 0",
 			s.Limit, s.Admitted, s.Waiting, s.Suspended, mxLimit)
 	}
-	if m.report != nil && x != xCloseYielded { // a yielded task is dropped after the report
+	if m.report != nil && x != xCloseYielded && !x.removal() { // a yielded task is dropped after the report; a removed channel is checked by checkRemoved
 		if got, _ := m.report.Channel("s"); !sameCounts(got, wantS) {
 			t.Errorf("Close's report of its channel:\n got %+v\nwant %+v", got, wantS)
 		}
@@ -401,7 +465,8 @@ func (m *mxCase) check() {
 	// OnEnd: once for the task, with its outcome, after Stats counted it;
 	// once as Ran for every filler and every task of the gate's channel
 	m.checkOnEnd()
-	want("the fillers' OnEnd as ran was called", m.fillerEnds.of(smartpool.Ran), m.fillers)
+	want("the fillers' OnEnd as ran was called", m.fillerEnds.of(smartpool.Ran), m.fillers-m.fillersDropped)
+	want("the fillers' OnEnd as dropped on close was called", m.fillerEnds.of(smartpool.DroppedOnClose), m.fillersDropped)
 	want("the fillers' OnEnd was called", m.fillerEnds.total(), m.fillers)
 	want("the gate channel's OnEnd as ran was called", m.gateEnds.of(smartpool.Ran), m.gateTasks)
 	want("the gate channel's OnEnd was called", m.gateEnds.total(), m.gateTasks)
@@ -430,6 +495,12 @@ func (m *mxCase) check() {
 // mxOutcome is the Outcome OnEnd must receive for the task that leaves by
 // x, or 0 if it never entered the pool (refused: no ending to report).
 func mxOutcome(x mxExit) smartpool.Outcome {
+	switch {
+	case x.removal() && x.ran():
+		return smartpool.Ran
+	case x.removal():
+		return smartpool.DroppedOnClose
+	}
 	switch x {
 	case xRan, xCallerRan:
 		return smartpool.Ran
@@ -506,7 +577,7 @@ func (m *mxCase) checkOnEnd() {
 	// A task dropped while yielded is ended by the pool before its
 	// goroutine unwinds (so that its deferred calls see it counted), and
 	// its Future resolves in those deferred calls, after OnEnd.
-	if end.futureOpen && x != xCloseYielded {
+	if end.futureOpen && !(x.dropped() && x.yieldedAtEnd()) {
 		t.Errorf("ChannelParams.OnEnd (%v) was called before the task's Future resolved", end.o)
 	}
 }
@@ -540,6 +611,12 @@ func (m *mxCase) checkResult() {
 	}
 	var pe *smartpool.PanicError
 	var wantErr error
+	switch {
+	case x.removal() && x.ran():
+		x = xRan
+	case x.removal():
+		x = xCloseQueued // dropped
+	}
 	switch x {
 	case xRan, xCallerRan:
 		wantErr = errMxRan
@@ -574,4 +651,35 @@ func (m *mxCase) checkResult() {
 func sameCounts(got, want smartpool.ChannelStats[string]) bool {
 	got.Wait, got.Run, want.Wait, want.Run = smartpool.Timing{}, smartpool.Timing{}, smartpool.Timing{}, smartpool.Timing{}
 	return reflect.DeepEqual(got, want)
+}
+
+// checkRemoved checks a removal's ending: RemoveChannel returned the
+// channel's final counts, and from then on Stats (and Close's report) no
+// longer lists the channel but counts its tasks in Removed, which Total
+// includes.
+func (m *mxCase) checkRemoved(s *smartpool.Stats[string], wantS smartpool.ChannelStats[string]) {
+	t := m.t
+	select {
+	case <-m.rmDone:
+		if m.rmErr != nil {
+			t.Errorf("RemoveChannel(%v): %v", m.x.policy(), m.rmErr)
+		} else if !sameCounts(m.rmStats, wantS) {
+			t.Errorf("RemoveChannel(%v)'s final stats of the channel:\n got %+v\nwant %+v", m.x.policy(), m.rmStats, wantS)
+		}
+	default:
+		t.Errorf("RemoveChannel(%v) never returned", m.x.policy())
+	}
+	wantR := smartpool.ChannelStats[string]{Ran: wantS.Ran, Panicked: wantS.Panicked, Goexited: wantS.Goexited,
+		Dropped: wantS.Dropped, Cancelled: wantS.Cancelled}
+	for what, st := range map[string]*smartpool.Stats[string]{"Stats": s, "Close's report": m.report} {
+		if st == nil {
+			continue
+		}
+		if got, ok := st.Channel("s"); ok {
+			t.Errorf("%s still lists the removed channel: %+v", what, got)
+		}
+		if !sameCounts(st.Removed, wantR) {
+			t.Errorf("%s.Removed:\n got %+v\nwant %+v", what, st.Removed, wantR)
+		}
+	}
 }

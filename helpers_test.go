@@ -118,6 +118,7 @@ type behavior struct {
 	onPanic func(string, *smartpool.PanicError)
 	idle    time.Duration // Config.IdleTimeout; 0: testIdleTimeout
 	logger  *slog.Logger  // Config.Logger
+	spare   []int         // Config.Spare: non-nil makes the channels removable (reshape.go)
 }
 
 // testIdleTimeout is the tests' Config.IdleTimeout: so short that idle
@@ -127,7 +128,7 @@ type behavior struct {
 const testIdleTimeout = 20 * time.Microsecond
 
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare}
 	if b.idle == 0 {
 		cfg.IdleTimeout = testIdleTimeout
 	}
