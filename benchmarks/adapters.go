@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/alitto/pond/v2"
 	"github.com/gammazero/workerpool"
@@ -33,6 +34,14 @@ type Pool interface {
 // through it when a pool has it, and with Submit otherwise.
 type Prioritizer interface {
 	SubmitHigh(fn func())
+}
+
+// Tenanter is implemented by pools that queue each tenant's tasks apart.
+// The tenant-fairness workload submits each tenant's tasks through the
+// function NewTenant returns when a pool has it, and with Submit otherwise
+// (one queue shared by every tenant).
+type Tenanter interface {
+	NewTenant() (submit func(fn func()), err error)
 }
 
 // Adapter names a pool and builds it.
@@ -285,6 +294,61 @@ func (p *Smartpool) SubmitTo(q int, fn func()) {
 
 // Close closes the pool, running whatever is still queued.
 func (p *Smartpool) Close() {
+	if _, err := p.owned.Close(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+// SmartpoolTenants is the adapter of a smartpool with a FIFO channel per
+// tenant, all in one level, whose workers serve the tenants' queues in
+// rotation. Each channel is added on the tenant's arrival (Pool.AddChannel)
+// into room the level reserved (Config.Spare). Submit uses the first
+// tenant's channel, added by NewSmartpoolTenants.
+type SmartpoolTenants struct {
+	tracker
+	owned  *smartpool.OwnedPool[int]
+	next   atomic.Int64 // tenants added so far: the next tenant's key
+	submit func(fn func())
+}
+
+// NewSmartpoolTenants returns a smartpool with room for the given number of
+// tenants, the first one added. It panics if smartpool.New or the first
+// AddChannel fails.
+func NewSmartpoolTenants(workers, tenants int) *SmartpoolTenants {
+	owned, err := smartpool.New(smartpool.Levels[int]{nil}.With(smartpool.Config[int]{
+		Workers: workers, Spare: []int{tenants}, Logger: quiet,
+	}))
+	if err != nil {
+		panic(err)
+	}
+	p := &SmartpoolTenants{owned: owned}
+	if p.submit, err = p.NewTenant(); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// NewTenant adds a channel for a new tenant and returns its submit. It
+// fails once the room New reserved is used up.
+func (p *SmartpoolTenants) NewTenant() (func(fn func()), error) {
+	key := int(p.next.Add(1) - 1)
+	fifo := channels.NewFIFO()
+	if err := p.owned.Pool().AddChannel(0, smartpool.ChannelParams[int]{Key: key, CompleteOnClose: true}, fifo, key); err != nil {
+		return nil, err
+	}
+	return func(fn func()) {
+		p.wg.Add(1)
+		if err := fifo.Submit(func(context.Context) { fn(); p.wg.Done() }); err != nil {
+			panic(err) // open and unbounded: Submit does not fail
+		}
+	}, nil
+}
+
+// Submit queues fn on the first tenant's channel.
+func (p *SmartpoolTenants) Submit(fn func()) { p.submit(fn) }
+
+// Close closes the pool, running whatever is still queued.
+func (p *SmartpoolTenants) Close() {
 	if _, err := p.owned.Close(context.Background()); err != nil {
 		panic(err)
 	}

@@ -58,6 +58,77 @@ func BenchmarkPriorityLatency(b *testing.B) {
 	}
 }
 
+// BenchmarkTenantFairness: workload 9 (a 100,000-task tenant, 500
+// newcomer tenants) for smartpool with a channel per tenant and for pond,
+// whose tenants share one queue, once per iteration; the newcomers' p50 and
+// p99 arrival-to-start latency as metrics.
+func BenchmarkTenantFairness(b *testing.B) {
+	const backlog, newcomers = 100_000, 500
+	for _, c := range []struct {
+		name string
+		new  func() benchmarks.Pool
+	}{
+		{"smartpool-tenants", func() benchmarks.Pool {
+			return benchmarks.NewSmartpoolTenants(runtime.GOMAXPROCS(0), newcomers+1)
+		}},
+		{"pond", func() benchmarks.Pool { return adapter(b, "pond").New(runtime.GOMAXPROCS(0)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var p50, p99 float64
+			for b.Loop() {
+				r, err := benchmarks.FairnessRun(c.new(), backlog, newcomers)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p50, p99 = p50+r[0], p99+r[1]
+			}
+			b.ReportMetric(p50/float64(b.N), "p50-ns")
+			b.ReportMetric(p99/float64(b.N), "p99-ns")
+		})
+	}
+}
+
+// adapter returns the adapter named name.
+func adapter(tb testing.TB, name string) benchmarks.Adapter {
+	for _, a := range benchmarks.Adapters() {
+		if a.Name == name {
+			return a
+		}
+	}
+	tb.Fatalf("no adapter %q", name)
+	return benchmarks.Adapter{}
+}
+
+// TestSmartpoolTenants checks that the tenant adapter runs each tenant's
+// tasks exactly once, and refuses a tenant beyond the room it reserved.
+func TestSmartpoolTenants(t *testing.T) {
+	p := benchmarks.NewSmartpoolTenants(2, 3)
+	var ran [3]atomic.Int64
+	submits := []func(func()){p.Submit}
+	for range 2 {
+		submit, err := p.NewTenant()
+		if err != nil {
+			t.Fatal(err)
+		}
+		submits = append(submits, submit)
+	}
+	if _, err := p.NewTenant(); err == nil {
+		t.Error("a fourth tenant in room for three")
+	}
+	for i, submit := range submits {
+		for range 100 {
+			submit(func() { ran[i].Add(1) })
+		}
+	}
+	p.Wait()
+	p.Close()
+	for i := range ran {
+		if got := ran[i].Load(); got != 100 {
+			t.Errorf("tenant %d ran %d tasks, want 100", i, got)
+		}
+	}
+}
+
 // TestAdapters checks that every adapter runs each task exactly once and
 // that Wait waits for them. (Nested submits are fork-join's business: pools
 // without a queue deadlock on them.)
@@ -91,7 +162,7 @@ func TestRunSmall(t *testing.T) {
 	if err := benchmarks.WriteChart(&svg, r.Headline, "svg"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## 8. levels scaling", "| smartpool |", "<svg"} {
+	for _, want := range []string{"## 8. levels scaling", "## 9. tenant-fairness", "| smartpool |", "<svg"} {
 		if !strings.Contains(md.String()+svg.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}

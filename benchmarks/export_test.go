@@ -24,3 +24,11 @@ func PriorityRun(p Pool, backlog, urgent int) []float64 {
 	spinOnce.Do(func() { spinCal = calibrate() })
 	return priorityRun(p, spinCal, backlog, urgent)
 }
+
+// FairnessRun exposes workload 9 to the package's benchmarks: p50, p99 and
+// max arrival-to-start latency of the newcomers' tasks, in ns, and the
+// share of the backlog queued at the start.
+func FairnessRun(p Pool, backlog, newcomers int) ([]float64, error) {
+	spinOnce.Do(func() { spinCal = calibrate() })
+	return fairnessRun(p, spinCal, backlog, newcomers)
+}

@@ -34,7 +34,7 @@ func BenchmarkPriorityLatencyPaced(b *testing.B) {
 // late.
 func priorityRunPaced(p Pool, s spinner, backlog, urgent int) []float64 {
 	defer p.Close()
-	queued, _ := queueBacklog(p, s, backlog)
+	queued, _ := queueBacklog(p.Submit, s, backlog)
 	high := highSubmit(p)
 	lat := make([]float64, urgent)
 	late := 0

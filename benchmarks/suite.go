@@ -27,7 +27,7 @@ type Results struct {
 	Config   Config
 	Machine  Machine
 	Elapsed  time.Duration
-	Tables   []Table  // headline, floors, then workloads 1-8
+	Tables   []Table  // headline, floors, then workloads 1-9
 	Headline Headline // the figures the chart shows
 }
 
@@ -78,6 +78,7 @@ func Run(cfg Config) *Results {
 	for _, step := range []func() Table{
 		s.floors, s.spawnSpam, s.multiProducer, s.cpuLight, s.forkJoin,
 		s.blockingIO, s.priorityLatency, s.priorityLatencyDeep, s.memory, s.levels,
+		s.tenantFairness,
 	} {
 		t0 := time.Now()
 		t := step()
@@ -372,6 +373,38 @@ func (s *suite) levels() Table {
 	}
 	t.Rows = append(t.Rows, row)
 	t.Notes = append(t.Notes, "The last row divides the 4,096-queue figure by the 1-queue, 1-level one.")
+	return t
+}
+
+// tenantFairness times a newcomer tenant's first task behind another
+// tenant's backlog: in smartpool with a channel per tenant in one level,
+// whose workers serve the queues in rotation, and where every tenant shares
+// one FIFO queue: pond's, and smartpool's own as a control.
+func (s *suite) tenantFairness() Table {
+	backlog, newcomers := s.n(100_000, 10_000), s.n(500, 20)
+	type subject struct {
+		name, queues string
+		new          func() Pool
+	}
+	subjects := []subject{
+		{"smartpool", "a channel per tenant, one level", func() Pool { return NewSmartpoolTenants(s.Workers, 1+newcomers) }},
+		{"smartpool", "one shared channel", func() Pool { return NewSmartpool(s.Workers) }},
+	}
+	if i := s.byName("pond"); i >= 0 { // unbounded, as smartpool: it holds the whole backlog
+		subjects = append(subjects, subject{"pond", "one shared queue", func() Pool { return s.as[i].New(s.Workers) }})
+	}
+	res := alternate(len(subjects), s.Rounds, 4, func(i int) ([]float64, error) {
+		return fairnessRun(subjects[i].new(), s.spin, backlog, newcomers)
+	})
+	t := Table{Title: "9. tenant-fairness",
+		About: fmt.Sprintf("One tenant submits %d tasks of %d µs from one goroutine; once they are all queued, or after %v, %d newcomer tenants arrive, one every %v, each with one empty task. Arrival-to-start latency of the newcomers' tasks (with a channel per tenant, the channel's AddChannel included; with a shared queue, time blocked in Submit included); each cell is the median (min–max) over runs of that run's percentile.",
+			backlog, BacklogTaskUs, backlogPatience, newcomers, UrgentGap),
+		Text: 2, Header: []string{"pool", "tenants' queues", "p50", "p99", "max", "backlog submitted at start"}}
+	for i, sub := range subjects {
+		r := res[i]
+		t.Rows = append(t.Rows, []string{sub.name, sub.queues, r[0].Ns(), r[1].Ns(), r[2].Ns(), median(r[3], percent)})
+	}
+	t.Notes = append(t.Notes, "Behind a shared FIFO queue a newcomer waits for what is left of the backlog queued before it. With a channel per tenant each worker serves the non-empty queues in turn: a newcomer's task starts once a worker ends its current backlog task, or the next one. Each newcomer's channel stays once its task ran: an empty queue costs the workers nothing.")
 	return t
 }
 

@@ -238,7 +238,7 @@ const (
 // when the urgent phase began.
 func priorityRun(p Pool, s spinner, backlog, urgent int) []float64 {
 	defer p.Close()
-	queued, atStart := queueBacklog(p, s, backlog)
+	queued, atStart := queueBacklog(p.Submit, s, backlog)
 	high := highSubmit(p)
 	lat := make([]float64, urgent)
 	start := time.Now()
@@ -255,18 +255,18 @@ func priorityRun(p Pool, s spinner, backlog, urgent int) []float64 {
 	return []float64{Quantile(lat, 0.5), Quantile(lat, 0.99), lat[len(lat)-1], atStart}
 }
 
-// queueBacklog submits backlog tasks of BacklogTaskUs to p from a goroutine
-// of its own and waits until they are all queued, or for backlogPatience;
-// it returns a channel closed once they are, and the fraction submitted
-// when it returned.
-func queueBacklog(p Pool, s spinner, backlog int) (queued <-chan struct{}, atStart float64) {
+// queueBacklog submits backlog tasks of BacklogTaskUs with submit (a pool's
+// Submit, or a tenant's) from a goroutine of its own and waits until they
+// are all queued, or for backlogPatience; it returns a channel closed once
+// they are, and the fraction submitted when it returned.
+func queueBacklog(submit func(func()), s spinner, backlog int) (queued <-chan struct{}, atStart float64) {
 	iters := BacklogTaskUs * s.perMicro
 	low := func() { spin(iters) }
 	done := make(chan struct{})
 	var submitted atomic.Int64
 	go func() {
 		for range backlog {
-			p.Submit(low)
+			submit(low)
 			submitted.Add(1)
 		}
 		close(done)
@@ -284,6 +284,41 @@ func highSubmit(p Pool) func(func()) {
 		return h.SubmitHigh
 	}
 	return p.Submit
+}
+
+// fairnessRun queues backlog tasks of BacklogTaskUs with Submit (the first
+// tenant's), from a goroutine of its own, then brings in newcomer tenants,
+// one every UrgentGap, each with one empty task, and measures each
+// newcomer's arrival-to-start latency: from before NewTenant where the pool
+// queues tenants apart (Tenanter; the queue's creation included), else from
+// before Submit (time blocked in it included). Figures: p50, p99, max (ns),
+// and the fraction of the backlog submitted when the newcomers began.
+func fairnessRun(p Pool, s spinner, backlog, newcomers int) ([]float64, error) {
+	defer p.Close()
+	tenant := func() (func(func()), error) { return p.Submit, nil }
+	if tp, ok := p.(Tenanter); ok {
+		tenant = tp.NewTenant
+	}
+	queued, atStart := queueBacklog(p.Submit, s, backlog)
+	lat := make([]float64, newcomers)
+	start := time.Now()
+	for i := range lat {
+		if d := time.Until(start.Add(time.Duration(i) * UrgentGap)); d > 0 {
+			time.Sleep(d)
+		}
+		t := time.Now()
+		submit, err := tenant()
+		if err != nil {
+			<-queued
+			p.Wait()
+			return nil, err
+		}
+		submit(func() { lat[i] = since(t) })
+	}
+	<-queued
+	p.Wait()
+	slices.Sort(lat)
+	return []float64{Quantile(lat, 0.5), Quantile(lat, 0.99), lat[len(lat)-1], atStart}, nil
 }
 
 // memoryRun occupies every worker of p with a task that blocks, submits n
