@@ -151,7 +151,7 @@ func (r *fzRun) sideDropped(ch int, t smartpool.Task, own bool) {
 	defer r.mu.Unlock()
 	// Read under the lock: the n-th callback to get here follows n counted
 	// drops, whichever callbacks run concurrently.
-	dropped := r.pool.Stats().Channels[ch].Dropped
+	dropped := r.stats().Channels[ch].Dropped
 	r.sideCalls[ch][k]++
 	if n := r.sideCalls[ch][k]; dropped < uint64(n) {
 		r.problems = append(r.problems, fmt.Sprintf("%s's %s call #%d saw Dropped %d: a drop must be counted before its callbacks", fzLayout[ch].key, what, n, dropped))
