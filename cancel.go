@@ -14,6 +14,7 @@ type submitMode struct {
 	values bool                    // the task's context looks values up in the submitter's ctx first
 	wait   bool                    // wait for a unit of the in-flight limit, else ErrFull
 	room   bool                    // also wait for room in a full channel that can wait for it (pushWaiter)
+	handle *Handle                 // WithHandle's, filled once the task is queued; nil: not asked for
 }
 
 // pushWaiter is implemented by channels whose Push refuses a task with
@@ -57,24 +58,33 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 			return err
 		}
 	}
+	values := how.values && ctx != context.Background() && ctx != context.TODO()
 	var c *cancellable
 	switch {
-	case ctx.Done() != nil:
-		c = newCancellable(ctx, e, ch, t, how.values)
+	case ctx.Done() != nil || how.handle != nil:
+		c = newCancellable(ctx, e, ch, t, values)
 		t = c
-	case how.values && ctx != context.Background() && ctx != context.TODO():
+	case values:
 		t = &withValues{Task: t, vals: submitterValues{values: ctx}}
 	}
 	e.credited(ch, 1)
 	channel := e.chans[ch].c
 	stamped := e.timing.stamp(ch, t)
 	var err error
-	if how.push == nil {
-		err = channel.Push(stamped, how.order)
-	} else {
+	var indexed Reorderer // the channel queued the task where its Reorder finds it
+	if how.push == nil && how.handle != nil {
+		indexed, _ = channel.(Reorderer)
+	}
+	switch {
+	case how.push != nil:
 		err = how.push(stamped, how.order)
+	case indexed != nil:
+		err = indexed.PushIndexed(stamped, how.order)
+	default:
+		err = channel.Push(stamped, how.order)
 	}
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
+		indexed = nil
 		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // the channel is full: see help.go
 			if c != nil {
 				c.refused()
@@ -92,6 +102,9 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		}
 		e.queuedUnitsDone(ch, 1)
 	case c != nil:
+		if how.handle != nil {
+			*how.handle = Handle{c: c, queued: stamped, src: indexed}
+		}
 		c.pushed()
 	}
 	return err
@@ -160,6 +173,11 @@ func (t *withValues) Unwrap() Task { return t.Task }
 //
 // A winning cancellation counts the task, then resolves the Future or Group
 // the task belongs to (cancelHook) with the context's error.
+//
+// A Handle's Cancel is one more such party: a cancellation that claims the
+// task from queued only (its submit has returned), and resolves it with
+// context.Canceled. A task submitted with WithHandle and no context gets a
+// cancellable over context.Background(), which registers no AfterFunc.
 type cancellable struct {
 	Task
 	ctx    context.Context // the submitter's: Run checks it, as the AfterFunc may not have run yet
@@ -181,11 +199,21 @@ const (
 	claimedRefused
 )
 
+// newCancellable wraps t. A context that never ends (Done returns nil:
+// context.Background(), a WithHandle submit's) gets no AfterFunc: it would
+// never run, yet AfterFunc allocates its registration all the same.
 func newCancellable(ctx context.Context, e *engine, ch int, t Task, values bool) *cancellable {
 	c := &cancellable{Task: t, ctx: ctx, e: e, ch: ch, values: values, vals: submitterValues{values: ctx}}
+	if ctx.Done() == nil {
+		c.stop = neverStarted
+		return c
+	}
 	c.stop = context.AfterFunc(ctx, func() { c.cancel(false) })
 	return c
 }
+
+// neverStarted is the stop of a cancellable whose context never ends.
+func neverStarted() bool { return false }
 
 // claim moves c from queued (or, with fromQueue, from pushing too) to how,
 // and reports whether it did. A winner other than a cancellation unregisters
@@ -261,16 +289,36 @@ func (c *cancellable) cancel(fromQueue bool) { c.cancelUnit(fromQueue, true) }
 
 // cancelUnit is cancel, releasing the task's unit of the limit only if
 // release: a task its channel ran on the submitter holds none any more.
-func (c *cancellable) cancelUnit(fromQueue, release bool) {
-	if c.claim(cancelling, fromQueue) {
-		c.e.chans[c.ch].cancelled.Add(1)
-		if release {
-			c.e.unitDone()
-		}
-		c.state.Store(claimedCancelled)
-		if h, ok := c.Task.(cancelHook); ok {
-			h.cancelled(c.ctx.Err())
-		}
-		c.e.ended(c.ch, c.Task, Cancelled)
+func (c *cancellable) cancelUnit(fromQueue, release bool) { c.cancelWith(fromQueue, release, nil) }
+
+// cancelWith is cancelUnit resolving the task's Future or Group with err
+// (nil: the context's error), reporting whether this call cancelled it.
+func (c *cancellable) cancelWith(fromQueue, release bool, err error) bool {
+	if !c.claim(cancelling, fromQueue) {
+		return false
 	}
+	c.e.chans[c.ch].cancelled.Add(1)
+	if release {
+		c.e.unitDone()
+	}
+	c.state.Store(claimedCancelled)
+	if h, ok := c.Task.(cancelHook); ok {
+		if err == nil {
+			err = c.ctx.Err()
+		}
+		h.cancelled(err)
+	}
+	c.e.ended(c.ch, c.Task, Cancelled)
+	return true
+}
+
+// cancelByHandle is Handle.Cancel: it claims c from queued, as a
+// cancellation whose context has not ended, so the AfterFunc, if any, is
+// unregistered here.
+func (c *cancellable) cancelByHandle() bool {
+	if !c.cancelWith(false, true, context.Canceled) {
+		return false
+	}
+	c.stop()
+	return true
 }

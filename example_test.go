@@ -219,3 +219,34 @@ func ExamplePool_After() {
 	_, _ = owned.Close(context.Background())
 	// Output: fired
 }
+
+// A Handle cancels a task that has not started, or moves it in its queue:
+// here the only worker is busy while the handles act.
+func ExampleHandle() {
+	p := channels.NewPriority()
+	owned, _ := smartpool.New[string](prioritized{p})
+	busy, release := make(chan struct{}), make(chan struct{})
+	_ = p.Submit(1000, func(context.Context) { close(busy); <-release })
+	<-busy
+	out := make(chan string, 3)
+	var late, unwanted smartpool.Handle
+	_ = p.Submit(10, func(context.Context) { out <- "routine (10)" })
+	_ = p.Submit(1, func(context.Context) { out <- "late (1, moved to 100)" }, smartpool.WithHandle(&late))
+	_ = p.Submit(5, func(context.Context) { out <- "unwanted (5)" }, smartpool.WithHandle(&unwanted))
+	fmt.Println("reprioritize:", late.Reprioritize(100))
+	fmt.Println("cancel:", unwanted.Cancel(), "then", unwanted.Cancel())
+	close(release)
+	fmt.Println(<-out)
+	fmt.Println(<-out)
+	report, _ := owned.Close(context.Background())
+	st, _ := report.Channel("p")
+	fmt.Println("ran:", st.Ran, "cancelled:", st.Cancelled)
+	fmt.Println("once run:", late.Reprioritize(0))
+	// Output:
+	// reprioritize: <nil>
+	// cancel: true then false
+	// late (1, moved to 100)
+	// routine (10)
+	// ran: 3 cancelled: 1
+	// once run: smartpool: task not queued (started, cancelled or dropped)
+}

@@ -20,6 +20,7 @@ type Option struct {
 	ctx      context.Context
 	deadline time.Time
 	priority int
+	handle   *Handle
 	set      optionSet
 }
 
@@ -29,6 +30,7 @@ const (
 	optContext optionSet = 1 << iota
 	optDeadline
 	optPriority
+	optHandle
 )
 
 // ErrOption is wrapped by the error of a submit given an option its channel
@@ -76,18 +78,33 @@ func WithPriority(p int) Option { return Option{priority: p, set: optPriority} }
 
 // submitOptions is what a submit's options add up to.
 type submitOptions struct {
-	ctx   context.Context // nil: not given
-	order Order
+	ctx    context.Context // nil: not given
+	order  Order
+	handle *Handle // WithHandle's; nil: not given
 }
 
 // gather merges opts into the order a channel's own submit method gives (a
 // Deadline's deadline argument, say): an option given twice, or one the
-// order already has, is an error.
+// order already has, is an error. WithHandle is refused: gather serves the
+// submits that cannot fill a Handle (Group.Go, Handoff).
 func gather(order Order, opts []Option) (submitOptions, error) {
+	return gatherOptions(order, opts, false)
+}
+
+// gatherOptions is gather, taking WithHandle too if handles.
+func gatherOptions(order Order, opts []Option, handles bool) (submitOptions, error) {
 	so := submitOptions{order: order}
 	for _, o := range opts {
 		switch {
 		case o.set == 0:
+		case o.set == optHandle:
+			switch {
+			case !handles:
+				return so, &optionError{what: "WithHandle is taken by Pool.Submit, Pool.SubmitTask, Go and the channels' own submit methods only"}
+			case so.handle != nil:
+				return so, twice("WithHandle")
+			}
+			so.handle = o.handle
 		case o.set == optContext:
 			if so.ctx != nil {
 				return so, twice("WithContext")
@@ -151,15 +168,21 @@ func Unordered(o Order) error {
 // channel's own submit method gives, through push (nil: the channel's
 // Push): with a context through submitContext, which may wait and cancels;
 // without one as submit, which does neither.
+//
+// With WithHandle and no context, it queues through submitContext too, with
+// context.Background(), which neither waits nor cancels: the task needs the
+// wrapper Handle.Cancel claims (see newCancellable).
 func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push func(Task, Order) error) error {
-	so, err := gather(order, opts)
-	if err != nil {
+	so, err := gatherOptions(order, opts, true)
+	switch {
+	case err != nil:
 		return err
+	case so.ctx != nil:
+		return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, push: push, handle: so.handle, values: true, wait: true, room: true})
+	case so.handle != nil:
+		return e.submitContext(context.Background(), ch, t, submitMode{order: so.order, push: push, handle: so.handle})
 	}
-	if so.ctx == nil {
-		return e.submit(ch, t, so.order, push)
-	}
-	return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, push: push, values: true, wait: true, room: true})
+	return e.submit(ch, t, so.order, push)
 }
 
 // Submit is a channel's own submit method given options (see Option): it

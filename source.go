@@ -22,8 +22,8 @@ package smartpool
 //	func (s *Stack) Submit(fn func(context.Context), opts ...smartpool.Option) error { ... }
 //	func (s *Stack) Len() int { ... }
 //
-// The optional interfaces (BatchPoller, OrderedPoller) are implemented by
-// the Source too.
+// The optional interfaces (BatchPoller, OrderedPoller, Reorderer) are
+// implemented by the Source too.
 //
 // # Contract
 //
@@ -121,6 +121,31 @@ type Source interface {
 	Requeue(t Task) error
 	Poll(queue int) Task
 	Close(drop bool) []Task
+}
+
+// Reorderer is implemented by a Source that can move a queued task to a new
+// key in place (channels.Priority, channels.Deadline), for Handle's
+// Reprioritize and SetDeadline.
+//
+// PushIndexed is Push, with the same contract, for a task submitted with
+// WithHandle: the Source also keeps an index from t to its entry, so that
+// Reorder finds it without a search, until t leaves the queue (Poll, Close,
+// Discard) and the entry is forgotten. Only such tasks are indexed, so the
+// tasks queued by Push cost nothing more. The pool calls it with tasks that
+// are pointers, comparable with ==.
+//
+// Reorder gives the queued task t the key o, with the channel's lock held,
+// and moves it to the place that key gives (among tasks of equal key, it
+// keeps its place of submission). It returns Unordered(o) for a key the
+// channel does not order by, before anything else, as Push does; then
+// ErrNotQueued if t is not an indexed task the Source still holds (nil
+// included: the pool asks so when the task has started, to learn only
+// whether o's key is the channel's); nil once t is moved. It must not block
+// for long; it calls no Bits method, as the queue goes neither empty nor
+// non-empty.
+type Reorderer interface {
+	PushIndexed(t Task, o Order) error
+	Reorder(t Task, o Order) error
 }
 
 // Bits is a channel's handle on the availability bits of its queues. The zero

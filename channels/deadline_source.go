@@ -19,6 +19,10 @@ type deadlineSource struct {
 	dropped  bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
 	bits     smartpool.Bits              // set by Attach before the pool starts; guarded by mu
 	dropLate bool                        // set by NewDeadline, read-only after
+	// keys holds the key of each indexed task (PushIndexed: a task
+	// submitted with smartpool.WithHandle), for Reorder; nil until the
+	// first. Only items marked indexed are in it. Guarded by mu.
+	keys map[smartpool.Task]deadlineKey
 
 	late        atomic.Uint64 // written under mu
 	droppedLate atomic.Uint64
@@ -30,6 +34,15 @@ type deadlineItem struct {
 	seq  uint64
 	task smartpool.Task
 	keep bool // pushed by the pool or re-entering: never dropped as late
+	// indexed: the task is in deadlineSource.keys (in the item's padding:
+	// an item is no larger for it)
+	indexed bool
+}
+
+// deadlineKey is an indexed item's place in the tree.
+type deadlineKey struct {
+	at  time.Time
+	seq uint64
 }
 
 func deadlineLess(a, b deadlineItem) bool {
@@ -56,6 +69,11 @@ func (d *deadlineSource) Requeue(t smartpool.Task) error {
 }
 
 func (d *deadlineSource) push(deadline time.Time, t smartpool.Task, how entry, keep bool) error {
+	return d.pushAt(deadline, t, how, keep, false)
+}
+
+// pushAt is push, indexing the task for Reorder if index.
+func (d *deadlineSource) pushAt(deadline time.Time, t smartpool.Task, how entry, keep, index bool) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
@@ -74,7 +92,14 @@ func (d *deadlineSource) push(deadline time.Time, t smartpool.Task, how entry, k
 		d.tree = btree.NewG(deadlineDegree, deadlineLess)
 	}
 	d.seq++
-	d.tree.ReplaceOrInsert(deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), keep: keep})
+	it := deadlineItem{at: at, seq: d.seq, task: how.stamp(d.bits, t), keep: keep, indexed: index}
+	if index {
+		if d.keys == nil {
+			d.keys = make(map[smartpool.Task]deadlineKey)
+		}
+		d.keys[it.task] = deadlineKey{at: at, seq: it.seq}
+	}
+	d.tree.ReplaceOrInsert(it)
 	if d.tree.Len() == 1 {
 		d.bits.Set(0)
 	}
@@ -103,6 +128,45 @@ func (d *deadlineSource) Push(t smartpool.Task, o smartpool.Order) error {
 	return d.push(time.Now(), t, pushed, true)
 }
 
+// PushIndexed is Push for a task submitted with smartpool.WithHandle: it is
+// indexed for Reorder (see smartpool.Reorderer).
+func (d *deadlineSource) PushIndexed(t smartpool.Task, o smartpool.Order) error {
+	switch {
+	case o.HasPriority:
+		return smartpool.Unordered(o)
+	case t == nil:
+		return smartpool.ErrNilTask
+	case o.HasDeadline:
+		return d.pushAt(o.Deadline, t, pushed, false, true)
+	}
+	return d.pushAt(time.Now(), t, pushed, true, true)
+}
+
+// Reorder gives the indexed task t deadline o.Deadline, keeping its
+// submission number: from then on it has a deadline of its own, which
+// DropLate may find late. For the zero Order it is due now and never
+// dropped, as for Push. See smartpool.Reorderer.
+func (d *deadlineSource) Reorder(t smartpool.Task, o smartpool.Order) error {
+	if o.HasPriority {
+		return smartpool.Unordered(o)
+	}
+	at, keep := o.Deadline.Round(0), false
+	if !o.HasDeadline {
+		at, keep = time.Now().Round(0), true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k, ok := d.keys[t]
+	if !ok {
+		return smartpool.ErrNotQueued
+	}
+	it, _ := d.tree.Delete(deadlineItem{at: k.at, seq: k.seq})
+	it.at, it.keep = at, keep
+	d.tree.ReplaceOrInsert(it)
+	d.keys[t] = deadlineKey{at: at, seq: k.seq}
+	return nil
+}
+
 // Poll removes and returns the task with the earliest deadline, or nil if the
 // Deadline is empty. It reads the clock once, to tell late tasks; with
 // DropLate it drops those (see Deadline) and returns the first task that is
@@ -125,6 +189,9 @@ func (d *deadlineSource) PollOrder(int) (smartpool.Task, smartpool.Order) {
 		d.mu.Lock()
 		for d.tree != nil && d.tree.Len() > 0 {
 			it, _ := d.tree.DeleteMin()
+			if it.indexed {
+				delete(d.keys, it.task)
+			}
 			if !it.at.Before(now) {
 				t, at = it.task, it.at
 				break
@@ -203,6 +270,7 @@ func (d *deadlineSource) Close(drop bool) []smartpool.Task {
 		return true
 	})
 	d.tree.Clear(true) // nodes kept for reuse are zeroed, the rest are let go
+	clear(d.keys)
 	d.bits.Clear(0)
 	return out
 }

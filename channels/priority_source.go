@@ -16,13 +16,22 @@ type prioritySource struct {
 	closed  bool           // Close was called; guarded by mu
 	dropped bool           // Close(true) emptied it: Requeue refuses too; guarded by mu
 	bits    smartpool.Bits // set by Attach before the pool starts; guarded by mu
+	// pos is the heap index of each indexed task (PushIndexed: a task
+	// submitted with smartpool.WithHandle), for Reorder; nil until the
+	// first. Only items whose seq has the indexed bit are in it, so the
+	// heap's moves of other items cost one bit test. Guarded by mu.
+	pos map[smartpool.Task]int
 }
 
 type prioItem struct {
 	prio int
-	seq  uint64
+	seq  uint64 // the submission number, shifted left once; the low bit is indexed
 	task smartpool.Task
 }
+
+// indexed is the low bit of prioItem.seq: the item's task is in pos. The
+// submission number above it keeps the order of submission.
+const indexed = 1
 
 // before reports whether a runs before b: higher priority, then older.
 func (a *prioItem) before(b *prioItem) bool {
@@ -38,6 +47,11 @@ func (a *prioItem) before(b *prioItem) bool {
 func (p *prioritySource) Requeue(t smartpool.Task) error { return p.push(0, t, requeued) }
 
 func (p *prioritySource) push(prio int, t smartpool.Task, how entry) error {
+	return p.pushAt(prio, t, how, 0)
+}
+
+// pushAt is push, with the indexed bit in mark (0 or indexed).
+func (p *prioritySource) pushAt(prio int, t smartpool.Task, how entry, mark uint64) error {
 	if t == nil {
 		return smartpool.ErrNilTask
 	}
@@ -52,7 +66,10 @@ func (p *prioritySource) push(prio int, t smartpool.Task, how entry) error {
 		}
 	}
 	p.seq++
-	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq, task: how.stamp(p.bits, t)})
+	if mark != 0 && p.pos == nil {
+		p.pos = make(map[smartpool.Task]int)
+	}
+	p.heap = append(p.heap, prioItem{prio: prio, seq: p.seq<<1 | mark, task: how.stamp(p.bits, t)})
 	p.upLocked(len(p.heap) - 1)
 	if len(p.heap) == 1 {
 		p.bits.Set(0)
@@ -74,6 +91,46 @@ func (p *prioritySource) Push(t smartpool.Task, o smartpool.Order) error {
 	return p.push(o.Priority, t, pushed) // 0 for the zero Order
 }
 
+// PushIndexed is Push for a task submitted with smartpool.WithHandle: it is
+// indexed for Reorder (see smartpool.Reorderer).
+func (p *prioritySource) PushIndexed(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline {
+		return smartpool.Unordered(o)
+	}
+	return p.pushAt(o.Priority, t, pushed, indexed)
+}
+
+// Reorder gives the indexed task t priority o.Priority (0 for the zero
+// Order, as Push), keeping its submission number, and restores the heap
+// around it; see smartpool.Reorderer.
+func (p *prioritySource) Reorder(t smartpool.Task, o smartpool.Order) error {
+	if o.HasDeadline {
+		return smartpool.Unordered(o)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, ok := p.pos[t]
+	if !ok {
+		return smartpool.ErrNotQueued
+	}
+	old := p.heap[i].prio
+	p.heap[i].prio = o.Priority
+	if o.Priority > old {
+		p.upLocked(i)
+	} else {
+		p.downLocked(i)
+	}
+	return nil
+}
+
+// placed records, for Reorder, that the item now at heap index i is there,
+// if its task is indexed.
+func (p *prioritySource) placed(i int) {
+	if it := &p.heap[i]; it.seq&indexed != 0 {
+		p.pos[it.task] = i
+	}
+}
+
 // Poll removes and returns the task with the highest priority, or nil if the
 // Priority is empty.
 func (p *prioritySource) Poll(int) smartpool.Task {
@@ -92,6 +149,9 @@ func (p *prioritySource) PollOrder(int) (smartpool.Task, smartpool.Order) {
 		return nil, smartpool.Order{}
 	}
 	t, prio := p.heap[0].task, p.heap[0].prio
+	if p.heap[0].seq&indexed != 0 {
+		delete(p.pos, t)
+	}
 	p.heap[0] = p.heap[n]
 	p.heap[n] = prioItem{} // do not retain the task after it left
 	p.heap = p.heap[:n]
@@ -113,9 +173,11 @@ func (p *prioritySource) upLocked(i int) {
 			break
 		}
 		h[i] = h[parent]
+		p.placed(i)
 		i = parent
 	}
 	h[i] = it
+	p.placed(i)
 }
 
 func (p *prioritySource) downLocked(i int) {
@@ -134,9 +196,11 @@ func (p *prioritySource) downLocked(i int) {
 			break
 		}
 		h[i] = h[c]
+		p.placed(i)
 		i = c
 	}
 	h[i] = it
+	p.placed(i)
 }
 
 // Queues returns 1: a Priority is one queue.
@@ -185,6 +249,7 @@ func (p *prioritySource) Close(drop bool) []smartpool.Task {
 	}
 	clear(p.heap)
 	p.heap = p.heap[:0]
+	clear(p.pos)
 	p.bits.Clear(0)
 	return out
 }

@@ -1,0 +1,107 @@
+package smartpool
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrNotQueued is returned by Handle.Reprioritize and Handle.SetDeadline
+// when the task is no longer waiting in its queue: it started (or ended),
+// was cancelled or dropped; and by a zero Handle, which holds no task. A
+// Reorderer's Reorder returns it for a task it does not hold.
+var ErrNotQueued = errors.New("smartpool: task not queued (started, cancelled or dropped)")
+
+// WithHandle asks the submit to fill h, once it queued the task, with a
+// handle on it: the submitter can then cancel the task while it waits, or
+// move it in its queue (see Handle). A submit that fails, or whose task ran
+// at once in its submitter's place (see WithContext), leaves h as it was:
+// give each submit its own zero Handle. The submit writes h before it
+// returns; do not use h meanwhile.
+//
+// Pool.Submit, Pool.SubmitTask, Go and the channels' own submit methods take
+// it; Group.Go, Group.TryGo and Handoff refuse it with ErrOption. Without a
+// WithContext it changes nothing else: the submit does not wait, and
+// returns ErrFull at the in-flight limit or in a full channel. It costs one
+// allocation, the wrapper a WithContext task gets; a submit without it pays
+// nothing.
+func WithHandle(h *Handle) Option {
+	if h == nil {
+		return Option{}
+	}
+	return Option{handle: h, set: optHandle}
+}
+
+// Handle is a submitter's hold on a queued task, filled by a submit given
+// WithHandle. Its methods act only while the task waits in its queue: once a
+// worker took it (it started), or it was cancelled or dropped, Cancel
+// reports false and the others return ErrNotQueued. The zero Handle holds
+// no task and answers the same.
+//
+// A Handle is a small value; copies act on the same task. Its methods are
+// safe for concurrent use, with each other and with the pool's workers.
+type Handle struct {
+	c      *cancellable // the task, claimed once (cancel.go); nil: zero Handle
+	queued Task         // c as queued (perhaps timed): what the channel holds
+	src    Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+}
+
+// Cancel ends the task as Cancelled if it has not started, and reports
+// whether it did. The task is then handled as one whose WithContext context
+// ended while it was queued: it never runs, it is counted in
+// ChannelStats.Cancelled, its unit of Config.Limit is released at once,
+// its Future or Group resolves with context.Canceled, and the channel's
+// ChannelParams.OnEnd receives it with Cancelled. Exactly one of the task's
+// start, its cancellation (by its context or a Cancel) and its drop
+// happens: Cancel reports false if the task started, ended, was dropped or
+// was cancelled already, and then changes nothing.
+//
+// The cancelled task stays in its queue until a worker reaches it and
+// skips it, as a cancelled WithContext task does (Len counts it till then).
+func (h *Handle) Cancel() bool {
+	if h == nil || h.c == nil {
+		return false
+	}
+	return h.c.cancelByHandle()
+}
+
+// Reprioritize gives the queued task priority p in its channels.Priority:
+// it moves in the queue, under the channel's lock, to where a task
+// submitted with priority p would be, keeping its place of submission among
+// tasks of priority p. It returns an error wrapping ErrOption if the task's
+// channel does not reorder by priority (a FIFO, a Deadline, a Multi, or a
+// channel whose own submit wraps its tasks, as channels.Keyed does), then
+// ErrNotQueued if the task is no longer queued (started, cancelled,
+// dropped); a task already running is not affected.
+func (h *Handle) Reprioritize(p int) error {
+	return h.reorder(Order{Priority: p, HasPriority: true})
+}
+
+// SetDeadline gives the queued task deadline t in its channels.Deadline:
+// it moves in the queue to where a task submitted with deadline t would be,
+// and from then on it is a task with a deadline of its own (channels.DropLate
+// may drop it once t passed). Its errors are Reprioritize's, for a channel
+// that does not reorder by deadline.
+func (h *Handle) SetDeadline(t time.Time) error {
+	return h.reorder(Order{Deadline: t, HasDeadline: true})
+}
+
+// reorder asks the channel to move the task to key o. The channel's answer
+// on the key comes first: for a task that left the queue (or was cancelled
+// and waits there to be skipped) it is asked with no task, and answers
+// Unordered(o) or ErrNotQueued.
+func (h *Handle) reorder(o Order) error {
+	switch {
+	case h == nil || h.c == nil:
+		return ErrNotQueued
+	case h.src == nil:
+		if o.HasPriority {
+			return &optionError{what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
+		}
+		return &optionError{what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
+	}
+	t := h.queued
+	if h.c.state.Load() != queued {
+		t = nil
+	}
+	return h.src.Reorder(t, o)
+}
