@@ -14,8 +14,8 @@ const (
 	Panicked
 	// Goexited: its Run called runtime.Goexit.
 	Goexited
-	// Cancelled: its submit's context (WithContext) ended while it was
-	// queued; it never ran.
+	// Cancelled: its submit's context (WithContext) ended, or its
+	// Handle.Cancel was called, while it was queued; it never ran.
 	Cancelled
 	// DroppedOnClose: Close dropped it, queued in a channel that does not
 	// complete on close, or yielded in one when its wait returned.

@@ -97,8 +97,11 @@ func (p *Pool[K]) lookup(key K) (int, bool) {
 // named adds the channel's key to an option error, which a channel returns
 // without knowing its name.
 func (p *Pool[K]) named(key K, err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target escapes: no allocation on success
+	}
 	var oe *optionError
-	if err != nil && errors.As(err, &oe) && oe.channel == nil {
+	if errors.As(err, &oe) && oe.channel == nil {
 		return &optionError{channel: key, what: oe.what}
 	}
 	return err

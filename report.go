@@ -19,7 +19,7 @@ type ChannelStats[K comparable] struct {
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
 	Dropped         uint64 // tasks dropped: by Close from the queue or when they came back from a Yield after Close, or by the channel (Bits.Discard)
-	Cancelled       uint64 // WithContext tasks whose context ended while they were queued
+	Cancelled       uint64 // tasks cancelled while queued: their WithContext context ended, or Handle.Cancel
 	// Yielded counts its tasks that yielded and have not ended: waiting,
 	// queued to re-enter, or running again. In a Close report, those of a
 	// channel that does not complete on close will be dropped when their

@@ -13,8 +13,9 @@ import (
 //
 // Tasks live in a binary heap held in a slice that grows by doubling and
 // never shrinks below its high-water mark, so a warm Priority allocates
-// nothing per task. Priorities are fixed at submit: a task waiting behind a
-// steady stream of higher priorities waits for as long as that stream lasts.
+// nothing per task. A task keeps the priority it was submitted with (unless
+// a smartpool.Handle moves it): a task waiting behind a steady stream of
+// higher priorities waits for as long as that stream lasts.
 //
 // Use NewPriority: smartpool.New refuses a zero Priority. A Priority must
 // not be copied. All methods are safe for concurrent use and none blocks
