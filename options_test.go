@@ -81,10 +81,16 @@ func (p *optPool) hold(t *testing.T) (release func()) {
 // awaitEnds waits for n endings.
 func (p *optPool) awaitEnds(t *testing.T, n int) {
 	t.Helper()
+	awaitN(t, p.done, n)
+}
+
+// awaitN waits for n values on c, failing the test after long.
+func awaitN(t *testing.T, c <-chan struct{}, n int) {
+	t.Helper()
 	deadline := time.After(long)
 	for range n {
 		select {
-		case <-p.done:
+		case <-c:
 		case <-deadline:
 			t.Fatalf("timed out waiting for %d endings", n)
 		}

@@ -34,14 +34,7 @@ func (b *endBook) onEnd(t smartpool.Task, o smartpool.Outcome) {
 
 func (b *endBook) await(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.After(long)
-	for range n {
-		select {
-		case <-b.n:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d endings", n)
-		}
-	}
+	awaitN(t, b.n, n)
 }
 
 func (b *endBook) of(n *named) []smartpool.Outcome {
