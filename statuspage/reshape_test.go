@@ -34,6 +34,7 @@ func TestReshape(t *testing.T) {
 		p := o.Pool()
 		h := statuspage.Handler(p, statuspage.Options{}) // a sample with a and b
 		time.Sleep(time.Second)
+		synctest.Wait() // the sampling timer's goroutine, due at the same instant, has run
 		tenant := channels.NewFIFO()
 		if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "tenant"}, tenant, "tenant"); err != nil {
 			t.Fatal(err)
@@ -51,6 +52,7 @@ func TestReshape(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second) // a sample with a and tenant
+		synctest.Wait()
 
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
