@@ -71,9 +71,9 @@ func (p *chanPause) setCap(n int64) {
 //
 // Close resumes paused channels: a complete-on-close channel's queued
 // tasks run, a dropping channel's are dropped as usual, and Close never
-// waits for a Resume. Pause returns ErrUnknownKey for a key the
-// configuration does not list, and an error wrapping ErrClosed once Close
-// started.
+// waits for a Resume; so does Pool.RemoveChannel. Pause returns
+// ErrUnknownKey for a key the configuration does not list, and an error
+// wrapping ErrClosed once Close started or the channel's removal did.
 func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
 
 // Resume lets the workers take tasks of the channel named key again, after
@@ -98,6 +98,9 @@ func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
 	// so a Pause that finds stopped false is resumed by it.
 	if e.stopped.Load() {
 		return poolClosed(fmt.Sprintf("%s(%v)", call, key))
+	}
+	if e.chans[i].removal.Load() != 0 { // stored before the removal's resumeChannel takes mu
+		return fmt.Errorf("smartpool: %s(%v): the channel is being removed: %w", call, key, ErrClosed)
 	}
 	c.paused.Store(paused)
 	e.gate(i)
@@ -140,16 +143,23 @@ func (e *engine) gate(ch int) {
 // on Pause, Resume and SetCap refuse, so nothing pauses a channel again.
 func (e *engine) resumeAll() {
 	for i := range e.chans {
-		c := &e.chans[i]
-		c.pause.mu.Lock()
-		zero := c.capped && c.pause.cap.Load() == 0
-		if c.pause.paused.Load() || zero {
-			c.pause.paused.Store(false)
-			if zero {
-				c.pause.cap.Store(c.pause.newCap)
-			}
-			e.gate(i)
+		e.resumeChannel(i)
+	}
+}
+
+// resumeChannel resumes channel i if it is paused, and raises a cap SetCap
+// set to 0 back to the cap of New: for Close, and for a removal, which
+// drains or drops the channel as Close does (reshape.go).
+func (e *engine) resumeChannel(i int) {
+	c := &e.chans[i]
+	c.pause.mu.Lock()
+	defer c.pause.mu.Unlock()
+	zero := c.capped && c.pause.cap.Load() == 0
+	if c.pause.paused.Load() || zero {
+		c.pause.paused.Store(false)
+		if zero {
+			c.pause.cap.Store(c.pause.newCap)
 		}
-		c.pause.mu.Unlock()
+		e.gate(i)
 	}
 }

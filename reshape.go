@@ -617,7 +617,10 @@ func (e *engine) clearRoom(first, n int) {
 // the channel holds; Drop drops what has not started (each task counted in
 // Dropped, its Future or Group resolved with ErrDropped and OnEnd called
 // with DroppedOnClose, once, as Close does). Either way it waits for the
-// channel's running and yielded tasks to end.
+// channel's running and yielded tasks to end. A paused channel is resumed
+// first (and a cap SetCap set to 0 raised back to its cap), as Close does,
+// so a removal never waits for a Resume; Pause and Resume of a channel
+// being removed return an error wrapping ErrClosed.
 //
 // From the call on, submits to the channel return ErrClosed (by key too,
 // while the removal runs; once it returned, a by-key submit returns
@@ -686,7 +689,8 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 	c, user := ci.c, ci.user
 	rs.mu.Unlock()
 	if start {
-		ci.held.Add(1) // what Close(true) takes out is held until dropped: see startClose
+		e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
+		ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
 		e.dropTasks(i, c.Close(want == removeDropping))
 		ci.held.Add(-1)
 	}

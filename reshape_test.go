@@ -619,3 +619,56 @@ func TestReshape_StaleKeySubmit(t *testing.T) {
 		t.Errorf("channel b: %+v (present %v), want no task", c, ok)
 	}
 }
+
+// Removing a paused channel never waits for a Resume: the removal resumes
+// it, so Drain runs what it holds (as Close does), and a Pause of a channel
+// being removed is refused with ErrClosed. With a paused channel left
+// paused, Drain would wait for ever, bounded only by its context.
+func TestReshape_RemovePaused(t *testing.T) {
+	_, p := rsNewPool(t, 1, []int{0, 1})
+	f := channels.NewFIFO()
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t"}, f, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Pause("t"); err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int32
+	for range 5 {
+		if err := f.Submit(func(context.Context) { ran.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	defer cancel()
+	st, err := p.RemoveChannel(ctx, "t", smartpool.Drain)
+	if err != nil {
+		t.Fatalf("RemoveChannel(Drain) of a paused channel: %v", err)
+	}
+	if st.Ran != 5 || ran.Load() != 5 || st.Paused {
+		t.Fatalf("drained %+v, %d ran: want 5 ran, not paused", st, ran.Load())
+	}
+
+	// A Pause racing a removal that has started is refused.
+	g := rsNewGate()
+	f2 := channels.NewFIFO()
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "u"}, f2, "u"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f2.Submit(g.run); err != nil {
+		t.Fatal(err)
+	}
+	rsRecv(t, "the gate task's start", g.started)
+	res := rsRemoveAsync(p, "u", smartpool.Drain)
+	rsEventually(t, "the removal to start", func() bool {
+		c, ok := p.Stats().Channel("u")
+		return !ok || c.Removing
+	})
+	if err := p.Pause("u"); !errors.Is(err, smartpool.ErrClosed) {
+		t.Errorf("Pause of a channel being removed: %v, want ErrClosed", err)
+	}
+	close(g.release)
+	if r := rsRecv(t, "the removal", res); r.err != nil {
+		t.Fatal(r.err)
+	}
+}
