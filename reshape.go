@@ -182,6 +182,7 @@ const (
 type reshaper struct {
 	gen     atomic.Uint64 // the grace generation: bumped by each removal's detach
 	handing atomic.Int32  // searches on an idle worker's behalf in progress (handOver)
+	passed  atomic.Uint64 // the highest grace settled() has seen pass: a passed grace stays passed
 
 	// The by-key callers' grace (see "Reshaping", 6). epoch's parity picks
 	// the counter a caller pins; drained (under mu) is the epoch below which
@@ -302,11 +303,11 @@ func (e *engine) settled() uint64 {
 	now := rs.gen.Load()
 	select {
 	case <-e.done:
-		return now // every worker has exited
+		return rs.pass(now) // every worker has exited
 	default:
 	}
 	if rs.handing.Load() != 0 {
-		return 0
+		return rs.passed.Load()
 	}
 	least := now
 	e.eachWorker(func(w *worker) {
@@ -315,7 +316,26 @@ func (e *engine) settled() uint64 {
 		}
 		least = min(least, w.gen.Load())
 	})
-	return least
+	return rs.pass(least)
+}
+
+// pass records that grace g passed and returns the highest grace that has.
+// The reading above is not monotonic (an idle worker that wakes is counted
+// again with the generation of its last turn, until its new turn copies the
+// current one), but a grace, once passed, stays passed: a worker idle when
+// it was read held nothing of the room, and starts its next turn from the
+// tables as they are. Without this, an AddChannel right after a removal
+// could find its room still quarantined.
+func (rs *reshaper) pass(g uint64) uint64 {
+	for {
+		p := rs.passed.Load()
+		if g <= p {
+			return p
+		}
+		if rs.passed.CompareAndSwap(p, g) {
+			return g
+		}
+	}
 }
 
 // untrack ends a take of a task of channel ch (see "Reshaping", 3).
