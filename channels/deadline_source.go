@@ -117,29 +117,26 @@ func (d *deadlineSource) pushAt(deadline time.Time, t smartpool.Task, how entry,
 // DeadlineStats.Late when it runs, but DropLate never drops it: it had no
 // deadline of its own to miss.
 func (d *deadlineSource) Push(t smartpool.Task, o smartpool.Order) error {
-	switch {
-	case o.HasPriority:
-		return smartpool.Unordered(o)
-	case t == nil:
-		return smartpool.ErrNilTask
-	case o.HasDeadline:
-		return d.push(o.Deadline, t, pushed, false)
-	}
-	return d.push(time.Now(), t, pushed, true)
+	return d.pushOrder(t, o, false)
 }
 
 // PushIndexed is Push for a task submitted with smartpool.WithHandle: it is
 // indexed for Reorder (see smartpool.Reorderer).
 func (d *deadlineSource) PushIndexed(t smartpool.Task, o smartpool.Order) error {
+	return d.pushOrder(t, o, true)
+}
+
+// pushOrder is Push, indexing the task for Reorder if index.
+func (d *deadlineSource) pushOrder(t smartpool.Task, o smartpool.Order, index bool) error {
 	switch {
 	case o.HasPriority:
 		return smartpool.Unordered(o)
 	case t == nil:
 		return smartpool.ErrNilTask
 	case o.HasDeadline:
-		return d.pushAt(o.Deadline, t, pushed, false, true)
+		return d.pushAt(o.Deadline, t, pushed, false, index)
 	}
-	return d.pushAt(time.Now(), t, pushed, true, true)
+	return d.pushAt(time.Now(), t, pushed, true, index)
 }
 
 // Reorder gives the indexed task t deadline o.Deadline, keeping its
