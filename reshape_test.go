@@ -273,21 +273,29 @@ func rsRemoveAsync(p *smartpool.Pool[string], key string, policy smartpool.Remov
 	return res
 }
 
+// rsAddRunning adds FIFO "t" to level 1, with OnEnd recorded, and starts a
+// gate task (id 0) on it: the caller holds the worker until g.release.
+func rsAddRunning(t *testing.T, p *smartpool.Pool[string]) (*rsEndings, *channels.FIFO, rsGate) {
+	t.Helper()
+	en := rsNewEndings()
+	f := channels.NewFIFO()
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
+		t.Fatal(err)
+	}
+	g := rsNewGate()
+	if err := p.SubmitTask("t", &rsIdTask{id: 0, fn: g.run}); err != nil {
+		t.Fatal(err)
+	}
+	rsRecv(t, "the running task", g.started)
+	return en, f, g
+}
+
 // Tasks queued in the channel and running when the removal starts.
 func TestReshape_RemoveQueuedAndRunning(t *testing.T) {
 	for _, policy := range []smartpool.RemovePolicy{smartpool.Drain, smartpool.Drop} {
 		t.Run(policy.String(), func(t *testing.T) {
 			_, p := rsNewPool(t, 1, []int{0, 1})
-			en := rsNewEndings()
-			f := channels.NewFIFO()
-			if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
-				t.Fatal(err)
-			}
-			g := rsNewGate()
-			if err := p.SubmitTask("t", &rsIdTask{id: 0, fn: g.run}); err != nil {
-				t.Fatal(err)
-			}
-			rsRecv(t, "the running task", g.started)
+			en, f, g := rsAddRunning(t, p)
 			const queued = 5
 			var ran atomic.Int32
 			for i := 1; i <= queued; i++ {
@@ -448,16 +456,7 @@ func TestReshape_RemoveYielded(t *testing.T) {
 // task is reported once.
 func TestReshape_CloseDuringRemoval(t *testing.T) {
 	o, p := rsNewPool(t, 1, []int{0, 1})
-	en := rsNewEndings()
-	f := channels.NewFIFO()
-	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "t", OnEnd: en.onEnd}, f, "t"); err != nil {
-		t.Fatal(err)
-	}
-	g := rsNewGate()
-	if err := p.SubmitTask("t", &rsIdTask{id: 0, fn: g.run}); err != nil {
-		t.Fatal(err)
-	}
-	rsRecv(t, "the running task", g.started)
+	en, f, g := rsAddRunning(t, p)
 	for i := 1; i <= 3; i++ {
 		if err := p.SubmitTask("t", &rsIdTask{id: i, fn: func(context.Context) {}}); err != nil {
 			t.Fatal(err)
