@@ -18,7 +18,9 @@ package smartpool
 //  1. if the idle stack is empty, stop: every worker is awake and will re-read
 //     the summary before it parks;
 //  2. if another wake-up is already in flight (waking is set), stop: the woken
-//     worker will look for work, and pass a wake-up on if it finds more;
+//     worker will look for work, and pass a wake-up on if it finds more
+//     (a channel whose wake-ups hand over tasks goes on: see "Waking with a
+//     task, in bursts");
 //  3. otherwise set waking, pop a worker and send it a wake-up that makes it
 //     the waking worker (or, if the stack emptied meanwhile, clear waking
 //     and start over while the summary shows work).
@@ -65,6 +67,19 @@ package smartpool
 // could take that lock again. (internal/model/park.pml and close.pml,
 // HANDOFF.)
 //
+// Waking with a task, in bursts: a submit of such a channel that finds the
+// waking token held does not skip its wake-up while a worker is idle (on
+// the stack, or not created yet): it pops one and hands it a task as above,
+// without the token (engine.handToIdle), as the Go runtime puts a readied
+// goroutine in runnext and wakes an idle processor while none spins. So
+// the first k submits of a burst to a pool with k idle workers start k
+// tasks before they return, instead of one and a chain of wake-ups. The
+// woken worker holds no token, so it passes no wake-up on: the holder
+// still does, and no wake-up that the protocol above relies on is skipped
+// (a tokenless hand-over only adds one). Wake-ups stay bounded by the
+// submits: one per submit at most, as many as there are idle workers.
+// (park.pml, BURST.)
+//
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
 // and is marked orphan; whoever pops it starts a goroutine for it instead of
@@ -100,13 +115,20 @@ func (e *engine) wake() { e.wakeFrom(-1) }
 // worker it wakes is handed a task ("Waking with a task"). The declaration
 // is read only once a worker is to be woken, off the busy pool's path.
 func (e *engine) wakeFrom(q int) {
-	for (!e.idle.Empty() || e.unborn()) && e.waking.CompareAndSwap(false, true) {
-		if i := e.idle.Pop(); i >= 0 {
-			e.wakeups.Add(1)
-			e.worker(i).rouse(true, e.wakeHands(q))
+	hand := e.wakeHands(q)
+	for !e.idle.Empty() || e.unborn() {
+		if !e.waking.CompareAndSwap(false, true) {
+			if hand {
+				e.handToIdle() // a burst: every submit starts an idle worker
+			}
 			return
 		}
-		if e.bear(true, e.wakeHands(q)) { // a worker not created yet is idle in effect (workers.go)
+		if i := e.idle.Pop(); i >= 0 {
+			e.wakeups.Add(1)
+			e.worker(i).rouse(true, hand)
+			return
+		}
+		if e.bear(true, hand) { // a worker not created yet is idle in effect (workers.go)
 			e.wakeups.Add(1)
 			return
 		}
@@ -114,6 +136,21 @@ func (e *engine) wakeFrom(q int) {
 		if !e.hasWork() || e.live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
 			return
 		}
+	}
+}
+
+// handToIdle is the wake-up of a submit that found the waking token held:
+// it pops an idle worker (or creates one) and hands it a task, without the
+// token ("Waking with a task, in bursts"). If none is idle it does nothing:
+// every worker is awake, and re-reads the summary before it parks.
+func (e *engine) handToIdle() {
+	if i := e.idle.Pop(); i >= 0 {
+		e.wakeups.Add(1)
+		e.worker(i).rouse(false, true)
+		return
+	}
+	if e.bear(false, true) {
+		e.wakeups.Add(1)
 	}
 }
 

@@ -66,6 +66,14 @@
  *      born before its poll but the worker's share of live only when it
  *      starts the goroutine: Close's exit can take live to 0 and build the
  *      report while the waker holds a COC task
+ *  13  (BURST) a submit's tokenless hand-over that finds nothing to hand
+ *      (Close emptied the queue, or another worker took the item) does not
+ *      wake the worker it popped: Close's wakeAll cannot find it, and Close
+ *      waits for it for ever
+ *
+ * BURST (default: HANDOFF): a submit whose wake-up finds the token held
+ * pops an idle worker anyway (or, LAZY, reserves one), polls for it as
+ * above and rouses it without the token (engine.handToIdle).
  *
  * HANDOFF=1 (default 0): the hand-off on wake. The Submitter's wake-up, once
  * it holds the token and has popped a worker (or, LAZY, reserved a new one),
@@ -158,6 +166,15 @@
 #endif
 #ifndef HANDOFF
 #define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops */
+#endif
+#ifndef BURST
+#define BURST HANDOFF  /* 1: a submit that finds the token held hands an item to an idle worker, without the token */
+#endif
+#if BURST == 1 && HANDOFF == 0
+#error "BURST needs HANDOFF=1"
+#endif
+#if MUTANT == 13 && BURST == 0
+#error "mutant 13 needs BURST=1"
 #endif
 #ifndef HANDDROP
 #define HANDDROP 2     /* with HANDOFF: 2: the drop rule spares a handed item whose waker read
@@ -869,24 +886,56 @@ inline hfind(it, hc, lt) {
 	fi
 }
 
-/* w.next = it, then rouse w with the token: the claim (swap) here, after
+/* w.next = it, then rouse w with the token (v false: a burst's hand-over): the claim (swap) here, after
  * the poll, so a parked process that timed out since the pop gets a new
  * one; nb: w was just born (bear's goroutine) */
-inline handRouse(i, nb, it, hc, lt) {
+inline handRouse(i, nb, it, hc, lt, v) {
 	atomic {
 		nxt[i] = it; nxch[i] = hc; nxlate[i] = lt;
 		if
 #if MUTANT == 12
-		:: nb -> live++; run Worker(i, true)   /* the share only now */
+		:: nb -> live++; run Worker(i, v)   /* the share only now */
 #else
-		:: nb -> run Worker(i, true)
+		:: nb -> run Worker(i, v)
 #endif
-		:: !nb && ISORPHAN(i) -> CLAIM(i); run Worker(i, true)
-		:: !nb && !ISORPHAN(i) -> CLAIM(i); assert(len(tok[i]) == 0); tok[i]!TOKEN
+		:: !nb && ISORPHAN(i) -> CLAIM(i); run Worker(i, v)
+		:: !nb && !ISORPHAN(i) -> CLAIM(i); assert(len(tok[i]) == 0); if :: v -> tok[i]!TOKEN :: else -> tok[i]!PLAIN fi
 		fi;
 		it = 0; hc = 0; lt = false
 	}
 }
+
+#if BURST == 1
+/* engine.handToIdle: the token is held by another waker; pop an idle
+ * worker (or, LAZY, reserve a new one), poll for it and rouse it without the
+ * token; none idle: nothing to do */
+inline hburst(i, it, hc, lt, nb) {
+	pop(i);
+#if LAZY == 1
+	if
+	:: i == NONE -> breserve(i, nb, it)
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: i != NONE ->
+		hfind(it, hc, lt);
+#if HANDDROP == 2
+		nxst[i] = stopped;
+#endif
+#if MUTANT == 13
+		if
+		:: it == NONE -> skip               /* found nothing: the popped worker is never woken */
+		:: else -> handRouse(i, nb, it, hc, lt, false)
+		fi
+#else
+		handRouse(i, nb, it, hc, lt, false)
+#endif
+	:: else -> skip
+	fi;
+	i = 0; nb = false; it = 0; hc = 0; lt = false
+}
+#endif
 
 /* Bits.Wake with the hand-off: engine.wake's loop up to the pop (or bear),
  * then hfind for that worker and handRouse */
@@ -907,7 +956,11 @@ inline hwake(i, ok, it, hc, lt, nb) {
 		fi;
 		atomic { ok = !waking; waking = true }
 		if
-		:: !ok -> break
+		:: !ok ->
+#if BURST == 1
+			hburst(i, it, hc, lt, nb);
+#endif
+			break
 		:: else -> skip
 		fi;
 		pop(i);
@@ -923,7 +976,7 @@ inline hwake(i, ok, it, hc, lt, nb) {
 #if HANDDROP == 2
 			nxst[i] = stopped;              /* stopped again, after the poll */
 #endif
-			handRouse(i, nb, it, hc, lt);
+			handRouse(i, nb, it, hc, lt, true);
 			break
 		:: else -> skip
 		fi;

@@ -102,6 +102,10 @@
  *      starting a goroutine from worker.idle as it read it at the pop, and
  *      stores claimed only at the wake-up after its poll: a goroutine that
  *      timed out meanwhile is sent a token it never reads
+ *  18  (BURST) a submit's tokenless hand-over that finds no task (another
+ *      worker took it) does not wake the worker it popped: that worker is
+ *      off the stack for good, and a task waiting behind a blocked one
+ *      never runs
  *
  * Protocol switches (1 = the fix, the default and the Go code now; 0 = the Go
  * code before the fix; each 0 breaks a property, see README "Bugs
@@ -142,6 +146,10 @@
  * repair (inside the waker's own poll they find the token held and return
  * at once, as any wake-up does), find's Tidy, passing on, park's wakeAny,
  * start.
+ * BURST (default: HANDOFF) is the burst rule on top of it: a submit whose
+ * wake-up finds the token held pops an idle worker anyway (or, LAZY,
+ * reserves a new one), runs find for it and rouses it without the token
+ * (engine.handToIdle); with none idle it returns.
  */
 
 #ifndef W
@@ -203,12 +211,21 @@
 #ifndef HANDOFF
 #define HANDOFF 0      /* 1: the submitter's wake-up polls for the worker it pops (next[w]) */
 #endif
+#ifndef BURST
+#define BURST HANDOFF  /* 1: a submit that finds the token held hands a task to an idle worker, without the token */
+#endif
+#if BURST == 1 && HANDOFF == 0
+#error "BURST needs HANDOFF=1"
+#endif
 #define GOING (LAZY == 1 || IDLE == 1)   /* workers can be without a goroutine */
 #if HANDOFF == 1 && WAKE == 0
 #error "HANDOFF needs WAKE=1"
 #endif
 #if (MUTANT >= 14 && MUTANT <= 17) && HANDOFF == 0
 #error "mutants 14 to 17 need HANDOFF=1"
+#endif
+#if MUTANT == 18 && BURST == 0
+#error "mutant 18 needs BURST=1"
 #endif
 #if MUTANT == 17 && IDLE == 0
 #error "mutant 17 needs IDLE=1"
@@ -742,31 +759,69 @@ inline handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w) {
 }
 
 /* rouse worker i, popped (nb false) or just reserved by bear (nb true),
- * with the waking token, after the hand-off: w.idle.Swap(claimed) at this
+ * with the waking token v (false: a burst's hand-over), after the hand-off: w.idle.Swap(claimed) at this
  * point, so a parked goroutine that timed out between the pop and here
  * (idle.CompareAndSwap(parked, orphaned) won) gets a new goroutine */
-inline handRouse(i, nb) {
+inline handRouse(i, nb, v) {
 #if !GOING
-	atomic { assert(len(tok[i]) == 0); tok[i]!true }
+	atomic { assert(len(tok[i]) == 0); tok[i]!v }
 #elif MUTANT == 17
 	atomic {                                 /* rs: w.idle as loaded at the pop */
 		ist[i] = CLAIMED;
 		if
-		:: nb || rs == ORPHANED -> startW(i, true)
-		:: else -> sendW(i, true)
+		:: nb || rs == ORPHANED -> startW(i, v)
+		:: else -> sendW(i, v)
 		fi;
 		rs = 0
 	}
 #else
 	atomic {
 		if
-		:: nb -> startW(i, true)             /* bear's goroutine: go e.loop(..., true) */
-		:: !nb && ist[i] == ORPHANED -> ist[i] = CLAIMED; startW(i, true)
-		:: !nb && ist[i] != ORPHANED -> assert(ist[i] == PARKED); ist[i] = CLAIMED; sendW(i, true)
+		:: nb -> startW(i, v)             /* bear's goroutine: go e.loop(..., true) */
+		:: !nb && ist[i] == ORPHANED -> ist[i] = CLAIMED; startW(i, v)
+		:: !nb && ist[i] != ORPHANED -> assert(ist[i] == PARKED); ist[i] = CLAIMED; sendW(i, v)
 		fi
 	}
 #endif
 }
+
+#if BURST == 1
+/* engine.handToIdle: the token is held by another waker; pop an idle worker
+ * (or, LAZY, reserve a new one), find a task for it and rouse it without
+ * the token. None idle: nothing to do (every worker re-reads the summary
+ * before it parks) */
+inline hburst(i, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
+	pop(i);
+#if LAZY == 1
+	if
+	:: i == NONE ->
+		atomic {
+			if
+			:: STARTED && born < W -> i = born; born++; nb = true
+			:: else -> skip
+			fi
+		}
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: i != NONE ->
+		handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w);
+#if MUTANT == 18
+		if
+		:: t == NONE -> skip                 /* found nothing: the popped worker is never woken */
+		:: else -> next[i] = t; handRouse(i, nb, false)
+		fi;
+#else
+		next[i] = t;
+		handRouse(i, nb, false);
+#endif
+		t = 0
+	:: else -> skip
+	fi;
+	i = 0; nb = false
+}
+#endif
 
 /* Bits.Wake with the hand-off: engine.wake's loop up to the pop; then find
  * for the worker popped (or born), store next[i], rouse it with the token */
@@ -786,7 +841,11 @@ inline hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
 		fi;
 		atomic { ok = !waking; waking = true }
 		if
-		:: !ok -> break
+		:: !ok ->
+#if BURST == 1
+			hburst(i, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w);
+#endif
+			break
 		:: else -> skip
 		fi;
 #if MUTANT == 15
@@ -819,11 +878,11 @@ inline hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
 			handFind(q, t, left, bs, old, rep, i2, ok2, s, n, w);
 #endif
 #if MUTANT == 16
-			handRouse(i, nb);
+			handRouse(i, nb, true);
 			next[i] = t;                     /* w.next stored after the wake-up */
 #else
 			next[i] = t;                     /* w.next = t (nil: NONE) */
-			handRouse(i, nb);
+			handRouse(i, nb, true);
 #endif
 			t = 0;
 			break
