@@ -103,7 +103,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		e.queuedUnitsDone(ch, 1)
 	case c != nil:
 		if how.handle != nil {
-			*how.handle = Handle{c: c, queued: stamped, src: indexed}
+			*how.handle = Handle{c: c, queued: stamped, src: indexed, channel: e.chans[ch].name}
 		}
 		c.pushed()
 	}

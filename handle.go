@@ -40,9 +40,10 @@ func WithHandle(h *Handle) Option {
 // A Handle is a small value; copies act on the same task. Its methods are
 // safe for concurrent use, with each other and with the pool's workers.
 type Handle struct {
-	c      *cancellable // the task, claimed once (cancel.go); nil: zero Handle
-	queued Task         // c as queued (perhaps timed): what the channel holds
-	src    Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+	c       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
+	queued  Task         // c as queued (perhaps timed): what the channel holds
+	src     Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+	channel any          // the channel's key as boxed at New or AddChannel (chanInfo.name), for errors: a copy, so a slot reused after RemoveChannel does not rename it
 }
 
 // Cancel ends the task as Cancelled if it has not started, and reports
@@ -67,9 +68,10 @@ func (h *Handle) Cancel() bool {
 // Reprioritize gives the queued task priority p in its channels.Priority:
 // it moves in the queue, under the channel's lock, to where a task
 // submitted with priority p would be, keeping its place of submission among
-// tasks of priority p. It returns an error wrapping ErrOption if the task's
-// channel does not reorder by priority (a FIFO, a Deadline, a Multi, or a
-// channel whose own submit wraps its tasks, as channels.Keyed does), then
+// tasks of priority p. It returns an error wrapping ErrOption, which names
+// the channel as a submit's does (smartpool: channel "jobs": ...), if the
+// task's channel does not reorder by priority (a FIFO, a Deadline, a Multi,
+// or a channel whose own submit wraps its tasks, as channels.Keyed does), then
 // ErrNotQueued if the task is no longer queued (started, cancelled,
 // dropped); a task already running is not affected.
 func (h *Handle) Reprioritize(p int) error {
@@ -89,19 +91,24 @@ func (h *Handle) SetDeadline(t time.Time) error {
 // on the key comes first: for a task that left the queue (or was cancelled
 // and waits there to be skipped) it is asked with no task, and answers
 // Unordered(o) or ErrNotQueued.
+//
+// Its option errors name the channel, as a submit's do (Pool.named).
 func (h *Handle) reorder(o Order) error {
 	switch {
 	case h == nil || h.c == nil:
 		return ErrNotQueued
 	case h.src == nil:
 		if o.HasPriority {
-			return &optionError{what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
+			return &optionError{channel: h.channel, what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
 		}
-		return &optionError{what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
+		return &optionError{channel: h.channel, what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
 	}
 	t := h.queued
 	if h.c.state.Load() != queued {
 		t = nil
 	}
-	return h.src.Reorder(t, o)
+	if err := h.src.Reorder(t, o); err != nil {
+		return withChannel(h.channel, err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package smartpool_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -532,4 +533,92 @@ func TestHandle_Allocs(t *testing.T) {
 		t.Fatalf("allocations per submit: %.2f with a handle, want at most 1; %.2f without, want 0", with, without)
 	}
 	closeWithin(t, o, long)
+}
+
+// TestHandle_ErrorsNameChannel: a Handle's option errors name the channel
+// as a submit's do, for a handle filled by a by-key submit and by a
+// channel's own submit, whether the pool refuses the key (a FIFO cannot
+// reorder) or the channel's Reorder does (a Priority asked for a deadline).
+func TestHandle_ErrorsNameChannel(t *testing.T) {
+	pr := channels.NewPriority()
+	b := &behavior{workers: 1, levels: [][]ch{
+		{{key: "gate", c: channels.NewFIFO(), coc: true}},
+		{{key: "jobs", c: channels.NewFIFO(), coc: true}, {key: "ranked", c: pr, coc: true}},
+	}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "gate", g.task("gate"))
+	g.waitStarted(t, 1)
+	defer close(g.release)
+
+	noop := func(context.Context) {}
+	var hf, hp, hown smartpool.Handle
+	for _, err := range []error{
+		p.Submit("jobs", noop, smartpool.WithHandle(&hf)),
+		p.Submit("ranked", noop, smartpool.WithHandle(&hp)),
+		pr.Submit(1, noop, smartpool.WithHandle(&hown)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantSubmit := ""
+	if err := p.Submit("jobs", noop, smartpool.WithDeadline(time.Now())); err != nil {
+		wantSubmit = err.Error()
+	}
+	if !strings.HasPrefix(wantSubmit, `smartpool: channel "jobs": `) {
+		t.Fatalf("a submit's option error %q: the test expects it to name the channel", wantSubmit)
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"FIFO Reprioritize", hf.Reprioritize(1), `smartpool: channel "jobs": the channel does not move queued tasks by priority (Handle.Reprioritize)`},
+		{"FIFO SetDeadline", hf.SetDeadline(time.Now()), `smartpool: channel "jobs": the channel does not move queued tasks by deadline (Handle.SetDeadline)`},
+		{"Priority SetDeadline", hp.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not order by deadline (WithDeadline)`},
+		{"own submit's SetDeadline", hown.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not order by deadline (WithDeadline)`},
+	} {
+		if !errors.Is(c.err, smartpool.ErrOption) || c.err.Error() != c.want {
+			t.Errorf("%s = %v, want %q wrapping ErrOption", c.name, c.err, c.want)
+		}
+	}
+	if !hown.Cancel() {
+		t.Fatal("Cancel of a queued task = false")
+	}
+	if err := hown.SetDeadline(time.Now()); !errors.Is(err, smartpool.ErrOption) || !strings.Contains(err.Error(), `channel "ranked"`) {
+		t.Errorf("SetDeadline of a cancelled task = %v, want the named ErrOption (the key's answer comes first)", err)
+	}
+	if err := hown.Reprioritize(3); !errors.Is(err, smartpool.ErrNotQueued) {
+		t.Errorf("Reprioritize of a cancelled task = %v, want ErrNotQueued", err)
+	}
+}
+
+// TestHandle_ErrorsNameRemovedChannel: a Handle keeps the name its channel
+// had at the submit, though RemoveChannel freed the channel's slot and
+// AddChannel gave it to another channel.
+func TestHandle_ErrorsNameRemovedChannel(t *testing.T) {
+	_, p := rsNewPool(t, 1, []int{0, 1}) // room for one added channel: "new" takes "old"'s slot
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "old"}, channels.NewFIFO(), "old"); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	var h smartpool.Handle
+	if err := p.Submit("old", func(context.Context) { close(ran) }, smartpool.WithHandle(&h)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ran, "the task")
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	defer cancel()
+	if _, err := p.RemoveChannel(ctx, "old", smartpool.Drain); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "new"}, channels.NewFIFO(), "new"); err != nil {
+		t.Fatal(err)
+	}
+	err := h.Reprioritize(1)
+	if !errors.Is(err, smartpool.ErrOption) || !strings.Contains(err.Error(), `channel "old"`) {
+		t.Fatalf("Reprioritize = %v, want ErrOption naming channel \"old\"", err)
+	}
 }

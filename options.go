@@ -149,6 +149,16 @@ func (e *optionError) Error() string {
 
 func (e *optionError) Unwrap() error { return ErrOption }
 
+// withChannel names the channel, key, in err if it is an option error that
+// does not name one yet (see Pool.named).
+func withChannel(key any, err error) error {
+	var oe *optionError
+	if errors.As(err, &oe) && oe.channel == nil {
+		return &optionError{channel: key, what: oe.what}
+	}
+	return err
+}
+
 // Unordered is the error a channel's Push returns for an Order with a key it
 // does not order by: it wraps ErrOption and says which key, and the pool
 // adds the channel's name. It returns nil for the zero Order.
