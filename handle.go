@@ -18,12 +18,24 @@ var ErrNotQueued = errors.New("smartpool: task not queued (started, cancelled or
 // give each submit its own zero Handle. The submit writes h before it
 // returns; do not use h meanwhile.
 //
-// Pool.Submit, Pool.SubmitTask, Go and the channels' own submit methods take
-// it; Group.Go, Group.TryGo and Handoff refuse it with ErrOption. Without a
-// WithContext it changes nothing else: the submit does not wait, and
-// returns ErrFull at the in-flight limit or in a full channel. It costs one
-// allocation, the wrapper a WithContext task gets; a submit without it pays
-// nothing.
+// Every submit takes it: Pool.Submit, Pool.SubmitTask, Go, Group.Go,
+// Group.TryGo, Pool.Handoff, Pool.HandoffTask and the channels' own submit
+// methods. Without a WithContext it changes nothing else: the submit does
+// not wait, and returns ErrFull at the in-flight limit or in a full
+// channel. It costs one allocation, the wrapper a WithContext task gets (a
+// Group's tasks have it already); a submit without it pays nothing.
+//
+// In a Group, Cancel ends the task as if its function had returned
+// context.Canceled without running, errgroup's rule for any error: in the
+// default mode it is the group's first error unless another came before, so
+// it cancels the group's context (the group's other queued tasks are
+// skipped, running ones see their context end) and Wait returns it; with
+// CollectErrors it is one of Wait's errors and cancels nothing. Its place
+// under the group's SetLimit is free at once. A Group.Go that runs the task
+// itself, in its caller's place (see Group), leaves h as it was.
+//
+// A Handoff's Cancel ends its chain there: the unit of the in-flight limit
+// the continuation took over is released at once, as any cancelled task's.
 func WithHandle(h *Handle) Option {
 	if h == nil {
 		return Option{}

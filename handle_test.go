@@ -437,13 +437,6 @@ func TestHandle_Errors(t *testing.T) {
 	if err := p.Submit("p", noop, smartpool.WithHandle(nil)); err != nil {
 		t.Errorf("WithHandle(nil) = %v, want a submit as without it", err)
 	}
-
-	// Submits that cannot fill a handle refuse it.
-	grp := smartpool.NewGroup(context.Background(), p)
-	grp.Go("p", func(context.Context) error { return nil }, smartpool.WithHandle(&unfilled))
-	if err := grp.Wait(context.Background()); !errors.Is(err, smartpool.ErrOption) {
-		t.Errorf("Group.Go with WithHandle: %v, want ErrOption", err)
-	}
 }
 
 // TestHandle_Dropped: a task that Close dropped cannot be cancelled or
