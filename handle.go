@@ -82,8 +82,9 @@ func (h *Handle) Cancel() bool {
 // submitted with priority p would be, keeping its place of submission among
 // tasks of priority p. It returns an error wrapping ErrOption, which names
 // the channel as a submit's does (smartpool: channel "jobs": ...), if the
-// task's channel does not reorder by priority (a FIFO, a Deadline, a Multi,
-// or a channel whose own submit wraps its tasks, as channels.Keyed does), then
+// task's channel does not reorder by priority (a FIFO, a Deadline, a
+// channels.Keyed, which has no order key, a channels.Multi of shards that
+// do not; a Multi of Priority shards moves the task in its shard), then
 // ErrNotQueued if the task is no longer queued (started, cancelled,
 // dropped); a task already running is not affected.
 func (h *Handle) Reprioritize(p int) error {

@@ -615,3 +615,103 @@ func TestHandle_ErrorsNameRemovedChannel(t *testing.T) {
 		t.Fatalf("Reprioritize = %v, want ErrOption naming channel \"old\"", err)
 	}
 }
+
+// TestHandle_MultiAndKeyed: through a pool, a Multi of Priority shards
+// moves a handle's task in the shard that holds it (a one-shard Multi shows
+// the order; a three-shard one finds every task), a Multi of FIFOs and a
+// Keyed refuse moves with ErrOption naming the channel, and a Keyed's task
+// cancels.
+func TestHandle_MultiAndKeyed(t *testing.T) {
+	one := channels.NewMulti(1, channels.NewPriority)
+	three := channels.NewMulti(3, channels.NewPriority)
+	mf := channels.NewMulti(2, channels.NewFIFO)
+	k, err := channels.NewKeyed[string](1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends endCounter
+	b := &behavior{workers: 1, levels: [][]ch{
+		{{key: "gate", c: channels.NewFIFO(), coc: true}},
+		{{key: "one", c: one, coc: true}, {key: "three", c: three, coc: true, onEnd: ends.fn},
+			{key: "mfifo", c: mf, coc: true}, {key: "keyed", c: k, coc: true, onEnd: ends.fn}},
+	}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "gate", g.task("gate"))
+	g.waitStarted(t, 1)
+	release := sync.OnceFunc(func() { close(g.release) })
+	defer release()
+
+	order := make(chan string, 8)
+	var ha, hb smartpool.Handle
+	for _, err := range []error{
+		one.Submit(recordTo(order, "a"), smartpool.WithPriority(1), smartpool.WithHandle(&ha)),
+		p.Submit("one", recordTo(order, "b"), smartpool.WithPriority(5), smartpool.WithHandle(&hb)),
+		one.Submit(recordTo(order, "c"), smartpool.WithPriority(3)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ha.Reprioritize(10); err != nil {
+		t.Fatalf("Reprioritize in a Multi: %v", err)
+	}
+	if err := hb.Reprioritize(0); err != nil {
+		t.Fatalf("Reprioritize in a Multi: %v", err)
+	}
+	if err := ha.SetDeadline(time.Now()); !errors.Is(err, smartpool.ErrOption) || !strings.Contains(err.Error(), `channel "one"`) {
+		t.Errorf("SetDeadline in a Multi of Priority = %v, want ErrOption naming \"one\"", err)
+	}
+
+	hs := make([]smartpool.Handle, 6) // two per shard
+	noop := func(context.Context) {}
+	for i := range hs {
+		if err := three.Submit(noop, smartpool.WithPriority(i), smartpool.WithHandle(&hs[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range hs {
+		if err := hs[i].Reprioritize(-i); err != nil {
+			t.Fatalf("Reprioritize of task %d in a three-shard Multi: %v", i, err)
+		}
+	}
+	if !hs[4].Cancel() {
+		t.Fatal("Cancel in a Multi = false")
+	}
+
+	var hf, hk smartpool.Handle
+	kran := make(chan struct{}, 1)
+	if err := p.Submit("mfifo", noop, smartpool.WithHandle(&hf)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Submit("host", func(context.Context) { kran <- struct{}{} }, smartpool.WithHandle(&hk)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, channel string
+		err           error
+	}{
+		{"Multi of FIFOs Reprioritize", "mfifo", hf.Reprioritize(1)},
+		{"Keyed Reprioritize", "keyed", hk.Reprioritize(1)},
+		{"Keyed SetDeadline", "keyed", hk.SetDeadline(time.Now())},
+	} {
+		if !errors.Is(c.err, smartpool.ErrOption) || !strings.Contains(c.err.Error(), `channel "`+c.channel+`"`) {
+			t.Errorf("%s = %v, want ErrOption naming %q", c.name, c.err, c.channel)
+		}
+	}
+	if !hk.Cancel() {
+		t.Fatal("Cancel in a Keyed = false")
+	}
+	release()
+	if got, want := collect(t, order, 3), []string{"a", "c", "b"}; !sameOrder(got, want) {
+		t.Fatalf("run order %v, want %v", got, want)
+	}
+	r := closeWithin(t, o, long)
+	if st, _ := r.Channel("three"); st.Ran != 5 || st.Cancelled != 1 {
+		t.Errorf("three: ran %d, cancelled %d; want 5, 1", st.Ran, st.Cancelled)
+	}
+	if st, _ := r.Channel("keyed"); st.Ran != 0 || st.Cancelled != 1 || len(kran) != 0 || k.Running("host") != 0 {
+		t.Errorf("keyed: ran %d, cancelled %d, Running %d; want 0, 1, 0", st.Ran, st.Cancelled, k.Running("host"))
+	}
+}
