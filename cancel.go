@@ -27,8 +27,13 @@ type pushWaiter interface {
 
 // cancelHook is implemented by the library's own task types (futures, group
 // tasks) that must resolve when their submitter's context cancels them while
-// they are queued.
+// they are queued, or a Handle's Cancel does (err is then context.Canceled).
 type cancelHook interface{ cancelled(err error) }
+
+// handleCancelHook is implemented by the library's task types that resolve
+// a Handle's Cancel other than a cancellation by their context: a group
+// task records context.Canceled as its own error, not as the context's.
+type handleCancelHook interface{ cancelledByHandle() }
 
 // submitContext queues t in channel ch, to be cancelled if ctx ends while
 // it is queued. It waits, as how says, for a unit of the in-flight limit
@@ -103,7 +108,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		e.queuedUnitsDone(ch, 1)
 	case c != nil:
 		if how.handle != nil {
-			*how.handle = Handle{c: c, queued: stamped, src: indexed}
+			*how.handle = Handle{c: c, queued: stamped, src: indexed, channel: e.chans[ch].name}
 		}
 		c.pushed()
 	}
@@ -289,11 +294,12 @@ func (c *cancellable) cancel(fromQueue bool) { c.cancelUnit(fromQueue, true) }
 
 // cancelUnit is cancel, releasing the task's unit of the limit only if
 // release: a task its channel ran on the submitter holds none any more.
-func (c *cancellable) cancelUnit(fromQueue, release bool) { c.cancelWith(fromQueue, release, nil) }
+func (c *cancellable) cancelUnit(fromQueue, release bool) { c.cancelWith(fromQueue, release, false) }
 
-// cancelWith is cancelUnit resolving the task's Future or Group with err
-// (nil: the context's error), reporting whether this call cancelled it.
-func (c *cancellable) cancelWith(fromQueue, release bool, err error) bool {
+// cancelWith is cancelUnit resolving the task's Future or Group with the
+// context's error, or for byHandle as a Handle's Cancel (context.Canceled,
+// handleCancelHook), reporting whether this call cancelled it.
+func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
 	if !c.claim(cancelling, fromQueue) {
 		return false
 	}
@@ -302,8 +308,11 @@ func (c *cancellable) cancelWith(fromQueue, release bool, err error) bool {
 		c.e.unitDone()
 	}
 	c.state.Store(claimedCancelled)
-	if h, ok := c.Task.(cancelHook); ok {
-		if err == nil {
+	if hh, ok := c.Task.(handleCancelHook); ok && byHandle {
+		hh.cancelledByHandle()
+	} else if h, ok := c.Task.(cancelHook); ok {
+		err := context.Canceled
+		if !byHandle {
 			err = c.ctx.Err()
 		}
 		h.cancelled(err)
@@ -316,7 +325,7 @@ func (c *cancellable) cancelWith(fromQueue, release bool, err error) bool {
 // cancellation whose context has not ended, so the AfterFunc, if any, is
 // unregistered here.
 func (c *cancellable) cancelByHandle() bool {
-	if !c.cancelWith(false, true, context.Canceled) {
+	if !c.cancelWith(false, true, true) {
 		return false
 	}
 	c.stop()

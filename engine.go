@@ -96,6 +96,7 @@ type chanInfo struct {
 	queues    int
 	coc       bool
 	onEnd     func(Task, Outcome) // ChannelParams.OnEnd; read-only
+	name      any                 // the channel's key, boxed once (New, AddChannel) for the errors of its Handles; read-only while attached
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
 	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)

@@ -25,7 +25,10 @@ import (
 //
 // Cancellation: a task still queued when the group's context is cancelled
 // never runs; the pool counts it in ChannelStats.Cancelled. Go on a group
-// whose context is done queues nothing and counts nothing.
+// whose context is done queues nothing and counts nothing. One task can be
+// cancelled alone through the Handle its Go filled (WithHandle): it is then
+// counted the same way, and its error is context.Canceled, which cancels
+// the group as any task's error does (see WithHandle).
 //
 // Errors: by default, as in errgroup.WithContext, the first error cancels
 // the group and Wait returns it, once every task has ended. The first error
@@ -170,6 +173,12 @@ func (g *Group[K]) SetLimit(n int) {
 // opts order fn in its channel (WithDeadline, WithPriority) as Submit's do;
 // WithContext is refused with ErrOption (as the group's error): a group's
 // tasks live by the group's context, given to NewGroup or Scope.
+// WithHandle(&h) fills h once fn is queued: h.Cancel ends fn before it
+// starts, as if it had returned context.Canceled, which is the group's
+// error as any task's (the first cancels the group in the default mode;
+// see WithHandle), and h.Reprioritize and h.SetDeadline move it in an
+// ordered channel as for Submit. A Go that runs fn itself leaves h as it
+// was.
 func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option) {
 	g.spawn(key, fn, true, opts)
 }
@@ -182,7 +191,8 @@ func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option)
 // again; any other refusal (ErrNilTask, ErrClosed, ErrUnknownKey, the
 // group's context ended) also becomes the group's error and cancels it, so
 // false with the group's context still live means "no room".
-// opts are Go's.
+// opts are Go's; WithHandle(&h) fills h exactly when TryGo reports true (it
+// never runs fn itself).
 func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Option) bool {
 	return g.spawn(key, fn, false, opts)
 }
@@ -221,7 +231,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		return true
 	}
 	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
-	err = g.p.named(key, g.p.e.submitContext(r.ctx, ch, t, submitMode{order: so.order, wait: wait, room: wait}))
+	err = g.p.named(key, g.p.e.submitContext(r.ctx, ch, t, submitMode{order: so.order, wait: wait, room: wait, handle: so.handle}))
 	switch {
 	case err == nil:
 		return true
@@ -488,5 +498,14 @@ func (t *groupTask[K]) dropped() {
 // cancelled resolves a task skipped because the round's context ended.
 func (t *groupTask[K]) cancelled(err error) {
 	t.g.failContext(t.r, err)
+	t.g.leave()
+}
+
+// cancelledByHandle resolves a task a Handle cancelled before it started:
+// as if fn had returned context.Canceled without running (see WithHandle).
+// It is the task's own error, so unlike the context's (failContext) each
+// cancelled task records one, in CollectErrors mode too.
+func (t *groupTask[K]) cancelledByHandle() {
+	t.g.fail(t.r, context.Canceled)
 	t.g.leave()
 }

@@ -18,12 +18,24 @@ var ErrNotQueued = errors.New("smartpool: task not queued (started, cancelled or
 // give each submit its own zero Handle. The submit writes h before it
 // returns; do not use h meanwhile.
 //
-// Pool.Submit, Pool.SubmitTask, Go and the channels' own submit methods take
-// it; Group.Go, Group.TryGo and Handoff refuse it with ErrOption. Without a
-// WithContext it changes nothing else: the submit does not wait, and
-// returns ErrFull at the in-flight limit or in a full channel. It costs one
-// allocation, the wrapper a WithContext task gets; a submit without it pays
-// nothing.
+// Every submit takes it: Pool.Submit, Pool.SubmitTask, Go, Group.Go,
+// Group.TryGo, Pool.Handoff, Pool.HandoffTask and the channels' own submit
+// methods. Without a WithContext it changes nothing else: the submit does
+// not wait, and returns ErrFull at the in-flight limit or in a full
+// channel. It costs one allocation, the wrapper a WithContext task gets (a
+// Group's tasks have it already); a submit without it pays nothing.
+//
+// In a Group, Cancel ends the task as if its function had returned
+// context.Canceled without running, errgroup's rule for any error: in the
+// default mode it is the group's first error unless another came before, so
+// it cancels the group's context (the group's other queued tasks are
+// skipped, running ones see their context end) and Wait returns it; with
+// CollectErrors it is one of Wait's errors and cancels nothing. Its place
+// under the group's SetLimit is free at once. A Group.Go that runs the task
+// itself, in its caller's place (see Group), leaves h as it was.
+//
+// A Handoff's Cancel ends its chain there: the unit of the in-flight limit
+// the continuation took over is released at once, as any cancelled task's.
 func WithHandle(h *Handle) Option {
 	if h == nil {
 		return Option{}
@@ -40,9 +52,10 @@ func WithHandle(h *Handle) Option {
 // A Handle is a small value; copies act on the same task. Its methods are
 // safe for concurrent use, with each other and with the pool's workers.
 type Handle struct {
-	c      *cancellable // the task, claimed once (cancel.go); nil: zero Handle
-	queued Task         // c as queued (perhaps timed): what the channel holds
-	src    Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+	c       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
+	queued  Task         // c as queued (perhaps timed): what the channel holds
+	src     Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+	channel any          // the channel's key as boxed at New or AddChannel (chanInfo.name), for errors: a copy, so a slot reused after RemoveChannel does not rename it
 }
 
 // Cancel ends the task as Cancelled if it has not started, and reports
@@ -67,9 +80,11 @@ func (h *Handle) Cancel() bool {
 // Reprioritize gives the queued task priority p in its channels.Priority:
 // it moves in the queue, under the channel's lock, to where a task
 // submitted with priority p would be, keeping its place of submission among
-// tasks of priority p. It returns an error wrapping ErrOption if the task's
-// channel does not reorder by priority (a FIFO, a Deadline, a Multi, or a
-// channel whose own submit wraps its tasks, as channels.Keyed does), then
+// tasks of priority p. It returns an error wrapping ErrOption, which names
+// the channel as a submit's does (smartpool: channel "jobs": ...), if the
+// task's channel does not reorder by priority (a FIFO, a Deadline, a
+// channels.Keyed, which has no order key, a channels.Multi of shards that
+// do not; a Multi of Priority shards moves the task in its shard), then
 // ErrNotQueued if the task is no longer queued (started, cancelled,
 // dropped); a task already running is not affected.
 func (h *Handle) Reprioritize(p int) error {
@@ -89,19 +104,24 @@ func (h *Handle) SetDeadline(t time.Time) error {
 // on the key comes first: for a task that left the queue (or was cancelled
 // and waits there to be skipped) it is asked with no task, and answers
 // Unordered(o) or ErrNotQueued.
+//
+// Its option errors name the channel, as a submit's do (Pool.named).
 func (h *Handle) reorder(o Order) error {
 	switch {
 	case h == nil || h.c == nil:
 		return ErrNotQueued
 	case h.src == nil:
 		if o.HasPriority {
-			return &optionError{what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
+			return &optionError{channel: h.channel, what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
 		}
-		return &optionError{what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
+		return &optionError{channel: h.channel, what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
 	}
 	t := h.queued
 	if h.c.state.Load() != queued {
 		t = nil
 	}
-	return h.src.Reorder(t, o)
+	if err := h.src.Reorder(t, o); err != nil {
+		return withChannel(h.channel, err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package smartpool_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -436,13 +437,6 @@ func TestHandle_Errors(t *testing.T) {
 	if err := p.Submit("p", noop, smartpool.WithHandle(nil)); err != nil {
 		t.Errorf("WithHandle(nil) = %v, want a submit as without it", err)
 	}
-
-	// Submits that cannot fill a handle refuse it.
-	grp := smartpool.NewGroup(context.Background(), p)
-	grp.Go("p", func(context.Context) error { return nil }, smartpool.WithHandle(&unfilled))
-	if err := grp.Wait(context.Background()); !errors.Is(err, smartpool.ErrOption) {
-		t.Errorf("Group.Go with WithHandle: %v, want ErrOption", err)
-	}
 }
 
 // TestHandle_Dropped: a task that Close dropped cannot be cancelled or
@@ -532,4 +526,192 @@ func TestHandle_Allocs(t *testing.T) {
 		t.Fatalf("allocations per submit: %.2f with a handle, want at most 1; %.2f without, want 0", with, without)
 	}
 	closeWithin(t, o, long)
+}
+
+// TestHandle_ErrorsNameChannel: a Handle's option errors name the channel
+// as a submit's do, for a handle filled by a by-key submit and by a
+// channel's own submit, whether the pool refuses the key (a FIFO cannot
+// reorder) or the channel's Reorder does (a Priority asked for a deadline).
+func TestHandle_ErrorsNameChannel(t *testing.T) {
+	pr := channels.NewPriority()
+	b := &behavior{workers: 1, levels: [][]ch{
+		{{key: "gate", c: channels.NewFIFO(), coc: true}},
+		{{key: "jobs", c: channels.NewFIFO(), coc: true}, {key: "ranked", c: pr, coc: true}},
+	}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "gate", g.task("gate"))
+	g.waitStarted(t, 1)
+	defer close(g.release)
+
+	noop := func(context.Context) {}
+	var hf, hp, hown smartpool.Handle
+	for _, err := range []error{
+		p.Submit("jobs", noop, smartpool.WithHandle(&hf)),
+		p.Submit("ranked", noop, smartpool.WithHandle(&hp)),
+		pr.Submit(1, noop, smartpool.WithHandle(&hown)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantSubmit := ""
+	if err := p.Submit("jobs", noop, smartpool.WithDeadline(time.Now())); err != nil {
+		wantSubmit = err.Error()
+	}
+	if !strings.HasPrefix(wantSubmit, `smartpool: channel "jobs": `) {
+		t.Fatalf("a submit's option error %q: the test expects it to name the channel", wantSubmit)
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"FIFO Reprioritize", hf.Reprioritize(1), `smartpool: channel "jobs": the channel does not move queued tasks by priority (Handle.Reprioritize)`},
+		{"FIFO SetDeadline", hf.SetDeadline(time.Now()), `smartpool: channel "jobs": the channel does not move queued tasks by deadline (Handle.SetDeadline)`},
+		{"Priority SetDeadline", hp.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not order by deadline (WithDeadline)`},
+		{"own submit's SetDeadline", hown.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not order by deadline (WithDeadline)`},
+	} {
+		if !errors.Is(c.err, smartpool.ErrOption) || c.err.Error() != c.want {
+			t.Errorf("%s = %v, want %q wrapping ErrOption", c.name, c.err, c.want)
+		}
+	}
+	if !hown.Cancel() {
+		t.Fatal("Cancel of a queued task = false")
+	}
+	if err := hown.SetDeadline(time.Now()); !errors.Is(err, smartpool.ErrOption) || !strings.Contains(err.Error(), `channel "ranked"`) {
+		t.Errorf("SetDeadline of a cancelled task = %v, want the named ErrOption (the key's answer comes first)", err)
+	}
+	if err := hown.Reprioritize(3); !errors.Is(err, smartpool.ErrNotQueued) {
+		t.Errorf("Reprioritize of a cancelled task = %v, want ErrNotQueued", err)
+	}
+}
+
+// TestHandle_ErrorsNameRemovedChannel: a Handle keeps the name its channel
+// had at the submit, though RemoveChannel freed the channel's slot and
+// AddChannel gave it to another channel.
+func TestHandle_ErrorsNameRemovedChannel(t *testing.T) {
+	_, p := rsNewPool(t, 1, []int{0, 1}) // room for one added channel: "new" takes "old"'s slot
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "old"}, channels.NewFIFO(), "old"); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	var h smartpool.Handle
+	if err := p.Submit("old", func(context.Context) { close(ran) }, smartpool.WithHandle(&h)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ran, "the task")
+	ctx, cancel := context.WithTimeout(context.Background(), long)
+	defer cancel()
+	if _, err := p.RemoveChannel(ctx, "old", smartpool.Drain); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "new"}, channels.NewFIFO(), "new"); err != nil {
+		t.Fatal(err)
+	}
+	err := h.Reprioritize(1)
+	if !errors.Is(err, smartpool.ErrOption) || !strings.Contains(err.Error(), `channel "old"`) {
+		t.Fatalf("Reprioritize = %v, want ErrOption naming channel \"old\"", err)
+	}
+}
+
+// TestHandle_MultiAndKeyed: through a pool, a Multi of Priority shards
+// moves a handle's task in the shard that holds it (a one-shard Multi shows
+// the order; a three-shard one finds every task), a Multi of FIFOs and a
+// Keyed refuse moves with ErrOption naming the channel, and a Keyed's task
+// cancels.
+func TestHandle_MultiAndKeyed(t *testing.T) {
+	one := channels.NewMulti(1, channels.NewPriority)
+	three := channels.NewMulti(3, channels.NewPriority)
+	mf := channels.NewMulti(2, channels.NewFIFO)
+	k, err := channels.NewKeyed[string](1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends endCounter
+	b := &behavior{workers: 1, levels: [][]ch{
+		{{key: "gate", c: channels.NewFIFO(), coc: true}},
+		{{key: "one", c: one, coc: true}, {key: "three", c: three, coc: true, onEnd: ends.fn},
+			{key: "mfifo", c: mf, coc: true}, {key: "keyed", c: k, coc: true, onEnd: ends.fn}},
+	}}
+	o := start(t, b)
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "gate", g.task("gate"))
+	g.waitStarted(t, 1)
+	release := sync.OnceFunc(func() { close(g.release) })
+	defer release()
+
+	order := make(chan string, 8)
+	var ha, hb smartpool.Handle
+	for _, err := range []error{
+		one.Submit(recordTo(order, "a"), smartpool.WithPriority(1), smartpool.WithHandle(&ha)),
+		p.Submit("one", recordTo(order, "b"), smartpool.WithPriority(5), smartpool.WithHandle(&hb)),
+		one.Submit(recordTo(order, "c"), smartpool.WithPriority(3)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ha.Reprioritize(10); err != nil {
+		t.Fatalf("Reprioritize in a Multi: %v", err)
+	}
+	if err := hb.Reprioritize(0); err != nil {
+		t.Fatalf("Reprioritize in a Multi: %v", err)
+	}
+	if err := ha.SetDeadline(time.Now()); !errors.Is(err, smartpool.ErrOption) || !strings.Contains(err.Error(), `channel "one"`) {
+		t.Errorf("SetDeadline in a Multi of Priority = %v, want ErrOption naming \"one\"", err)
+	}
+
+	hs := make([]smartpool.Handle, 6) // two per shard
+	noop := func(context.Context) {}
+	for i := range hs {
+		if err := three.Submit(noop, smartpool.WithPriority(i), smartpool.WithHandle(&hs[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range hs {
+		if err := hs[i].Reprioritize(-i); err != nil {
+			t.Fatalf("Reprioritize of task %d in a three-shard Multi: %v", i, err)
+		}
+	}
+	if !hs[4].Cancel() {
+		t.Fatal("Cancel in a Multi = false")
+	}
+
+	var hf, hk smartpool.Handle
+	kran := make(chan struct{}, 1)
+	if err := p.Submit("mfifo", noop, smartpool.WithHandle(&hf)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Submit("host", func(context.Context) { kran <- struct{}{} }, smartpool.WithHandle(&hk)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, channel string
+		err           error
+	}{
+		{"Multi of FIFOs Reprioritize", "mfifo", hf.Reprioritize(1)},
+		{"Keyed Reprioritize", "keyed", hk.Reprioritize(1)},
+		{"Keyed SetDeadline", "keyed", hk.SetDeadline(time.Now())},
+	} {
+		if !errors.Is(c.err, smartpool.ErrOption) || !strings.Contains(c.err.Error(), `channel "`+c.channel+`"`) {
+			t.Errorf("%s = %v, want ErrOption naming %q", c.name, c.err, c.channel)
+		}
+	}
+	if !hk.Cancel() {
+		t.Fatal("Cancel in a Keyed = false")
+	}
+	release()
+	if got, want := collect(t, order, 3), []string{"a", "c", "b"}; !sameOrder(got, want) {
+		t.Fatalf("run order %v, want %v", got, want)
+	}
+	r := closeWithin(t, o, long)
+	if st, _ := r.Channel("three"); st.Ran != 5 || st.Cancelled != 1 {
+		t.Errorf("three: ran %d, cancelled %d; want 5, 1", st.Ran, st.Cancelled)
+	}
+	if st, _ := r.Channel("keyed"); st.Ran != 0 || st.Cancelled != 1 || len(kran) != 0 || k.Running("host") != 0 {
+		t.Errorf("keyed: ran %d, cancelled %d, Running %d; want 0, 1, 0", st.Ran, st.Cancelled, k.Running("host"))
+	}
 }

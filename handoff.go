@@ -34,7 +34,12 @@ var ErrNotInTask = errors.New("smartpool: not called from a task of this pool")
 //
 // opts order fn in its channel (WithDeadline, WithPriority) as Submit's do;
 // WithContext is refused with ErrOption: a continuation lives by its
-// chain's unit, not by a context of its own.
+// chain's unit, not by a context of its own. WithHandle(&h) fills h once fn
+// is queued, as for Submit: h.Cancel ends the chain there before fn starts
+// (fn ends Cancelled, and the unit it took over is released at once), and
+// h.Reprioritize and h.SetDeadline move it in an ordered channel. A
+// continuation queued during Close goes in as a re-entry (Requeue), which
+// no channel indexes: its h cancels but does not move it.
 func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context), opts ...Option) error {
 	if fn == nil {
 		if tc := taskOf(ctx); tc == nil || tc.e != p.e {
@@ -73,14 +78,35 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 			return err
 		}
 	}
+	var hc *cancellable // WithHandle's wrapper: what Handle.Cancel claims
+	var indexed Reorderer
+	if so.handle != nil {
+		hc = newCancellable(context.Background(), e, ch, t, false)
+		t = hc
+		indexed, _ = e.chans[ch].c.(Reorderer)
+	}
 	c := e.chans[ch].c
 	e.credited(ch, 1)
-	err = c.Push(t, so.order)
+	if indexed != nil {
+		err = indexed.PushIndexed(t, so.order)
+	} else {
+		err = c.Push(t, so.order)
+	}
 	if errors.Is(err, ErrClosed) && tc.w != nil {
 		// Draining: the work goes on, like a yielded task's re-entry. The
 		// calling task holds a worker, which looks for work again when the
-		// task ends, so t cannot be stranded by workers exiting.
+		// task ends, so t cannot be stranded by workers exiting. Requeue
+		// indexes nothing: the handle cannot move t.
+		indexed = nil
 		err = c.Requeue(t)
+	}
+	if hc != nil {
+		if err != nil {
+			hc.refused()
+		} else {
+			*so.handle = Handle{c: hc, queued: t, src: indexed, channel: e.chans[ch].name}
+			hc.pushed()
+		}
 	}
 	switch {
 	case err != nil && !transfer:

@@ -85,23 +85,14 @@ type submitOptions struct {
 
 // gather merges opts into the order a channel's own submit method gives (a
 // Deadline's deadline argument, say): an option given twice, or one the
-// order already has, is an error. WithHandle is refused: gather serves the
-// submits that cannot fill a Handle (Group.Go, Handoff).
+// order already has, is an error.
 func gather(order Order, opts []Option) (submitOptions, error) {
-	return gatherOptions(order, opts, false)
-}
-
-// gatherOptions is gather, taking WithHandle too if handles.
-func gatherOptions(order Order, opts []Option, handles bool) (submitOptions, error) {
 	so := submitOptions{order: order}
 	for _, o := range opts {
 		switch {
 		case o.set == 0:
 		case o.set == optHandle:
-			switch {
-			case !handles:
-				return so, &optionError{what: "WithHandle is taken by Pool.Submit, Pool.SubmitTask, Go and the channels' own submit methods only"}
-			case so.handle != nil:
+			if so.handle != nil {
 				return so, twice("WithHandle")
 			}
 			so.handle = o.handle
@@ -149,6 +140,16 @@ func (e *optionError) Error() string {
 
 func (e *optionError) Unwrap() error { return ErrOption }
 
+// withChannel names the channel, key, in err if it is an option error that
+// does not name one yet (see Pool.named).
+func withChannel(key any, err error) error {
+	var oe *optionError
+	if errors.As(err, &oe) && oe.channel == nil {
+		return &optionError{channel: key, what: oe.what}
+	}
+	return err
+}
+
 // Unordered is the error a channel's Push returns for an Order with a key it
 // does not order by: it wraps ErrOption and says which key, and the pool
 // adds the channel's name. It returns nil for the zero Order.
@@ -173,7 +174,7 @@ func Unordered(o Order) error {
 // context.Background(), which neither waits nor cancels: the task needs the
 // wrapper Handle.Cancel claims (see newCancellable).
 func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push func(Task, Order) error) error {
-	so, err := gatherOptions(order, opts, true)
+	so, err := gather(order, opts)
 	switch {
 	case err != nil:
 		return err

@@ -93,7 +93,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	}
 	for i, c := range lo.sources {
 		e.chans[i] = chanInfo{c: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], queues: c.Queues(),
-			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd, tracked: e.reshape != nil}
+			name: lo.keys[i], coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd, tracked: e.reshape != nil}
 		if limit := max(lo.params[i].MaxRunning, lo.params[i].MaxInFlight); limit > 0 {
 			e.chans[i].capped, e.chans[i].holdsYield = true, lo.params[i].MaxInFlight > 0
 			e.chans[i].maxRunning.Store(int64(limit))

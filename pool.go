@@ -2,7 +2,6 @@ package smartpool
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -98,13 +97,9 @@ func (p *Pool[K]) lookup(key K) (int, bool) {
 // without knowing its name.
 func (p *Pool[K]) named(key K, err error) error {
 	if err == nil {
-		return nil // before errors.As, whose target escapes: no allocation on success
+		return nil // before boxing key and errors.As, whose target escapes: no allocation on success
 	}
-	var oe *optionError
-	if errors.As(err, &oe) && oe.channel == nil {
-		return &optionError{channel: key, what: oe.what}
-	}
-	return err
+	return withChannel(key, err)
 }
 
 // State is a pool's lifecycle stage. It only moves forward.

@@ -591,6 +591,7 @@ func (p *Pool[K]) fillSlot(i, level, first int, params ChannelParams[K], user Ch
 	ci := &e.chans[i]
 	ci.c, ci.user, ci.level, ci.first, ci.queues = c, user, level, first, c.Queues()
 	ci.coc, ci.onEnd, ci.tracked = params.CompleteOnClose, params.OnEnd, true
+	ci.name = params.Key
 	ci.capped, ci.holdsYield = false, false
 	ci.maxRunning.Store(0)
 	ci.pause.paused.Store(false) // a slot reused after a removal starts unpaused (pause.go)

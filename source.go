@@ -124,8 +124,8 @@ type Source interface {
 }
 
 // Reorderer is implemented by a Source that can move a queued task to a new
-// key in place (channels.Priority, channels.Deadline), for Handle's
-// Reprioritize and SetDeadline.
+// key in place (channels.Priority, channels.Deadline, and channels.Multi by
+// its shards'), for Handle's Reprioritize and SetDeadline.
 //
 // PushIndexed is Push, with the same contract, for a task submitted with
 // WithHandle: the Source also keeps an index from t to its entry, so that

@@ -56,6 +56,16 @@ import (
 // is never given back; that matters to nothing but Running and Stats, since
 // the pool is closing.
 //
+// # Handles
+//
+// A task submitted with smartpool.WithHandle can be cancelled while it waits
+// (the wrapper's Run skips it, and its group's slot is never taken). It
+// cannot be moved: a Keyed has no order key (each group is first-in,
+// first-out, and the groups take turns by the age of their oldest task), so
+// there is no key to move a task to, and the handle's Reprioritize and
+// SetDeadline are refused, as WithPriority and WithDeadline are, with an
+// error wrapping smartpool.ErrOption that names the channel.
+//
 // # Use
 //
 // Use NewKeyed: smartpool.New refuses a zero Keyed, whose submit methods

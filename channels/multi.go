@@ -21,6 +21,18 @@ import (
 // older one, or a later deadline before an earlier one, that sits in another
 // shard.
 //
+// # Handles
+//
+// A task submitted with smartpool.WithHandle can be cancelled in any Multi.
+// In a Multi of Priority or Deadline shards, the handle's Reprioritize or
+// SetDeadline moves the task within the shard that holds it, to where its new
+// key puts it among that shard's tasks (across shards there is still no
+// order). The Multi keeps no index of its own, so that submits stay as cheap
+// as a shard's: a move asks the shards in turn, each under its own lock, so
+// it costs up to one short critical section per shard. A Multi of FIFOs, or
+// of shards asked for a key they do not order by, refuses the move with an
+// error wrapping smartpool.ErrOption that names the channel.
+//
 // # Emptiness
 //
 // Len sums the shards one after the other, and a worker polls one shard

@@ -1,9 +1,13 @@
 package channels_test
 
 import (
+	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,4 +230,239 @@ func sortedKeys(m map[int]bool) []int {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// TestMultiReorder: a Multi of Priority or Deadline shards indexes a task
+// in the shard the rotation gives it and moves it there; a task polled, a
+// nil task, one queued by plain Push answer ErrNotQueued, and the other key
+// wraps ErrOption, for a nil task too.
+func TestMultiReorder(t *testing.T) {
+	now := time.Now()
+	byPrio := func(p int) smartpool.Order { return smartpool.Order{Priority: p, HasPriority: true} }
+	byDeadline := func(p int) smartpool.Order {
+		return smartpool.Order{Deadline: now.Add(-time.Duration(p) * time.Hour), HasDeadline: true} // higher p: earlier
+	}
+	for _, c := range []struct {
+		name  string
+		ch    smartpool.Channel
+		order func(int) smartpool.Order
+		other smartpool.Order
+	}{
+		{"Priority", served(channels.NewMulti(3, channels.NewPriority)), byPrio, byDeadline(0)},
+		{"Deadline", served(channels.NewMulti(3, func() *channels.Deadline { return channels.NewDeadline() })), byDeadline, byPrio(0)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ro := reorderer(t, c.ch)
+			for id := range 9 { // id goes to shard id%3
+				mustOK(t, ro.PushIndexed(idTask(id), c.order(0)))
+			}
+			mustOK(t, ro.Reorder(idTask(7), c.order(10)))
+			mustOK(t, ro.Reorder(idTask(2), c.order(5)))
+			mustOK(t, ro.Reorder(idTask(5), c.order(-1)))
+			for _, err := range []error{ro.Reorder(idTask(4), c.other), ro.Reorder(nil, c.other)} {
+				if !errors.Is(err, smartpool.ErrOption) {
+					t.Errorf("Reorder by the other key = %v, want ErrOption", err)
+				}
+			}
+			for _, task := range []smartpool.Task{nil, idTask(99)} {
+				if err := ro.Reorder(task, c.order(1)); !errors.Is(err, smartpool.ErrNotQueued) {
+					t.Errorf("Reorder(%v) = %v, want ErrNotQueued", task, err)
+				}
+			}
+			mustOK(t, src(c.ch).Push(idTask(9), c.order(0))) // shard 0, not indexed
+			if err := ro.Reorder(idTask(9), c.order(1)); !errors.Is(err, smartpool.ErrNotQueued) {
+				t.Errorf("Reorder of a task queued by Push = %v, want ErrNotQueued", err)
+			}
+			for q, want := range [][]int{{0, 3, 6, 9}, {7, 1, 4}, {2, 8, 5}} {
+				var got []int
+				for task := src(c.ch).Poll(q); task != nil; task = src(c.ch).Poll(q) {
+					got = append(got, idOf(t, task))
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("shard %d: order %v, want %v", q, got, want)
+				}
+			}
+			if err := ro.Reorder(idTask(7), c.order(1)); !errors.Is(err, smartpool.ErrNotQueued) {
+				t.Errorf("Reorder of a polled task = %v, want ErrNotQueued", err)
+			}
+		})
+	}
+}
+
+// TestMultiReorderFIFO: a Multi of FIFOs queues an indexed task as Push
+// does, and refuses every move with ErrOption.
+func TestMultiReorderFIFO(t *testing.T) {
+	m := served(channels.NewMulti(2, channels.NewFIFO))
+	ro := reorderer(t, m)
+	mustOK(t, ro.PushIndexed(idTask(1), smartpool.Order{}))
+	if err := ro.PushIndexed(idTask(2), smartpool.Order{Priority: 1, HasPriority: true}); !errors.Is(err, smartpool.ErrOption) {
+		t.Errorf("PushIndexed with a priority = %v, want ErrOption", err)
+	}
+	for _, task := range []smartpool.Task{nil, idTask(1)} {
+		for _, o := range []smartpool.Order{{Priority: 1, HasPriority: true}, {Deadline: time.Now(), HasDeadline: true}} {
+			if err := ro.Reorder(task, o); !errors.Is(err, smartpool.ErrOption) {
+				t.Errorf("Reorder(%v, %+v) = %v, want ErrOption", task, o, err)
+			}
+		}
+	}
+	if got := idOf(t, src(m).Poll(0)); got != 1 {
+		t.Fatalf("Poll = %d, want 1", got)
+	}
+}
+
+// TestKeyedNotReorderer: a Keyed has no order key, so its Source offers no
+// Reorder (a Handle's moves are refused by the pool; see TestHandleKeyed).
+func TestKeyedNotReorderer(t *testing.T) {
+	k, err := channels.NewKeyed[string](1)
+	mustOK(t, err)
+	if _, ok := src(k).(smartpool.Reorderer); ok {
+		t.Fatal("a Keyed's Source is a Reorderer")
+	}
+}
+
+// TestReorderRace moves and cancels tasks through their handles while
+// submitters queue more and workers poll and run them, in every channel
+// that reorders: each move answers nil or ErrNotQueued, and each task ends
+// exactly once, run or cancelled, as its Cancel reported. Run it with
+// -race: a move takes the shard's lock against the workers' polls.
+func TestReorderRace(t *testing.T) {
+	deadline := func() *channels.Deadline { return channels.NewDeadline() }
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		ch   func() smartpool.Channel
+		key  func(i int) smartpool.Order
+		move func(h *smartpool.Handle, i int) error
+	}{
+		{"Priority", func() smartpool.Channel { return channels.NewPriority() },
+			func(i int) smartpool.Order { return smartpool.Order{Priority: i % 7, HasPriority: true} },
+			func(h *smartpool.Handle, i int) error { return h.Reprioritize(i % 11) }},
+		{"Deadline", func() smartpool.Channel { return channels.NewDeadline() },
+			func(i int) smartpool.Order {
+				return smartpool.Order{Deadline: now.Add(time.Duration(i%7) * time.Second), HasDeadline: true}
+			},
+			func(h *smartpool.Handle, i int) error {
+				return h.SetDeadline(now.Add(time.Duration(i%11) * time.Second))
+			}},
+		{"MultiPriority", func() smartpool.Channel { return channels.NewMulti(4, channels.NewPriority) },
+			func(i int) smartpool.Order { return smartpool.Order{Priority: i % 7, HasPriority: true} },
+			func(h *smartpool.Handle, i int) error { return h.Reprioritize(i % 11) }},
+		{"MultiDeadline", func() smartpool.Channel { return channels.NewMulti(4, deadline) },
+			func(i int) smartpool.Order {
+				return smartpool.Order{Deadline: now.Add(time.Duration(i%7) * time.Second), HasDeadline: true}
+			},
+			func(h *smartpool.Handle, i int) error {
+				return h.SetDeadline(now.Add(time.Duration(i%11) * time.Second))
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { reorderRace(t, c.ch(), c.key, c.move) })
+	}
+}
+
+// raceTask records how often it ran.
+type raceTask struct{ ran atomic.Int32 }
+
+func (r *raceTask) Run(context.Context) {
+	r.ran.Add(1)
+	runtime.Gosched() // let the movers reach the queue while this worker is busy
+}
+
+func reorderRace(t *testing.T, ch smartpool.Channel, key func(int) smartpool.Order, move func(*smartpool.Handle, int) error) {
+	const submitters, movers = 2, 2
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	var ended, cancelledEnds, moved atomic.Int32
+	o := newPool(t, poolOpts{workers: 2, coc: true, onEnd: func(_ smartpool.Task, out smartpool.Outcome) {
+		if out == smartpool.Cancelled {
+			cancelledEnds.Add(1)
+		}
+		ended.Add(1)
+	}}, ch)
+	p := o.Pool()
+	tasks := make([]*raceTask, n)
+	handles := make([]smartpool.Handle, n)
+	queued := make(chan int, n)
+	var cancelled [2][]bool // by canceller, per task
+	var wg sync.WaitGroup
+	for s := range submitters {
+		wg.Go(func() {
+			for i := s; i < n; i += submitters {
+				tasks[i] = new(raceTask)
+				o := key(i)
+				opt := smartpool.WithPriority(o.Priority)
+				if o.HasDeadline {
+					opt = smartpool.WithDeadline(o.Deadline)
+				}
+				if err := p.SubmitTask(0, tasks[i], opt, smartpool.WithHandle(&handles[i])); err != nil {
+					t.Errorf("submit %d: %v", i, err)
+					continue
+				}
+				queued <- i
+			}
+		})
+	}
+	moves := make(chan int, n)
+	var movesWG sync.WaitGroup
+	for m := range movers {
+		movesWG.Go(func() {
+			for i := range queued {
+				h := handles[i] // written by its submit before i was sent
+				for k := range 3 {
+					switch err := move(&h, i+k+m); {
+					case err == nil:
+						moved.Add(1)
+					case !errors.Is(err, smartpool.ErrNotQueued):
+						t.Errorf("move %d: %v", i, err)
+					}
+				}
+				moves <- i
+			}
+		})
+	}
+	for c := range cancelled {
+		cancelled[c] = make([]bool, n)
+	}
+	var cancelWG sync.WaitGroup
+	for c := range cancelled {
+		cancelWG.Go(func() {
+			for i := range moves {
+				if i%3 == 0 {
+					h := handles[i]
+					cancelled[c][i] = h.Cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(queued)
+	movesWG.Wait()
+	close(moves)
+	cancelWG.Wait()
+	rep := closePool(t, o)
+	cancels := 0
+	for i, task := range tasks {
+		if task == nil {
+			continue
+		}
+		c := cancelled[0][i] || cancelled[1][i]
+		if cancelled[0][i] && cancelled[1][i] {
+			t.Fatalf("task %d: both Cancels won", i)
+		}
+		if c {
+			cancels++
+		}
+		if ran := task.ran.Load(); ran > 1 || (ran == 1) == c {
+			t.Fatalf("task %d: ran %d times, cancelled %v: want exactly one", i, ran, c)
+		}
+	}
+	st, _ := rep.Channel(0)
+	if int(st.Cancelled) != cancels || int(cancelledEnds.Load()) != cancels || int(ended.Load()) != n || int(st.Ran) != n-cancels {
+		t.Fatalf("report: ran %d, cancelled %d, %d endings (%d cancelled); want %d, %d, %d", st.Ran, st.Cancelled, ended.Load(), cancelledEnds.Load(), n-cancels, cancels, n)
+	}
+	if moved.Load() == 0 {
+		t.Fatal("no move found its task queued: the test raced nothing")
+	}
+	t.Logf("%d tasks, %d cancelled, %d moves of a queued task", n, cancels, moved.Load())
 }
