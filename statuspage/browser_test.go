@@ -42,7 +42,10 @@ new MutationObserver(measure).observe(document.getElementById("refreshes"), {att
 </script>`
 
 // measured serves h with measureJS added to its page.
-func measured(h http.Handler) http.Handler {
+func measured(h http.Handler) http.Handler { return injected(h, measureJS) }
+
+// injected serves h with js added to the end of its page.
+func injected(h http.Handler, js string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("format") == "json" {
 			h.ServeHTTP(w, r)
@@ -54,7 +57,7 @@ func measured(h http.Handler) http.Handler {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(rec.Code)
-		_, _ = io.WriteString(w, strings.Replace(rec.Body.String(), "</body>", measureJS+"</body>", 1))
+		_, _ = io.WriteString(w, strings.Replace(rec.Body.String(), "</body>", js+"</body>", 1))
 	})
 }
 

@@ -177,15 +177,21 @@ func browser(t *testing.T) string {
 	return ""
 }
 
+// browserArgs returns the flags every run of the browser takes: headless,
+// quiet, with a profile of its own in a temporary directory.
+func browserArgs(t *testing.T) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+		"--user-data-dir=" + t.TempDir()}
+}
+
 // headless runs the browser on url with extra flags and returns its
 // standard output.
 func headless(t *testing.T, bin, url string, flags ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-		"--user-data-dir=" + t.TempDir()}, flags...)
+	args := append(browserArgs(t), flags...)
 	// Chromium itself sometimes crashes on a loaded 2-core machine (seen:
 	// a segmentation fault under a parallel test run); a crash is retried,
 	// any other failure is not.
@@ -230,6 +236,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("refresh", func(t *testing.T) { browserRefresh(t, bin) })
 	t.Run("layout", func(t *testing.T) { browserLayout(t, bin) })
 	t.Run("stall", func(t *testing.T) { browserStall(t, bin) })
+	t.Run("reshape", func(t *testing.T) { browserReshape(t, bin) })
 }
 
 // browserRefresh: the page, loaded over a running pool, shows the channels

@@ -24,6 +24,23 @@
  *                 Close(drop) (a DROP channel's queue emptied, its bit
  *                 cleared), closing, wakeAll
  *   Observer      (CLOSE=0) fires when nothing else can move (timeout)
+ *   Yielder       (REENTER=1) a task of channel 0 whose wait returns:
+ *                 taskContext.reenter through followup channel 0 (itself):
+ *                 takeIdle (hasWork, idle.Empty, the paused flag, the pop;
+ *                 the worker borrowed, its goroutine parked, given back by
+ *                 goIdle(parked): push and re-check) or Requeue (push, Set,
+ *                 Bits.Wake)
+ *
+ * HANDOFF=1 (default 0): a submit's or a requeue's Bits.Wake hands a task
+ * over (park.go, "Waking with a task"): the waker, holding the token, pops a
+ * worker, runs worker.handOver for it (unless stopped: one pass of find,
+ * with Next over the word and the blocked word, the poll, Clear or Tidy and
+ * their repair), leaves the task in next[w] (with hst[w]: stopped read
+ * false after the poll) and then sends the token; the worker runs a handed
+ * task first, as if its own search had found it (a started one is spared by
+ * the drop rule). The Go code's find loops until the summary reads empty;
+ * the model's hand-over makes one pass, and the woken worker searches
+ * itself after a miss.
  *
  * One level, NQ = 2 one-queue channels whose bits share the level's word:
  * channel 0 is the one paused, COC0 says whether it completes on close (1,
@@ -51,8 +68,14 @@
  *     the queues and the idle stack are empty, no channel is left paused;
  *     no invalid end state (a parked worker at the end is a hang of Close);
  *   - always: a worker never chooses the paused queue once Pause returned
- *     and before Resume began (ghost pdone), and never gets a second
- *     wake-up token;
+ *     and before Resume began (ghost pdone), nor does a hand-over search on
+ *     a worker's behalf (HANDOFF); a re-entering task never starts on a
+ *     borrowed worker while the pause in force when its takeIdle began
+ *     still holds (ghosts pgen, g: one that read paused false before Pause
+ *     returned may, as a worker that chose the queue before); and no worker
+ *     gets a second wake-up token;
+ *   - REENTER, at quiescence: the re-entered task ran (queued while
+ *     paused, it ran after Resume: the ledger counts it in channel 0);
  *   - -DNP (pan -l): no non-progress cycle: workers do not spin while the
  *     paused queue holds tasks (the summary ignores blocked queues).
  *
@@ -67,6 +90,15 @@
  *   4  avail's level.empty ignores the blocked bits (Tidy never clears a
  *      summary bit a blocked queue holds up): workers spin in find while a
  *      paused queue holds tasks (a livelock: check with -DNP)
+ *   5  (HANDOFF) the hand-over's search ignores the blocked bits: a submit
+ *      to the unpaused channel wakes the worker with the paused channel's
+ *      task
+ *   6  (REENTER) takeIdle does not check the paused flag: the re-entering
+ *      task borrows the idle worker and runs while its channel is paused
+ *
+ * Not modelled: capped channels (SetCap, a cap of 0: gate sets maxRunning,
+ * reserve is the guard, limit.go), run buffers, Close with a re-entering
+ * task (close.pml has the close accounting of yields).
  */
 
 #ifndef W
@@ -93,8 +125,23 @@
 #ifndef PAUSES
 #define PAUSES 1       /* pause (and resume) rounds */
 #endif
+#ifndef HANDOFF
+#define HANDOFF 0      /* 1: a submit's wake-up hands a task to the worker it pops (handOver) */
+#endif
+#ifndef REENTER
+#define REENTER 0      /* 1: a yielded task of channel 0 re-enters through channel 0 (takeIdle) */
+#endif
 #ifndef MUTANT
 #define MUTANT 0
+#endif
+#if REENTER == 1 && CLOSE == 1
+#error "REENTER needs CLOSE=0: the close accounting of yields is close.pml's"
+#endif
+#if MUTANT == 5 && HANDOFF == 0
+#error "mutant 5 needs HANDOFF=1"
+#endif
+#if MUTANT == 6 && REENTER == 0
+#error "mutant 6 needs REENTER=1"
 #endif
 
 #define NQ 2
@@ -107,7 +154,7 @@ chan tok[W] = [1] of { bool };  /* worker.wake: true = the waking token */
 
 byte cnt[NQ];                   /* tasks queued */
 bool lk[NQ];                    /* the channel's lock */
-byte acc[NQ];                   /* tasks accepted (pushed) */
+byte acc[NQ];                   /* tasks accepted (pushed; the Yielder's task too) */
 byte ran[NQ];                   /* tasks run */
 byte drp[NQ];                   /* tasks dropped (Close(drop), or the drop rule) */
 byte word;                      /* the level's word: bit k = queue k has work */
@@ -117,6 +164,16 @@ bool waking, stopped, closing;
 bool paused;                    /* chanPause.paused of channel 0 */
 bool pmu;                       /* chanPause.mu of channel 0 */
 bool pdone;                     /* ghost: a Pause returned and no Resume began since */
+byte pgen;                      /* ghost: Pauses returned so far */
+#if HANDOFF == 1
+byte next[W];                   /* w.next: 1 + the channel of the task a waker handed
+                                 * worker w, 0 for none; written by the waker that
+                                 * popped w before it wakes w, read and cleared by w */
+bool hst[W];                    /* w.nextStarted: stopped read false after the poll */
+#endif
+#if REENTER == 1
+bool yielder = true;            /* the Yielder is running */
+#endif
 byte stk[W];                    /* the idle stack */
 byte sp;
 byte subs = 1 + (PER1 > 0);     /* submitters still running (none for an idle channel 1) */
@@ -183,6 +240,107 @@ inline wakeAny(i, ok) {
 	fi;
 	i = 0; ok = false
 }
+
+#if HANDOFF == 1
+/* the queues a hand-over's search sees: Next's word and blocked loads */
+#if MUTANT == 5
+#define HANDELIG(w1, b) (w1)                /* blocked ignored */
+#else
+#define HANDELIG(w1, b) ((w1) & ~(b))
+#endif
+
+/* worker.handOver for worker w, popped by the waker that holds the waking
+ * token: unless Close started, one pass of worker.find on w's behalf (the
+ * summary, Next over the word and the blocked word, the poll with Clear and
+ * its repair, or Tidy and its repair; the token is held, so a nested
+ * wake-up returns at once). The task got goes to next[w], and hst[w] says
+ * whether it counts as started (stopped read again after the poll). A pass
+ * that finds nothing leaves w to search itself. */
+inline handOver(w, k, got, rep, w1, b, i2, ok2) {
+	if
+	:: stopped -> skip
+	:: else ->
+		if
+		:: !summary -> skip
+		:: else ->
+			w1 = word;
+			atomic {
+				b = blk;
+				if
+				:: (HANDELIG(w1, b) & BIT(0)) != 0 -> k = 0; assert(!pdone)  /* never a paused task */
+				:: (HANDELIG(w1, b) & BIT(1)) != 0 -> k = 1
+				:: else -> k = NONE
+				fi;
+				w1 = 0; b = 0
+			}
+			if
+			:: k != NONE ->
+				atomic {
+					!lk[k] -> lk[k] = true;
+					if
+					:: cnt[k] > 0 -> cnt[k]--; got = true
+					:: else -> got = false
+					fi
+				}
+				if
+				:: got && cnt[k] == 0 -> clear(k, rep, w1, b)
+				:: else -> rep = false
+				fi;
+				lk[k] = false;
+				if
+				:: rep -> wake(i2, ok2)
+				:: else -> skip
+				fi;
+				rep = false
+			:: else -> skip
+			fi;
+			if
+			:: got -> next[w] = k + 1; hst[w] = !stopped
+			:: else ->
+				tidy(rep, w1, b);
+				if
+				:: rep -> wake(i2, ok2)
+				:: else -> skip
+				fi;
+				rep = false
+			fi;
+			got = false; k = 0
+		fi
+	fi
+}
+
+/* engine.wakeFrom for a queue whose channel wakes outside its lock: as wake,
+ * but the waker hands the worker it popped a task before it sends the
+ * wake-up */
+inline hwake(i, ok, k, got, rep, w1, b, i2, ok2) {
+	do
+	:: sp == 0 -> break
+	:: else ->
+		atomic { ok = !waking; waking = true };
+		if
+		:: !ok -> break
+		:: else -> skip
+		fi;
+		pop(i);
+		if
+		:: i != NONE ->
+			handOver(i, k, got, rep, w1, b, i2, ok2);
+			atomic { assert(len(tok[i]) == 0); tok[i]!true };
+			break
+		:: else -> skip
+		fi;
+		waking = false;
+		if
+		:: summary -> skip
+		:: else -> break
+		fi
+	od;
+	i = 0; ok = false
+}
+#define SUBWAKE(i, ok) hwake(i, ok, hk, hgot, hrep, hw1, hb, hi2, hok2)
+#else
+#define SUBWAKE(i, ok) wake(i, ok)
+#endif
 
 /* the eligible bits of the level as level.empty reads them: word, then
  * blocked (two loads) */
@@ -271,9 +429,17 @@ inline unblock(rep, i, ok) {
 }
 
 proctype Worker(byte me) {
-	bool wk, cl, ww, got, rep, ok;
+	bool wk, cl, ww, got, rep, ok, hd;
 	byte k, w1, b, i;
 loop:
+#if HANDOFF == 1
+	if
+	:: next[me] != 0 ->                     /* a handed task: run it first */
+		atomic { k = next[me] - 1; next[me] = 0; hd = hst[me]; hst[me] = false };
+		goto found
+	:: else -> skip
+	fi;
+#endif
 #if CLOSE == 1
 	cl = closing;
 #endif
@@ -365,10 +531,10 @@ found:
 	fi;
 	atomic {
 		if
-		:: !COC(k) && stopped -> drp[k]++   /* the drop rule */
+		:: !COC(k) && stopped && !hd -> drp[k]++   /* the drop rule (a handed task that started: spared) */
 		:: else -> ran[k]++
 		fi;
-		got = false; k = 0
+		got = false; k = 0; hd = false
 	};
 progress_run:
 	goto loop;
@@ -379,6 +545,10 @@ quit:
 proctype Submitter(byte k) {
 	byte n, w1, b, i;
 	bool ok, z;
+#if HANDOFF == 1
+	byte hk, hw1, hb, hi2;
+	bool hgot, hrep, hok2;
+#endif
 	do
 	:: n < PERK(k) ->
 		atomic {                            /* Push: the stopped check under the lock */
@@ -395,7 +565,7 @@ proctype Submitter(byte k) {
 		lk[k] = false;
 progress_submit:
 		if
-		:: ok -> wake(i, z)                 /* Bits.Wake after unlocking */
+		:: ok -> SUBWAKE(i, z)              /* Bits.Wake after unlocking */
 		:: else -> skip
 		fi;
 		ok = false;
@@ -424,7 +594,7 @@ proctype Pauser() {
 		fi;
 		atomic { s = false; paused = true };
 		block(rep, w1, b, i, ok);           /* gate */
-		atomic { pmu = false; pdone = true };
+		atomic { pmu = false; pdone = true; pgen++ };
 progress_pause:
 #if RESUME == 0
 		break;
@@ -449,6 +619,76 @@ progress_pause:
 	s = false; r = 0;
 	pauser = false
 }
+
+#if REENTER == 1
+/* A task of channel 0, accepted and run up to a Yield before the check
+ * starts, whose wait returns: taskContext.reenter with followup channel 0.
+ * takeIdle: hasWork (the summary), idle.Empty, the paused flag of the
+ * followup (an uncapped channel), then the pop; a worker popped is
+ * borrowed (its goroutine stays parked): the task runs to its end on its
+ * own goroutine and gives the worker back (goIdle(parked): park's push and
+ * re-check). Otherwise Requeue into channel 0: the push under its lock,
+ * Set if the queue was empty, Bits.Wake. Ghost g: the Pause in force when
+ * takeIdle began, if any (pgen then, 0 for none): a task must not start on
+ * a borrowed worker while that pause still holds. */
+proctype Yielder() {
+	byte i, g, w1, b;
+	bool ok, z, s;
+#if HANDOFF == 1
+	byte hk, hw1, hb, hi2;
+	bool hgot, hrep, hok2;
+#endif
+	atomic {                                /* hasWork() */
+		if
+		:: pdone -> g = pgen
+		:: else -> g = 0
+		fi;
+		s = summary
+	}
+	if
+	:: s || sp == 0 -> goto requeue         /* work waits, or no idle worker */
+	:: else -> skip
+	fi;
+#if MUTANT != 6
+	if
+	:: paused -> goto requeue               /* a paused followup: queue */
+	:: else -> skip
+	fi;
+#endif
+	atomic {
+		pop(i);
+		if
+		:: i != NONE -> assert(!(pdone && g == pgen))  /* not under the pause it began in */
+		:: else -> skip
+		fi
+	}
+	if
+	:: i == NONE -> goto requeue
+	:: else -> skip
+	fi;
+	ran[0]++;                               /* runs on the borrowed worker, to its end */
+	atomic { stk[sp] = i; sp++ };           /* goIdle(parked): the worker back, then the re-check */
+	if
+	:: summary -> wakeAny(i, ok)
+	:: else -> skip
+	fi;
+	goto done;
+requeue:
+	atomic {                                /* Requeue: the push under the lock */
+		!lk[0] -> lk[0] = true;
+		cnt[0]++
+	}
+	if
+	:: cnt[0] == 1 -> set(0, w1, b)
+	:: else -> skip
+	fi;
+	lk[0] = false;
+	SUBWAKE(i, z);
+done:
+	i = 0; g = 0; s = false; z = false;
+	yielder = false
+}
+#endif
 
 #if CLOSE == 1
 inline closeChan(k, rep, w1, b, i, ok) {
@@ -508,10 +748,13 @@ proctype Observer() {
 	byte k;
 	timeout ->                              /* nothing else can move */
 	assert(subs == 0 && !pauser);
+#if REENTER == 1
+	assert(!yielder);
+#endif
 	do
 	:: k < NQ ->
 		assert(cnt[k] == 0 || (blk & BIT(k)) != 0);   /* no lost wake-up */
-		assert(ran[k] + cnt[k] == acc[k] && acc[k] == PERK(k));
+		assert(ran[k] + cnt[k] == acc[k] && acc[k] == PERK(k) + (k == 0 && REENTER));
 		assert(!lk[k]);
 		k++
 	:: else -> break
@@ -520,7 +763,12 @@ proctype Observer() {
 	assert(!waking && sp == W);             /* every worker parked */
 	k = 0;
 	do
-	:: k < W -> assert(len(tok[k]) == 0); k++
+	:: k < W ->
+		assert(len(tok[k]) == 0);
+#if HANDOFF == 1
+		assert(next[k] == 0);
+#endif
+		k++
 	:: else -> break
 	od
 }
@@ -538,6 +786,10 @@ init {
 		run Submitter(1);
 #endif
 		run Pauser();
+#if REENTER == 1
+		acc[0] = 1;                         /* the Yielder's task */
+		run Yielder();
+#endif
 #if CLOSE == 1
 		run Closer();
 #else
