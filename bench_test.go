@@ -94,6 +94,9 @@ func BenchmarkSubmitRunControls(b *testing.B) {
 		{"bounded", func() *behavior {
 			return &behavior{levels: [][]ch{{{key: "a", c: channels.NewBounded(never), coc: true}}}}
 		}},
+		{"spare", func() *behavior { // room for channels added at run time, never used
+			return &behavior{spare: []int{4}, levels: [][]ch{{fifo("a")}}}
+		}},
 	}
 	for _, c := range controls {
 		b.Run("control="+c.name, func(b *testing.B) { benchSubmitRun(b, c.bh(), []string{"a"}, 1) })
