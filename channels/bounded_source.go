@@ -284,7 +284,7 @@ func (b *boundedSource) evictLocked() smartpool.Task {
 // pool's in-flight limit, and ends the Hold its displacement took. It runs
 // without the lock.
 func (b *boundedSource) drop(t smartpool.Task, bits smartpool.Bits) {
-	defer bits.Unhold(1) // after Discard ended it: OnEnd included
+	defer bits.Unhold(1)                             // after Discard ended it: OnEnd included
 	if bits.Discard(t, smartpool.DroppedDisplaced) { // false: its submitter cancelled it, reported already
 		b.droppedOldest.Add(1)
 	}
