@@ -91,8 +91,10 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	}
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
 		indexed = nil
-		var refused error                   // ErrClosed: a removal started since the push (hold.go)
-		if tc := e.helper(ctx); tc != nil { // the channel is full: see help.go
+		// The channel is full: a task runs the new one itself (help.go),
+		// unless a removal started since the push (ErrClosed, hold.go).
+		var refused error
+		if tc := e.helper(ctx); tc != nil {
 			var inline bool
 			if inline, refused = e.claimInline(ch); inline {
 				if c != nil {

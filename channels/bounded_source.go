@@ -284,8 +284,9 @@ func (b *boundedSource) evictLocked() smartpool.Task {
 // pool's in-flight limit, and ends the Hold its displacement took. It runs
 // without the lock.
 func (b *boundedSource) drop(t smartpool.Task, bits smartpool.Bits) {
-	defer bits.Unhold(1)                             // after Discard ended it: OnEnd included
-	if bits.Discard(t, smartpool.DroppedDisplaced) { // false: its submitter cancelled it, reported already
+	defer bits.Unhold(1) // after Discard ended it, OnEnd included
+	// Discard reports false for a task its submitter cancelled, reported already.
+	if bits.Discard(t, smartpool.DroppedDisplaced) {
 		b.droppedOldest.Add(1)
 	}
 }
