@@ -670,7 +670,11 @@ func (e *engine) clearRoom(first, n int) {
 // any other (its queued tasks run or are dropped by its CompleteOnClose);
 // the removal then ends as its tasks do, and no task is reported twice.
 // Called from a pool task, RemoveChannel waits inside Yield, and it refuses
-// to remove the channel of the calling task.
+// to remove the channel of the calling task, or of a task the calling
+// goroutine runs in a task's place (Bits.RunInTask, help-while-you-wait),
+// which it would wait for. A task a channel runs on a goroutine outside the
+// pool (Bits.RunHere) cannot be told apart: removing its own channel waits
+// for it until ctx ends.
 //
 // Errors: ErrUnknownKey for a key no channel has (wrapped, naming it);
 // ErrConfig for a pool without Config.Spare, a bad policy, or a channel
