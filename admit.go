@@ -244,7 +244,9 @@ func (b Bits) Refund(n int) {
 // ChannelParams.OnEnd with why. A task its submitter cancelled was reported
 // already, and a yielded task re-entering ends itself as dropped: Discard
 // reports false for them, and true when it ended t as dropped now (so a
-// channel counts its own drops alike). Discard each task once.
+// channel counts its own drops alike). Discard each task once. Called
+// outside Poll, it comes between Hold, with the lock held as the task left
+// the queue, and Unhold (see Source, "Held tasks").
 func (b Bits) Discard(t Task, why Outcome) bool {
 	if b.e == nil {
 		return true

@@ -53,9 +53,15 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		if !how.wait {
 			return ErrFull
 		}
-		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // every unit is held: see help.go
-			e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
-			return nil
+		if tc := e.helper(ctx); tc != nil { // every unit is held: see help.go
+			ok, err := e.claimInline(ch) // ErrClosed once a removal started (hold.go)
+			if err != nil {
+				return err
+			}
+			if ok {
+				e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
+				return nil
+			}
 		}
 		var err error
 		Yield(ctx, func() { err = e.admitWait(ctx) }) // a plain wait on a goroutine that runs no task
@@ -90,15 +96,23 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	}
 	if pw, ok := channel.(pushWaiter); ok && how.room && errors.Is(err, ErrFull) {
 		indexed = nil
-		if tc := e.helper(ctx); tc != nil && e.inlineSlot(ch) { // the channel is full: see help.go
-			if c != nil {
-				c.refused()
+		// The channel is full: a task runs the new one itself (help.go),
+		// unless a removal started since the push (ErrClosed, hold.go).
+		var refused error
+		if tc := e.helper(ctx); tc != nil {
+			var inline bool
+			if inline, refused = e.claimInline(ch); inline {
+				if c != nil {
+					c.refused()
+				}
+				e.queuedUnitsDone(ch, 1)
+				e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
+				return nil
 			}
-			e.queuedUnitsDone(ch, 1)
-			e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
-			return nil
 		}
-		Yield(ctx, func() { err = pw.PushWait(ctx, stamped) })
+		if err = refused; err == nil {
+			Yield(ctx, func() { err = pw.PushWait(ctx, stamped) })
+		}
 	}
 	switch {
 	case err != nil:

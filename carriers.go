@@ -152,6 +152,7 @@ func (tc *taskContext) rehire(w *worker) {
 	tc.detached, tc.origin, tc.order = false, 0, Order{}
 	tc.counted, tc.dropped, tc.hosted, tc.borrowed = false, false, false, false
 	tc.runStart, tc.reenteredAt = 0, 0
+	tc.inline = nil // empty between tasks: runInline and runHere pop what they push
 	tc.waking = false
 	tc.spare.Store(spareOff)
 }

@@ -52,6 +52,8 @@ func dirty(t *testing.T, name string, f reflect.Value) {
 		f.Set(reflect.New(f.Type().Elem()))
 	case reflect.Interface:
 		f.Set(reflect.ValueOf(Func(func(context.Context) {})))
+	case reflect.Slice:
+		f.Set(reflect.MakeSlice(f.Type(), 1, 1))
 	case reflect.Struct: // Order
 		f.Set(reflect.ValueOf(Order{Priority: 7, HasPriority: true}))
 	default:

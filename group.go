@@ -318,7 +318,7 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error) {
 	e := g.p.e
 	err := r.ctx.Err()
-	if err == nil && e.stopped.Load() {
+	if err == nil && (e.stopped.Load() || !e.holdInline(ch)) { // a removal of ch started (hold.go)
 		err = ErrClosed
 	}
 	if err != nil {

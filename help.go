@@ -48,12 +48,16 @@ func (e *engine) inlineSlot(ch int) bool { return !e.chans[ch].capped || e.reser
 // runInline runs t, which the task carried by tc spawned into channel ch,
 // on the calling goroutine (tc's) in that task's place, with ctx as its
 // context, and counts how it ended. Only tc's goroutine calls it, after
-// inlineSlot(ch) reported true.
+// inlineSlot(ch) reported true and with the run counted in held (track or
+// holdInline: hold.go), which it ends last. While it runs, tc lists ch in
+// inline, so that RemoveChannel refuses to wait for the run from inside it.
 func (e *engine) runInline(tc *taskContext, ch int, ctx context.Context, t Task) {
+	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
 	c := &e.chans[ch]
 	if c.capped {
 		defer e.release(ch)
 	}
+	tc.inline = append(tc.inline, ch)
 	run := &inlineRun{}
 	outer := tc.recovered // the parent's flag: a recovered panic of the child sets it (recoveredPanic)
 	tc.recovered = false
@@ -61,6 +65,7 @@ func (e *engine) runInline(tc *taskContext, ch int, ctx context.Context, t Task)
 	defer func() {
 		recovered := tc.recovered || run.recovered
 		tc.recovered = outer
+		tc.inline = tc.inline[:len(tc.inline)-1]
 		var how Outcome
 		switch {
 		case finished && run.skipped:
@@ -122,6 +127,11 @@ func (b Bits) InTask() bool {
 // pool's panic handler, not to the caller; runtime.Goexit ends t and then
 // the calling task, whose goroutine it unwinds.
 //
+// In a pool with Config.Spare, call Hold(1) with the channel's lock held,
+// in the hold in which the submit saw Closed report false, and Unhold(1)
+// after RunInTask (or RunHere) returned: a removal of the channel then
+// reports its stats only once t ended (see Hold).
+//
 // It reports whether it ran t: false, running nothing, if the calling
 // goroutine runs no task of b's pool, if the channel has a cap
 // (ChannelParams.MaxRunning, MaxInFlight) with no slot free, or if b
@@ -138,6 +148,7 @@ func (b Bits) RunInTask(t Task) bool {
 	if tc == nil || !b.e.inlineSlot(ch) {
 		return false
 	}
+	b.e.track(ch) // within the channel's Hold: counted whatever a removal does
 	b.e.runInline(tc, ch, tc, t)
 	return true
 }

@@ -33,11 +33,19 @@ package smartpool
 //     after it), and whoever ends the task (worker.run, taskContext.end,
 //     endDropped, the worker's drop of a task it took) subtracts it after
 //     OnEnd. A resumption of the channel's own yielded task counts in held
-//     from the first take to the end, not again when it is polled. So a task
-//     of the channel is in its queue or counted in held at every instant,
-//     and nothing enters the queue after step 2 but the channel's own
-//     yielded tasks, held already: Len 0 and then held 0 mean every task of
-//     the channel ended and was counted. Draining, workers run the queue as
+//     from the first take to the end, not again when it is polled. A task
+//     that ends outside the queue and the workers is held too (hold.go): one
+//     the channel took out under its lock to Discard after (a displaced
+//     oldest task), or ran on its submitter (Bits.RunInTask, Bits.RunHere),
+//     from a Bits.Hold under the lock in which its submit saw Closed report
+//     false (so before step 2's Close takes that lock) to the Bits.Unhold
+//     after it ended; one the pool runs inline for a by-key or group submit
+//     (help.go) from holdInline, which adds to held and then loads removal,
+//     and refuses with ErrClosed once step 1 stored it. So a task of the
+//     channel is in its queue or counted in held at every instant, and
+//     nothing enters the queue after step 2 but the channel's own yielded
+//     tasks, held already: Len 0 and then held 0 mean every task of the
+//     channel ended and was counted. Draining, workers run the queue as
 //     usual (its bits stay set); dropping, a worker that takes a task of the
 //     channel that has not started (polled before Close emptied the queue,
 //     buffered, handed over) drops it, and a yielded task whose followup is
@@ -79,11 +87,14 @@ package smartpool
 //     timer fires into a reused slot. A pinned caller may wait (WithContext
 //     for a unit of the limit or for room in a full Bounded, whose Close in
 //     step 2 wakes it; Group.Go for room in its group) or run a task inline
-//     (help.go): the slot's reuse waits for it, bounded by its context.
-//     RemoveChannel waits for this grace too, within its ctx, except when
-//     called from a task of the pool, which may be such an inline run and
+//     (help.go), a run held in step 3 if it is the removed channel's: the
+//     slot's reuse waits for it, bounded by its context. RemoveChannel waits
+//     for this grace too, within its ctx, except when called from a task of
+//     the pool, which may be such an inline run (of another channel) and
 //     would wait for itself: then AddChannel finds the slot free once the
-//     callers ended.
+//     callers ended. RemoveChannel refuses to remove a channel whose task
+//     the calling goroutine runs inline (taskContext.inline), which step 3
+//     would wait for.
 //
 // A channel another present channel names as its followup cannot be
 // removed (its yielded tasks must be able to re-enter); remove that one
@@ -104,6 +115,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -659,7 +671,11 @@ func (e *engine) clearRoom(first, n int) {
 // any other (its queued tasks run or are dropped by its CompleteOnClose);
 // the removal then ends as its tasks do, and no task is reported twice.
 // Called from a pool task, RemoveChannel waits inside Yield, and it refuses
-// to remove the channel of the calling task.
+// to remove the channel of the calling task, or of a task the calling
+// goroutine runs in a task's place (Bits.RunInTask, help-while-you-wait),
+// which it would wait for. A task a channel runs on a goroutine outside the
+// pool (Bits.RunHere) cannot be told apart: removing its own channel waits
+// for it until ctx ends.
 //
 // Errors: ErrUnknownKey for a key no channel has (wrapped, naming it);
 // ErrConfig for a pool without Config.Spare, a bad policy, or a channel
@@ -758,7 +774,7 @@ func (p *Pool[K]) checkRemove(ctx context.Context, i int, key K) error {
 			return configErr(errRemove, "RemoveChannel(%v): it is the followup of %v: remove that channel first", key, p.keys[j])
 		}
 	}
-	if tc := taskOf(ctx); tc != nil && tc.e == e && tc.cur != nil && (tc.cur.ch == i || tc.detached && tc.origin == i) {
+	if tc := taskOf(ctx); tc != nil && tc.e == e && (tc.cur != nil && (tc.cur.ch == i || tc.detached && tc.origin == i) || slices.Contains(tc.inline, i)) {
 		return configErr(errRemove, "RemoveChannel(%v): called from one of its own tasks, which it would wait for", key)
 	}
 	return nil

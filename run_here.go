@@ -12,8 +12,10 @@ import "context"
 // goroutine of a pool task, whose worker they give back (see Yield).
 //
 // The channel must have given back the task's unit of Config.Limit first
-// (Bits.Refund), since the task never enters the pool. Without a pool (zero
-// Bits) RunHere just runs t and lets a panic through.
+// (Bits.Refund), since the task never enters the pool; in a pool with
+// Config.Spare it holds the task (Bits.Hold) under its lock, as for
+// RunInTask. Without a pool (zero Bits) RunHere just runs t and lets a
+// panic through.
 func (b Bits) RunHere(ctx context.Context, t Task) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -26,6 +28,7 @@ func (b Bits) RunHere(ctx context.Context, t Task) {
 		t.Run(ctx)
 		return
 	}
+	b.e.track(ch) // within the channel's Hold: counted whatever a removal does
 	b.e.runHere(ch, ctx, t)
 }
 
@@ -52,7 +55,10 @@ func (c inlineContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// runHere runs t for channel ch on the calling goroutine, counted in held
+// (track or holdInline: hold.go), which it ends last.
 func (e *engine) runHere(ch int, ctx context.Context, t Task) {
+	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
 	stats := &e.chans[ch].inline
 	run := &inlineRun{}
 	// On a pool task's goroutine, recoveredPanic marks that task: keep its
@@ -61,12 +67,14 @@ func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 	var hostRecovered bool
 	if host != nil {
 		hostRecovered, host.recovered = host.recovered, false
+		host.inline = append(host.inline, ch) // see runInline
 	}
 	finished := false
 	defer func() {
 		if host != nil {
 			run.recovered = run.recovered || host.recovered
 			host.recovered = hostRecovered
+			host.inline = host.inline[:len(host.inline)-1]
 		}
 		if finished {
 			return

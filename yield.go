@@ -107,6 +107,7 @@ type taskContext struct {
 	recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
 	task      Task      // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
 	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
+	inline    []int     // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool

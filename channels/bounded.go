@@ -117,6 +117,8 @@ type BoundedOption struct {
 // counted in BoundedStats.Dropped and in the pool's Stats as Dropped, its
 // Future or Group resolves with smartpool.ErrDropped, and the channel's
 // smartpool.ChannelParams.OnEnd receives it with smartpool.DroppedDisplaced.
+// It is held (smartpool.Bits.Hold) from its displacement, so a removal of
+// the channel (smartpool.Pool.RemoveChannel) reports it in its final stats.
 //
 // DropOldest and CallerRuns exclude each other: the last one given wins.
 func DropOldest() BoundedOption {
@@ -137,9 +139,11 @@ func DropOldest() BoundedOption {
 // context, so its waits yield. The pool counts it in its Stats like a
 // worker's run (Ran, Panicked or Goexited), and a panic in it is recovered
 // and goes to the pool's panic handler (or the task's Future or Group), not
-// to the caller. Each is also counted in BoundedStats.CallerRan. After the
-// pool's Close started, the submits return smartpool.ErrClosed and run
-// nothing.
+// to the caller. Each is also counted in BoundedStats.CallerRan, and held
+// (smartpool.Bits.Hold) until it ended, so a removal of the channel
+// (smartpool.Pool.RemoveChannel) reports it in its final stats. After the
+// pool's Close started, or a removal of the channel, the submits return
+// smartpool.ErrClosed and run nothing.
 //
 // DropOldest and CallerRuns exclude each other: the last one given wins.
 func CallerRuns() BoundedOption {

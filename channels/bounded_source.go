@@ -101,13 +101,16 @@ func (b *boundedSource) offerLocked(t smartpool.Task, bits smartpool.Bits) error
 	case b.dropOldest:
 		b.pushLocked(boundedItem{t: t})
 		victim := b.evictLocked()
+		bits.Hold(1) // out of the queue, not yet ended: a removal waits for it (smartpool.Source, "Drops")
 		b.mu.Unlock()
 		bits.Wake(1)
 		b.drop(victim, bits)
 		return nil
 	case b.callerRuns:
+		bits.Hold(1) // accepted, never queued: a removal waits for its run (smartpool.Bits.Hold)
 		b.mu.Unlock()
-		bits.Refund(1) // it runs here, outside the pool's count of units
+		defer bits.Unhold(1) // deferred: runtime.Goexit in t unwinds through here
+		bits.Refund(1)       // it runs here, outside the pool's count of units
 		b.callerRan.Add(1)
 		if !bits.RunInTask(t) { // in a task's place, or else on a plain goroutine
 			bits.RunHere(context.Background(), t) // counted in the pool's Stats
@@ -278,9 +281,12 @@ func (b *boundedSource) evictLocked() smartpool.Task {
 }
 
 // drop reports a task DropOldest displaced, releasing its unit of the
-// pool's in-flight limit. It runs without the lock.
+// pool's in-flight limit, and ends the Hold its displacement took. It runs
+// without the lock.
 func (b *boundedSource) drop(t smartpool.Task, bits smartpool.Bits) {
-	if bits.Discard(t, smartpool.DroppedDisplaced) { // false: its submitter cancelled it, reported already
+	defer bits.Unhold(1) // after Discard ended it, OnEnd included
+	// Discard reports false for a task its submitter cancelled, reported already.
+	if bits.Discard(t, smartpool.DroppedDisplaced) {
 		b.droppedOldest.Add(1)
 	}
 }

@@ -30,6 +30,14 @@
  *   Adder         Pool.AddChannel(B): under rs.mu, stopped, settled(), and
  *                 if R is free and its quarantine passed, fillSlot (R's
  *                 queueRef now B's)
+ *   Sider         (SIDE=1) a task of A that a channel's submit accepts under
+ *                 A's lock (Bits.Closed) and ends outside it: CallerRuns
+ *                 (Bits.RunInTask, RunHere) or a displaced oldest task
+ *                 (Bits.Discard), held from Bits.Hold under the lock to
+ *                 Bits.Unhold after its end (hold.go); (SIDE=2) a task the
+ *                 pool runs inline for a by-key or group submit (help.go):
+ *                 holdInline (held.Add(1), then the load of removal: refused
+ *                 if a removal started), the run, untrack
  *   Closer        (CLOSE=1) engine.startClose: stopped, present() under
  *                 rs.mu, A's Close(!coc) if present (nothing if A's
  *                 attachment is detached: Closing is false), closing,
@@ -68,6 +76,9 @@
  *              With 0, a removal that waits sees Len 0 and held 0 while
  *              they are in the caller's hands, and detaches before they are
  *              counted.
+ *   HOLD       (with SIDE) the Sider's task is held (Bits.Hold under the
+ *              lock, or holdInline); with 0 it is not (and SIDE=2 checks
+ *              only stopped), and a removal detaches while it runs.
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
  *   1  the removal detaches once Len is 0, without waiting for held
@@ -78,7 +89,10 @@
  *   5  settled() takes the gen of idle workers and skips the claimed ones
  *      (the idle test inverted): a worker in a search is taken as past the
  *      grace
- * The Go code before the held bracket was CLOSEHELD=0 (asis-closeheld: must fail).
+ *   6  (SIDE=2) holdInline loads removal before it adds to held
+ *   7  (SIDE=1) the channel calls Bits.Hold after releasing its lock
+ * The Go code before the held bracket was CLOSEHELD=0 (asis-closeheld: must fail);
+ * before Bits.Hold and holdInline it was HOLD=0 (asis-side-*: must fail).
  */
 
 #ifndef W
@@ -105,8 +119,19 @@
 #ifndef CLOSEHELD
 #define CLOSEHELD 1
 #endif
+#ifndef SIDE
+#define SIDE 0         /* 1: a channel's task ended outside its lock; 2: a pool's inline run (see Sider) */
+#endif
+#ifndef HOLD
+#define HOLD 1
+#endif
 #ifndef MUTANT
 #define MUTANT 0
+#endif
+#if SIDE > 0
+#define NSIDE 1
+#else
+#define NSIDE 0
 #endif
 
 #define NONE 255
@@ -152,7 +177,7 @@ bool stopped, closing;
 byte exited;                    /* workers that exited (done once all did) */
 byte acc, ran, drp;             /* A's tasks: accepted, ran, dropped */
 byte ref[W];                    /* ghost: see above */
-byte running = 3 + RM2 + CLOSE;      /* ghost: Submitter, Remover(s), Adder, Closer still running */
+byte running = 3 + RM2 + CLOSE + NSIDE; /* ghost: Submitter, Remover(s), Adder, Closer, Sider still running */
 
 inline lock(m) { atomic { !m -> m = true } }
 
@@ -336,6 +361,77 @@ proctype Submitter() {
 	od;
 	running--
 }
+
+#if SIDE > 0
+proctype Sider() {
+	bool ok;
+#if SIDE == 1
+	atomic {                                /* the submit, under A's lock: Bits.Closed */
+		!lk -> lk = true;
+		if
+		:: !stopped && att == ALIVE -> acc++; ok = true
+		:: else -> ok = false
+		fi
+	};
+#if HOLD == 1 && MUTANT != 7
+	if
+	:: ok -> held++                         /* Bits.Hold, the lock held */
+	:: else -> skip
+	fi;
+#endif
+	lk = false;
+#if HOLD == 1 && MUTANT == 7
+	if
+	:: ok -> held++                         /* Hold after the unlock */
+	:: else -> skip
+	fi;
+#endif
+#else /* SIDE == 2: holdInline */
+#if HOLD == 1 && MUTANT != 6
+	held++;
+	atomic {
+		if
+		:: !stopped && removal == 0 -> acc++; ok = true
+		:: else -> ok = false
+		fi
+	};
+	if
+	:: !ok -> held--                        /* refused: ErrClosed */
+	:: else -> skip
+	fi;
+#elif HOLD == 1
+	atomic {                                /* removal loaded first */
+		if
+		:: !stopped && removal == 0 -> acc++; ok = true
+		:: else -> ok = false
+		fi
+	};
+	if
+	:: ok -> held++
+	:: else -> skip
+	fi;
+#else
+	atomic {                                /* no check but stopped */
+		if
+		:: !stopped -> acc++; ok = true
+		:: else -> ok = false
+		fi
+	};
+#endif
+#endif
+	if
+	:: ok ->
+		atomic { ended(true) };             /* the run (or Discard), OnEnd */
+#if HOLD == 1
+		held--                              /* Unhold, untrack: last */
+#else
+		skip
+#endif
+	:: else -> skip
+	fi;
+	running--
+}
+#endif
 
 /* A's Close(drop) and the caller's dropTasks: dn is what Close returned */
 inline closeA(drop, dn) {
@@ -526,6 +622,9 @@ init {
 		:: else -> break
 		od;
 		run Submitter();
+#if SIDE > 0
+		run Sider();
+#endif
 		run Remover(POL);
 #if RM2 == 1
 		run Remover(DROP);

@@ -47,7 +47,9 @@ trap 'rm -rf "$tmp"' EXIT
 #   asis:   the Go code before commit ada9c37, and channels/fifo.go as it is
 #           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy),
 #           and Close(drop) during a removal before the held bracket
-#           (reshape/asis-closeheld); must fail while the bugs are there
+#           (reshape/asis-closeheld), and tasks ended outside the queue and
+#           the workers before Bits.Hold and holdInline (reshape/asis-side-*);
+#           must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
 # safety violations; one with -DCOLLAPSE compresses its states (pan's
@@ -109,6 +111,8 @@ ci=(
 	"model  reshape/close-drain-1w reshape.pml -DW=1 -DPOL=1 -DCLOSE=1"
 	"model  reshape/close-drop-1w reshape.pml -DW=1 -DPOL=2 -DCLOSE=1"
 	"model  reshape/rm2-1w       reshape.pml -DW=1 -DPOL=1 -DRM2=1"
+	"model  reshape/side-hold-1w reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1"
+	"model  reshape/side-inline-1w reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2"
 	"mutant pause/m1-resume-nowake pause.pml -DW=1 -DPER0=1 -DPER1=0 -DRESUME=1 -DMUTANT=1"
 	"mutant pause/m2-close-noresume pause.pml -DW=1 -DPER0=1 -DPER1=0 -DCLOSE=1 -DRESUME=0 -DMUTANT=2"
 	"mutant pause/m3-stopped-unlocked pause.pml -DW=1 -DPER0=1 -DPER1=0 -DCLOSE=1 -DRESUME=0 -DMUTANT=3"
@@ -122,6 +126,10 @@ ci=(
 	"mutant reshape/m5-grace-inverted reshape.pml -DW=1 -DPOL=2 -DMUTANT=5"
 	"mutant reshape/asis-closeheld reshape.pml -DW=1 -DPOL=1 -DCLOSE=1 -DCLOSEHELD=0"
 	"mutant reshape/asis-closeheld-rm2 reshape.pml -DW=1 -DPOL=1 -DRM2=1 -DCLOSEHELD=0"
+	"mutant reshape/m6-inline-removal-first reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DMUTANT=6"
+	"mutant reshape/m7-hold-after-unlock reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DMUTANT=7"
+	"mutant reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
+	"mutant reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
 	"mutant spawn/m1-wait-at-limit spawn.pml -DW=2 -DD=2 -DHELP=0"
 	"mutant buffer/m1-exit-on-summary buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=1"
 	"mutant buffer/m2-steal-nocas buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=2"
@@ -206,12 +214,16 @@ soak=(
 	"model  reshape/drop-2w      reshape.pml -DW=2 -DPOL=2"
 	"model  reshape/close-drop-2w-1task reshape.pml -DW=2 -DPOL=2 -DNT=1 -DCLOSE=1"
 	"model  reshape/rm2-close-1w reshape.pml -DW=1 -DPOL=1 -DRM2=1 -DCLOSE=1"
+	"model  reshape/side-hold-close-1w reshape.pml -DW=1 -DPOL=2 -DSIDE=1 -DCLOSE=1"
+	"model  reshape/side-inline-2w reshape.pml -DW=2 -DPOL=2 -DNT=1 -DSIDE=2"
 )
 asis=(	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DEXIT=0 -DPARKWAKE=0"
 	"model  close/asis-lazy      close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0 -DLIVEEXIT=0"
 	"model  park/asis            park.pml  -DW=2 -DPER=1 -DWAKE=0 -DPARKWAKE=0 -DTIDYWAKE=0 -DSETSUM=0 -DGOSCHED=0"
 	"model  park/asis-fifo       park.pml  -DW=2 -DPER0=2 -DPER1=0 -DSTALEBIT=0 -DLOSTBIT=0 -DBACKWAKE=0"
 	"model  reshape/asis-closeheld reshape.pml -DW=1 -DPOL=1 -DCLOSE=1 -DCLOSEHELD=0"
+	"model  reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
+	"model  reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
 )
 case "$mode" in
 ci) checks=("${ci[@]}") ;;
