@@ -272,17 +272,6 @@ func rsHeldPool(t *testing.T, limit int) *smartpool.Pool[string] {
 	if limit == 2 {
 		workers = 2
 	}
-	levels := smartpool.Levels[string]{{{Key: "base", Channel: channels.NewFIFO()}}, nil}
-	o, err := smartpool.New(levels.With(smartpool.Config[string]{Workers: workers, Limit: limit, Spare: []int{0, 1}, StallAfter: -1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), long)
-		defer cancel()
-		if _, err := o.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return o.Pool()
+	_, p := rsNewPoolWith(t, smartpool.Config[string]{Workers: workers, Limit: limit, Spare: []int{0, 1}})
+	return p
 }

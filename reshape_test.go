@@ -91,11 +91,19 @@ func (t *rsIdTask) Run(ctx context.Context) { t.fn(ctx) }
 // level 1, and spare room.
 func rsNewPool(t *testing.T, workers int, spare []int) (*smartpool.OwnedPool[string], *smartpool.Pool[string]) {
 	t.Helper()
+	return rsNewPoolWith(t, smartpool.Config[string]{Workers: workers, Spare: spare})
+}
+
+// rsNewPoolWith is rsNewPool with cfg's settings (its Levels are set here,
+// and the stall watchdog off); the pool closes when the test ends.
+func rsNewPoolWith(t *testing.T, cfg smartpool.Config[string]) (*smartpool.OwnedPool[string], *smartpool.Pool[string]) {
+	t.Helper()
 	levels := smartpool.Levels[string]{{{Key: "base", Channel: channels.NewFIFO()}}}
-	for len(levels) < len(spare) {
+	for len(levels) < len(cfg.Spare) {
 		levels = append(levels, nil)
 	}
-	o, err := smartpool.New(levels.With(smartpool.Config[string]{Workers: workers, Spare: spare, StallAfter: -1}))
+	cfg.StallAfter = -1
+	o, err := smartpool.New(levels.With(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
