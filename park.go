@@ -115,14 +115,14 @@ func (e *engine) wake() { e.wakeFrom(-1) }
 // worker it wakes is handed a task ("Waking with a task"). The declaration
 // is read only once a worker is to be woken, off the busy pool's path.
 func (e *engine) wakeFrom(q int) {
-	hand := e.wakeHands(q)
 	for !e.idle.Empty() || e.unborn() {
 		if !e.waking.CompareAndSwap(false, true) {
-			if hand {
+			if e.wakeHands(q) {
 				e.handToIdle() // a burst: every submit starts an idle worker
 			}
 			return
 		}
+		hand := e.wakeHands(q)
 		if i := e.idle.Pop(); i >= 0 {
 			e.wakeups.Add(1)
 			e.worker(i).rouse(true, hand)
