@@ -14,10 +14,11 @@ import (
 )
 
 // A burst of submits to a pool with k idle workers starts k tasks before
-// the submits return: each submit hands a task to the next idle worker,
-// whether it is parked or not created yet. It runs on one processor in a
-// bubble, so that a woken worker does not run before the test goroutine
-// blocks: what started was handed over by the submits themselves.
+// the submits return, k up to the processors the pool saw at New: each
+// submit hands a task to the next idle worker, whether it is parked or not
+// created yet. It runs on one processor in a bubble, so that a woken worker
+// does not run before the test goroutine blocks: what started was handed
+// over by the submits themselves.
 func TestBurst_EveryIdleWorkerStartsATask(t *testing.T) {
 	const workers, burst = 5, 20
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -26,8 +27,7 @@ func TestBurst_EveryIdleWorkerStartsATask(t *testing.T) {
 		t.Run("dropping FIFO closed at once/"+name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				jobs := channels.NewFIFO()
-				o, err := smartpool.New[string](&behavior{workers: workers, idle: -1, levels: [][]ch{{{key: "jobs", c: jobs}}}})
-				require.NoError(t, err)
+				o := newWithProcs(t, workers, &behavior{workers: workers, idle: -1, levels: [][]ch{{{key: "jobs", c: jobs}}}})
 				if parkedFirst {
 					parkAll(t, o, jobs, workers)
 				}
@@ -68,8 +68,7 @@ func TestBurst_EveryIdleWorkerStartsATask(t *testing.T) {
 	t.Run("Bounded(3) as the only channel takes 3 + idle workers", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			b := channels.NewBounded(3)
-			o, err := smartpool.New[string](&behavior{workers: workers, idle: -1, levels: [][]ch{{{key: "b", c: b, coc: true}}}})
-			require.NoError(t, err)
+			o := newWithProcs(t, workers, &behavior{workers: workers, idle: -1, levels: [][]ch{{{key: "b", c: b, coc: true}}}})
 			g := newGate()
 			for i := range 3 + workers {
 				require.NoError(t, b.Submit(g.task(fmt.Sprint(i))), "submit %d", i)
@@ -81,6 +80,38 @@ func TestBurst_EveryIdleWorkerStartsATask(t *testing.T) {
 			require.Equal(t, uint64(3+workers), r.Total().Ran)
 		})
 	})
+}
+
+// Past the processors, a burst's submits hand over no more tasks: with 5
+// idle workers and 2 processors at New, 2 tasks start with the submits and
+// the rest wait for the wake-up chain.
+func TestBurst_BoundedByProcessors(t *testing.T) {
+	const workers, procs, burst = 5, 2, 20
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		jobs := channels.NewFIFO()
+		o := newWithProcs(t, procs, &behavior{workers: workers, idle: -1, levels: [][]ch{{{key: "jobs", c: jobs, coc: true}}}})
+		g := newGate()
+		for i := range burst {
+			require.NoError(t, jobs.Submit(g.task(fmt.Sprint(i))))
+		}
+		require.Equal(t, burst-procs, jobs.Len(), "queued after the burst: one task handed per processor")
+		close(g.release)
+		r, err := o.Close(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, uint64(burst), r.Total().Ran)
+	})
+}
+
+// newWithProcs starts a pool of b with GOMAXPROCS procs while New runs (the
+// pool bounds a burst's hand-overs by it), then gives back the one
+// processor the burst tests run on.
+func newWithProcs(t *testing.T, procs int, b *behavior) *smartpool.OwnedPool[string] {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	o, err := smartpool.New[string](b)
+	require.NoError(t, err)
+	return o
 }
 
 // parkAll makes n workers exist and park: n tasks that each wait until all

@@ -3,6 +3,7 @@ package smartpool
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ type engine struct {
 	followup []int        // channel index -> followup channel index; read-only
 	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
 	idle     *idle.Stack
+	procs    int32                       // runtime.GOMAXPROCS(0) at New: the bound of a burst's hand-overs (park.go)
 	sched    scheduler.Scheduler         // makes the workers' pickers; nil for the default, highest first
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 
@@ -129,7 +131,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	if err != nil {
 		return nil, configErr(errTooManyQueues, "%v", err)
 	}
-	e := &engine{field: field, idle: new(idle.Stack), spares: newSpares(workers), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
+	e := &engine{field: field, idle: new(idle.Stack), procs: int32(runtime.GOMAXPROCS(0)), spares: newSpares(workers), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
 	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))

@@ -69,16 +69,19 @@ package smartpool
 //
 // Waking with a task, in bursts: a submit of such a channel that finds the
 // waking token held does not skip its wake-up while a worker is idle (on
-// the stack, or not created yet): it pops one and hands it a task as above,
-// without the token (engine.handToIdle), as the Go runtime puts a readied
-// goroutine in runnext and wakes an idle processor while none spins. So
-// the first k submits of a burst to a pool with k idle workers start k
-// tasks before they return, instead of one and a chain of wake-ups. The
-// woken worker holds no token, so it passes no wake-up on: the holder
-// still does, and no wake-up that the protocol above relies on is skipped
-// (a tokenless hand-over only adds one). Wake-ups stay bounded by the
-// submits: one per submit at most, as many as there are idle workers.
-// (park.pml, BURST.)
+// the stack, or not created yet) and fewer workers are awake than the
+// processors (GOMAXPROCS at New): it pops one and hands it a task as
+// above, without the token (engine.handToIdle), as the Go runtime puts a
+// readied goroutine in runnext and wakes an idle processor while none
+// spins. So the first k submits of a burst to a pool with k idle workers,
+// k up to the processors, start k tasks before they return, instead of
+// one and a chain of wake-ups. Past the processors a woken worker would
+// only wait for one (a wake-up storm: bursts of 64 into 64 idle workers
+// on 2 processors cost 2.3 times as much per task without the bound), so
+// the chain takes over. The woken worker holds no token, so it passes no
+// wake-up on: the holder still does, and no wake-up that the protocol
+// above relies on is skipped (a tokenless hand-over only adds one, and the
+// bound only decides whether it does). (park.pml, BURST.)
 //
 // Orphans: a worker whose goroutine left with a yielded task while no work
 // was eligible goes through steps 1-3 without a goroutine (worker.carryOn)
@@ -117,8 +120,8 @@ func (e *engine) wake() { e.wakeFrom(-1) }
 func (e *engine) wakeFrom(q int) {
 	for !e.idle.Empty() || e.unborn() {
 		if !e.waking.CompareAndSwap(false, true) {
-			if e.wakeHands(q) {
-				e.handToIdle() // a burst: every submit starts an idle worker
+			if e.wakeHands(q) && e.awake() < e.procs {
+				e.handToIdle() // a burst: each submit starts an idle worker, up to one per processor
 			}
 			return
 		}
@@ -138,6 +141,10 @@ func (e *engine) wakeFrom(q int) {
 		}
 	}
 }
+
+// awake returns how many created workers are not idle on the stack (a
+// hint: pushes and pops in progress skew it).
+func (e *engine) awake() int32 { return e.born.Load() - int32(e.idle.Len()) }
 
 // handToIdle is the wake-up of a submit that found the waking token held:
 // it pops an idle worker (or creates one) and hands it a task, without the

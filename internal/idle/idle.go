@@ -14,6 +14,7 @@ import "sync/atomic"
 // concurrent use.
 type Stack struct {
 	head atomic.Uint64
+	n    atomic.Int32 // workers on the stack: one more after each push, one less after each pop
 	// next[i]: number+1 of the worker below i (0: none), in chunks that Grow
 	// allocates before worker i first pushes; a chunk is never replaced.
 	// Chunks are allocated on demand, so a stack for many workers costs
@@ -47,12 +48,18 @@ func (s *Stack) below(i int) *atomic.Int32 { return &s.next[i/chunk].Load()[i%ch
 // Empty reports whether no worker is on the stack.
 func (s *Stack) Empty() bool { return uint32(s.head.Load()) == 0 }
 
+// Len returns how many workers are on the stack: exact when no push or pop
+// is in progress, off by the ones in progress otherwise (a hint for
+// heuristics, never for the protocol).
+func (s *Stack) Len() int { return int(s.n.Load()) }
+
 // Push puts worker i on the stack. i must not be on it already.
 func (s *Stack) Push(i int) {
 	for {
 		old := s.head.Load()
 		s.below(i).Store(int32(uint32(old)))
 		if s.head.CompareAndSwap(old, (old>>32+1)<<32|uint64(i+1)) {
+			s.n.Add(1)
 			return
 		}
 	}
@@ -68,6 +75,7 @@ func (s *Stack) Pop() int {
 		}
 		below := uint64(uint32(s.below(int(top - 1)).Load()))
 		if s.head.CompareAndSwap(old, (old>>32+1)<<32|below) {
+			s.n.Add(-1)
 			return int(top - 1)
 		}
 	}

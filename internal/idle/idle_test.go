@@ -19,7 +19,9 @@ func TestLIFO(t *testing.T) {
 	s.Push(2)
 	s.Push(1)
 	require.False(t, s.Empty())
+	require.Equal(t, 3, s.Len())
 	require.Equal(t, []int{1, 2, 0, -1}, []int{s.Pop(), s.Pop(), s.Pop(), s.Pop()})
+	require.Zero(t, s.Len(), "a failed Pop counts nothing")
 }
 
 // TestConcurrent has each of n goroutines push itself and wait to be popped,
@@ -72,6 +74,7 @@ func TestConcurrent(t *testing.T) {
 		require.Equal(t, rounds, counts[0][i]+counts[1][i], "worker %d", i)
 	}
 	require.True(t, s.Empty())
+	require.Zero(t, s.Len(), "every push and pop counted once")
 }
 
 // Grow makes room for workers beyond the first chunk while others keep

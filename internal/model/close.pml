@@ -73,7 +73,9 @@
  *
  * BURST (default: HANDOFF): a submit whose wake-up finds the token held
  * pops an idle worker anyway (or, LAZY, reserves one), polls for it as
- * above and rouses it without the token (engine.handToIdle).
+ * above and rouses it without the token (engine.handToIdle), or, by a free
+ * choice (the Go code's bound: fewer workers awake than processors), does
+ * nothing.
  *
  * HANDOFF=1 (default 0): the hand-off on wake. The Submitter's wake-up, once
  * it holds the token and has popped a worker (or, LAZY, reserved a new one),
@@ -958,7 +960,10 @@ inline hwake(i, ok, it, hc, lt, nb) {
 		if
 		:: !ok ->
 #if BURST == 1
-			hburst(i, it, hc, lt, nb);
+			if
+			:: hburst(i, it, hc, lt, nb)
+			:: skip                         /* as many awake as processors: no hand-over */
+			fi;
 #endif
 			break
 		:: else -> skip

@@ -149,7 +149,9 @@
  * BURST (default: HANDOFF) is the burst rule on top of it: a submit whose
  * wake-up finds the token held pops an idle worker anyway (or, LAZY,
  * reserves a new one), runs find for it and rouses it without the token
- * (engine.handToIdle); with none idle it returns.
+ * (engine.handToIdle); with none idle it returns. Whether it does is a
+ * free choice: the Go code does it only while fewer workers are awake than
+ * processors, a count the model leaves out.
  */
 
 #ifndef W
@@ -843,7 +845,10 @@ inline hwake(i, ok, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w) {
 		if
 		:: !ok ->
 #if BURST == 1
-			hburst(i, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w);
+			if
+			:: hburst(i, nb, q, t, left, bs, old, rep, i2, ok2, s, n, w)
+			:: skip                          /* as many awake as processors: no hand-over */
+			fi;
 #endif
 			break
 		:: else -> skip
