@@ -98,6 +98,15 @@ type Config[K comparable] struct {
 	// channels are fixed, and the pool pays nothing for reshaping. See
 	// reshape.go.
 	Spare []int
+	// Quantum is how many tasks in a row a worker may take from one queue
+	// of a level before the level's rotation moves on, where workers poll
+	// in batches (the default scheduler, and HighestFirst): 0 and 1 keep a
+	// strict rotation, one task per queue per turn, so that a newcomer's
+	// queue waits for one task per worker (see examples/tenants); up to
+	// MaxQuantum trade that grain for cheaper polls when a level has
+	// many busy queues (a batch taken under one hold of the queue's lock
+	// runs before the next queue's turn: BENCHMARKS.md, levels scaling).
+	Quantum int
 }
 
 // DefaultIdleTimeout is how long an idle worker's goroutine waits for work
@@ -146,3 +155,7 @@ type ChannelParams[K comparable] struct {
 
 // MaxWorkers is the largest Workers value New accepts.
 const MaxWorkers = 1 << 16
+
+// MaxQuantum is the largest Config.Quantum: the most tasks a worker takes
+// from a queue under one hold of its lock.
+const MaxQuantum = batchMax

@@ -47,6 +47,8 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		{"duplicate key across levels", &behavior{levels: [][]ch{{fifo("a")}, {fifo("a")}}}, smartpool.RuleDuplicateKey, "key a is listed twice"},
 		{"negative workers", &behavior{workers: -1, levels: [][]ch{{fifo("a")}}}, smartpool.RuleWorkers, "Workers = -1: want 0 (GOMAXPROCS) to 65536"},
 		{"too many workers", &behavior{workers: smartpool.MaxWorkers + 1, levels: [][]ch{{fifo("a")}}}, smartpool.RuleWorkers, "Workers = 65537: want 0 (GOMAXPROCS) to 65536"},
+		{"negative quantum", &behavior{quantum: -1, levels: [][]ch{{fifo("a")}}}, smartpool.RuleQuantum, "Quantum = -1: want 0 to 8"},
+		{"quantum too big", &behavior{quantum: smartpool.MaxQuantum + 1, levels: [][]ch{{fifo("a")}}}, smartpool.RuleQuantum, "Quantum = 9: want 0 to 8"},
 		{"negative limit", &behavior{limit: -1, levels: [][]ch{{fifo("a")}}}, smartpool.ErrBadLimit, "Limit = -1: want 0 (no limit) or more"},
 		{"negative MaxRunning", one(ch{key: "a", c: channels.NewFIFO(), maxRunning: -1}), smartpool.ErrBadLimit, "channel a: MaxRunning = -1: want 0 (no cap) or more"},
 		{"negative MaxInFlight", one(ch{key: "a", c: channels.NewFIFO(), maxInFlight: -2, followup: "a"}), smartpool.ErrBadLimit, "channel a: MaxInFlight = -2: want 0 (no cap) or more"},

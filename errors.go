@@ -63,6 +63,7 @@ var (
 	errNotConfigured  = errors.New("setting not configured at New")
 	errSchedulerPanic = errors.New("the scheduler panicked")
 	errAdmitInAttach  = errors.New("Bits.AdmitWait called from Attach")
+	errQuantum        = errors.New("quantum out of range")
 )
 
 // configError is a configuration error: it wraps ErrConfig and the rule (one

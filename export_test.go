@@ -14,6 +14,7 @@ var (
 	RuleTooManyQueues = errTooManyQueues
 	RuleCapBoth       = errCapBoth
 	RuleNotConfigured = errNotConfigured
+	RuleQuantum       = errQuantum
 )
 
 // WorkerCounts returns how many of p's workers were created, and how many of

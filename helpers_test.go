@@ -119,6 +119,7 @@ type behavior struct {
 	idle    time.Duration // Config.IdleTimeout; 0: testIdleTimeout
 	logger  *slog.Logger  // Config.Logger
 	spare   []int         // Config.Spare: non-nil makes the channels removable (reshape.go)
+	quantum int           // Config.Quantum
 }
 
 // testIdleTimeout is the tests' Config.IdleTimeout: so short that idle
@@ -128,7 +129,7 @@ type behavior struct {
 const testIdleTimeout = 20 * time.Microsecond
 
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare, Quantum: b.quantum}
 	if b.idle == 0 {
 		cfg.IdleTimeout = testIdleTimeout
 	}

@@ -48,6 +48,9 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if cfg.Limit < 0 {
 		return nil, configErr(ErrBadLimit, "Limit = %d: want 0 (no limit) or more", cfg.Limit)
 	}
+	if cfg.Quantum < 0 || cfg.Quantum > MaxQuantum {
+		return nil, configErr(errQuantum, "Quantum = %d: want 0 to %d", cfg.Quantum, MaxQuantum)
+	}
 	sched := cfg.Schedule
 	if sched == nil {
 		sched = scheduler.HighestFirst()
@@ -72,6 +75,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	}
 	e.followup = append(follow, make([]int, lo.slots-len(follow))...) // spare slots: set by AddChannel
 	e.idleTimeout = cfg.IdleTimeout
+	e.quantum = int32(max(cfg.Quantum, 1))
 	if e.idleTimeout == 0 {
 		e.idleTimeout = DefaultIdleTimeout
 	}

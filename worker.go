@@ -58,6 +58,7 @@ type worker struct {
 	timer  *time.Timer  // a parked goroutine's idle timeout (park.go); touched by the goroutine carrying the worker
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
+	stay   int32       // takes from the buffer's queue left in this turn of its level (Config.Quantum); same owner
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
 	order  Order       // key of the task last polled from an OrderedPoller (order.go); same owner
 	// next is a task, polled from queue nextQ, handed to w by whoever woke
@@ -281,8 +282,13 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 	for range n {
 		i := e.field.Next(l, from)
 		if bi >= 0 && bi < n && (i < 0 || (bi-from+n)%n <= (i-from+n)%n) {
-			w.cursor[l] = (bi + 1) % n
 			t, q := w.takeBuffered()
+			w.cursor[l] = (bi + 1) % n
+			if w.stay > 0 {
+				if w.stay--; w.stay > 0 && !w.buf.empty() {
+					w.cursor[l] = bi // Config.Quantum: the queue keeps its turn
+				}
+			}
 			return t, q, true
 		}
 		if i < 0 {
@@ -302,13 +308,18 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 			c.held.Add(1) // before the poll: a removal never sees the task nowhere (reshape.go)
 		}
 		var t Task
-		if batch && q.batch != nil {
+		filled := batch && q.batch != nil
+		if filled {
 			t = w.fill(first+i, q)
 		} else {
 			t = w.poll(q)
 		}
 		if t != nil {
 			w.cursor[l] = from
+			if filled && e.quantum > 1 && !w.buf.empty() {
+				w.stay = e.quantum - 1 // Config.Quantum: the queue keeps its turn for its buffered tasks
+				w.cursor[l] = i
+			}
 			return t, q, false
 		}
 		if c.tracked {

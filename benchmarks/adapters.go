@@ -265,7 +265,12 @@ func NewSmartpool(workers int) Pool { return NewSmartpoolLevels(workers, 2, 2) }
 // queues spread evenly over the given number of levels (queues >= levels).
 // It panics if smartpool.New rejects the configuration.
 func NewSmartpoolLevels(workers, queues, levels int) *Smartpool {
-	b := &spBehavior{workers: workers, levels: make([][]smartpool.ChannelParams[int], levels)}
+	return NewSmartpoolQuantum(workers, queues, levels, 0)
+}
+
+// NewSmartpoolQuantum is NewSmartpoolLevels with Config.Quantum quantum.
+func NewSmartpoolQuantum(workers, queues, levels, quantum int) *Smartpool {
+	b := &spBehavior{workers: workers, quantum: quantum, levels: make([][]smartpool.ChannelParams[int], levels)}
 	for q := range queues {
 		b.fifos = append(b.fifos, channels.NewFIFO())
 		l := q * levels / queues
@@ -418,12 +423,13 @@ func (p *yieldingIO) Close() {
 
 type spBehavior struct {
 	workers int
+	quantum int // Config.Quantum
 	fifos   []*channels.FIFO
 	levels  [][]smartpool.ChannelParams[int]
 }
 
 func (b *spBehavior) Config() smartpool.Config[int] {
-	return smartpool.Config[int]{Workers: b.workers, Levels: b.levels, Logger: quiet}
+	return smartpool.Config[int]{Workers: b.workers, Levels: b.levels, Logger: quiet, Quantum: b.quantum}
 }
 
 func (b *spBehavior) Channel(k int) smartpool.Channel { return b.fifos[k] }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"time"
+
+	"github.com/smartpool-go/smartpool"
 )
 
 // Config sets the size of a suite run. The zero Config is the full run.
@@ -320,14 +322,17 @@ func (s *suite) memory() Table {
 func (s *suite) levels() Table {
 	n := s.n(1_000_000, 1000)
 	queues, levels := []int{1, 8, 64, 4096}, []int{1, 4, 16}
-	type cell struct{ q, l int }
+	type cell struct{ q, l, quantum int }
 	var cells []cell
 	for _, q := range queues {
 		for _, l := range levels {
 			if q >= l {
-				cells = append(cells, cell{q, l})
+				cells = append(cells, cell{q, l, 0})
 			}
 		}
+	}
+	for _, l := range levels { // the many-queue row again, with the largest Config.Quantum
+		cells = append(cells, cell{4096, l, smartpool.MaxQuantum})
 	}
 	// Cells of one pool, cheap to run: at least 9 runs each, as run-to-run
 	// noise on 2 cores is bimodal (the 3 goroutines' placement on 2
@@ -335,7 +340,7 @@ func (s *suite) levels() Table {
 	rounds := max(s.Rounds, 9)
 	res := alternate(len(cells), rounds, 1, func(i int) ([]float64, error) {
 		c := cells[i]
-		p := NewSmartpoolLevels(s.Workers, c.q, c.l)
+		p := NewSmartpoolQuantum(s.Workers, c.q, c.l, c.quantum)
 		defer p.Close()
 		empty := func() {}
 		t := time.Now()
@@ -348,18 +353,18 @@ func (s *suite) levels() Table {
 	t := Table{Title: "8. levels scaling (smartpool)",
 		About:  fmt.Sprintf("Spawn-spam of %d empty tasks submitted round-robin over every queue (one FIFO channel each), the queues spread evenly over the levels; ns per task, median (min–max) of %d runs.", n, rounds),
 		Header: []string{"queues", "1 level", "4 levels", "16 levels"}}
-	at := func(q, l int) Summary {
+	at := func(q, l, quantum int) Summary {
 		for i, c := range cells {
-			if c.q == q && c.l == l {
+			if c.q == q && c.l == l && c.quantum == quantum {
 				return res[i][0]
 			}
 		}
 		return Summary{Status: "—"}
 	}
-	for _, q := range queues {
-		row := []string{fmt.Sprint(q)}
+	addRow := func(name string, q, quantum int) {
+		row := []string{name}
 		for _, l := range levels {
-			if v := at(q, l); v.Runs > 0 {
+			if v := at(q, l, quantum); v.Runs > 0 {
 				row = append(row, v.Num())
 			} else {
 				row = append(row, "—")
@@ -367,12 +372,22 @@ func (s *suite) levels() Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	row := []string{"4096 ÷ 1 queue"}
-	for _, l := range levels {
-		row = append(row, ratio(at(4096, l), at(1, 1)))
+	for _, q := range queues {
+		addRow(fmt.Sprint(q), q, 0)
 	}
-	t.Rows = append(t.Rows, row)
-	t.Notes = append(t.Notes, "The last row divides the 4,096-queue figure by the 1-queue, 1-level one.")
+	quantum := fmt.Sprintf("4096, Quantum %d", smartpool.MaxQuantum)
+	addRow(quantum, 4096, smartpool.MaxQuantum)
+	for _, r := range []struct {
+		name    string
+		quantum int
+	}{{"4096 ÷ 1 queue", 0}, {quantum + " ÷ 1 queue", smartpool.MaxQuantum}} {
+		row := []string{r.name}
+		for _, l := range levels {
+			row = append(row, ratio(at(4096, l, r.quantum), at(1, 1, 0)))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("The last rows divide a 4,096-queue figure by the 1-queue, 1-level one. With Config.Quantum %d a worker takes up to %d tasks in a row from the queue it took a batch from, instead of one per queue per turn (the default, which keeps a newcomer's wait to about one task per worker).", smartpool.MaxQuantum, smartpool.MaxQuantum))
 	return t
 }
 
