@@ -41,6 +41,9 @@ func (r *fzRun) nestOp(arg int) {
 	r.nests = append(r.nests, n)
 	n.ownerSpawning.Store(true)
 	r.nestOwners.Add(1)
+	if r.closeBegun {
+		r.ownersAtClose++ // it may race Close too (fzRun.ownersAtClose)
+	}
 	go func() {
 		g := smartpool.NewGroup(context.Background(), r.pool)
 		g.SetLimit(n.limit)

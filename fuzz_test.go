@@ -645,6 +645,11 @@ type fzRun struct {
 	// Nested groups (opNest): appended by the test goroutine, read by it.
 	nests      []*fzNest
 	nestOwners atomic.Int32 // nest owners still spawning their root: each may wait for a unit
+	// Owners spawning when the first Close began, plus those launched after:
+	// each may hold a unit it took before Close and gives back after the
+	// report was built (its push then fails). Test goroutine only.
+	ownersAtClose int
+	closeBegun    bool
 
 	// Reshaping (opReshape): a pool built with Config.Spare.
 	reshaping   bool
@@ -1336,7 +1341,7 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 	}
 	led, nestSlack := r.countsWithNests()
 	var dropping [fzChans]uint64
-	slack := r.nCancels + r.nPending + int(r.nestOwners.Load())
+	slack := r.nCancels + r.nPending + max(int(r.nestOwners.Load()), r.ownersAtClose)
 	if !r.exact {
 		slack++ // a submit racing Close
 	}
@@ -2017,6 +2022,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 	var paused [fzChans]bool // channels an opPause paused and none resumed
 	firstClose := func() {
 		closing = true
+		r.closeBegun, r.ownersAtClose = true, int(r.nestOwners.Load())
 		if h.pinnedClose {
 			if r.exact {
 				r.resolve()
