@@ -158,7 +158,8 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // submitted to a pool with an idle worker has started when its submit
 // returns (the wake-up hands it to that worker), so a Close right after it
 // runs it; so do the first k tasks of a burst submitted to a pool with k
-// idle workers (each submit hands one to the next idle worker). Close returns the report once every worker has exited.
+// idle workers, k up to GOMAXPROCS (each submit hands one to the next idle
+// worker). Close returns the report once every worker has exited.
 //
 // If ctx ends first, Close returns ctx.Err() and a nil report, and cancels
 // the context of every task (a hint to stop early; nothing is interrupted);

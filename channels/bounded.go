@@ -26,9 +26,9 @@ import (
 // idle worker, a submit's wake-up hands it a task at once (see
 // smartpool.Bits.WakesOutsideLock), so on an idle one-worker pool a
 // NewBounded(1) takes one task that runs and one that waits, as pond's
-// queue size does. With k idle workers, each of the first k submits of a
-// burst hands its task to one of them: a NewBounded(n) that is the pool's
-// only channel then takes n + k at once.
+// queue size does. With k idle workers (k up to GOMAXPROCS), each of the
+// first k submits of a burst hands its task to one of them: a
+// NewBounded(n) that is the pool's only channel then takes n + k at once.
 //
 // In a pool with an in-flight limit (smartpool.Config.Limit), a submit
 // first takes a unit of the limit (waiting for one only with a context) and
