@@ -71,7 +71,7 @@ package smartpool
 // waking token held does not skip its wake-up while a worker is idle (on
 // the stack, or not created yet) and fewer workers are awake than the
 // processors (GOMAXPROCS at New): it pops one and hands it a task as
-// above, without the token (engine.handToIdle), as the Go runtime puts a
+// above, without the token (engine.rouseIdle), as the Go runtime puts a
 // readied goroutine in runnext and wakes an idle processor while none
 // spins. So the first k submits of a burst to a pool with k idle workers,
 // k up to the processors, start k tasks before they return, instead of
@@ -121,18 +121,11 @@ func (e *engine) wakeFrom(q int) {
 	for !e.idle.Empty() || e.unborn() {
 		if !e.waking.CompareAndSwap(false, true) {
 			if e.wakeHands(q) && e.awake() < e.procs {
-				e.handToIdle() // a burst: each submit starts an idle worker, up to one per processor
+				e.rouseIdle(false, true) // a burst: each submit starts an idle worker, up to one per processor
 			}
 			return
 		}
-		hand := e.wakeHands(q)
-		if i := e.idle.Pop(); i >= 0 {
-			e.wakeups.Add(1)
-			e.worker(i).rouse(true, hand)
-			return
-		}
-		if e.bear(true, hand) { // a worker not created yet is idle in effect (workers.go)
-			e.wakeups.Add(1)
+		if e.rouseIdle(true, e.wakeHands(q)) {
 			return
 		}
 		e.waking.Store(false)
@@ -146,19 +139,23 @@ func (e *engine) wakeFrom(q int) {
 // hint: pushes and pops in progress skew it).
 func (e *engine) awake() int32 { return e.born.Load() - int32(e.idle.Len()) }
 
-// handToIdle is the wake-up of a submit that found the waking token held:
-// it pops an idle worker (or creates one) and hands it a task, without the
-// token ("Waking with a task, in bursts"). If none is idle it does nothing:
-// every worker is awake, and re-reads the summary before it parks.
-func (e *engine) handToIdle() {
+// rouseIdle pops an idle worker, or creates one not created yet (idle in
+// effect: workers.go), and wakes it with the waking token if token and a
+// task if hand; it reports false if no worker was idle. Without the token
+// it is the wake-up of a burst's submit that found the token held ("Waking
+// with a task, in bursts"): if none is idle, every worker is awake and
+// re-reads the summary before it parks.
+func (e *engine) rouseIdle(token, hand bool) bool {
 	if i := e.idle.Pop(); i >= 0 {
 		e.wakeups.Add(1)
-		e.worker(i).rouse(false, true)
-		return
+		e.worker(i).rouse(token, hand)
+		return true
 	}
-	if e.bear(false, true) {
+	if e.bear(token, hand) {
 		e.wakeups.Add(1)
+		return true
 	}
+	return false
 }
 
 // hasWork reports whether some task waits for a worker: a queue's bit in the

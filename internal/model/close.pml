@@ -73,7 +73,7 @@
  *
  * BURST (default: HANDOFF): a submit whose wake-up finds the token held
  * pops an idle worker anyway (or, LAZY, reserves one), polls for it as
- * above and rouses it without the token (engine.handToIdle), or, by a free
+ * above and rouses it without the token (engine.rouseIdle), or, by a free
  * choice (the Go code's bound: fewer workers awake than processors), does
  * nothing.
  *
@@ -908,7 +908,7 @@ inline handRouse(i, nb, it, hc, lt, v) {
 }
 
 #if BURST == 1
-/* engine.handToIdle: the token is held by another waker; pop an idle
+/* engine.rouseIdle: the token is held by another waker; pop an idle
  * worker (or, LAZY, reserve a new one), poll for it and rouse it without the
  * token; none idle: nothing to do */
 inline hburst(i, it, hc, lt, nb) {

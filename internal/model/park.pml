@@ -149,7 +149,7 @@
  * BURST (default: HANDOFF) is the burst rule on top of it: a submit whose
  * wake-up finds the token held pops an idle worker anyway (or, LAZY,
  * reserves a new one), runs find for it and rouses it without the token
- * (engine.handToIdle); with none idle it returns. Whether it does is a
+ * (engine.rouseIdle); with none idle it returns. Whether it does is a
  * free choice: the Go code does it only while fewer workers are awake than
  * processors, a count the model leaves out.
  */
@@ -788,7 +788,7 @@ inline handRouse(i, nb, v) {
 }
 
 #if BURST == 1
-/* engine.handToIdle: the token is held by another waker; pop an idle worker
+/* engine.rouseIdle: the token is held by another waker; pop an idle worker
  * (or, LAZY, reserve a new one), find a task for it and rouse it without
  * the token. None idle: nothing to do (every worker re-reads the summary
  * before it parks) */
