@@ -3,6 +3,7 @@ package smartpool_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,16 +29,13 @@ func TestFuture_CancelledWhileQueuedResolves(t *testing.T) {
 		name   string
 		coc    bool // the future's channel completes on close
 		close  bool // Close starts while the task is queued and cancelled
-		ctx    func() (context.Context, context.CancelFunc)
-		cancel bool // the test cancels ctx (else its deadline ends it)
+		cancel bool // the test cancels the context (else its deadline ends it)
 		want   error
 	}{
-		{"cancel", false, false, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, true, context.Canceled},
-		{"deadline", false, false, func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), time.Millisecond)
-		}, false, context.DeadlineExceeded},
-		{"cancel, then a draining Close", true, true, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, true, context.Canceled},
-		{"cancel, then a dropping Close", false, true, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, true, context.Canceled},
+		{"cancel", false, false, true, context.Canceled},
+		{"deadline", false, false, false, context.DeadlineExceeded},
+		{"cancel, then a draining Close", true, true, true, context.Canceled},
+		{"cancel, then a dropping Close", false, true, true, context.Canceled},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := &behavior{workers: 1, levels: [][]ch{{fifo("pin")}, {{key: "f", c: channels.NewFIFO(), coc: c.coc}}}}
@@ -46,17 +44,34 @@ func TestFuture_CancelledWhileQueuedResolves(t *testing.T) {
 			g := newGate()
 			submit(t, o, "pin", g.task("pin")) // the only worker is busy: the future's task stays queued
 			g.waitStarted(t, 1)
-			ctx, cancel := c.ctx()
-			defer cancel()
-			task, f := smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
-			require.NoError(t, p.SubmitTask("f", task, smartpool.WithContext(ctx)))
-			if c.cancel {
-				cancel()
+			release := sync.OnceFunc(func() { close(g.release) })
+			defer release() // before the pool's Close, even when the test fails
+			// A slow machine can spend the deadline case's millisecond before
+			// the submit, which is then refused with the context's error: try
+			// again with a longer deadline.
+			var f *smartpool.Future[int]
+			var err error
+			for d := time.Millisecond; ; d *= 4 {
+				var task smartpool.Task
+				task, f = smartpool.NewFuture(func(context.Context) (int, error) { return 1, nil })
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				if c.cancel {
+					ctx, cancel = context.WithCancel(context.Background())
+				}
+				err = p.SubmitTask("f", task, smartpool.WithContext(ctx))
+				if c.cancel {
+					cancel()
+				}
+				defer cancel()
+				if c.cancel || !errors.Is(err, context.DeadlineExceeded) || d > long {
+					break
+				}
 			}
+			require.NoError(t, err)
 			require.ErrorIs(t, waitResult(t, f, "the cancelled future"), c.want)
 			st, _ := p.Stats().Channel("f")
 			require.Equal(t, uint64(1), st.Cancelled)
-			close(g.release)
+			release()
 			if c.close {
 				r := closeWithin(t, o, long)
 				st, _ := r.Channel("f")
