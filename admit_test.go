@@ -631,3 +631,55 @@ func TestLimit_AdmitWaitWithoutLimit(t *testing.T) {
 		require.ErrorIs(t, err, smartpool.ErrConfig)
 	})
 }
+
+// Close does not return while a cancelled task's OnEnd runs on the
+// goroutine that cancelled it (the context's AfterFunc goroutine, a
+// Handle's caller): a user who counts endings in OnEnd has them all once
+// Close returned.
+func TestCancel_CloseWaitsForOnEnd(t *testing.T) {
+	for _, byHandle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("byHandle=%v", byHandle), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testCloseWaitsForOnEnd(t, byHandle) })
+		})
+	}
+}
+
+func testCloseWaitsForOnEnd(t *testing.T, byHandle bool) {
+	inOnEnd, leave := make(chan struct{}), make(chan struct{})
+	onEnd := func(_ smartpool.Task, o smartpool.Outcome) {
+		if o == smartpool.Cancelled {
+			close(inOnEnd)
+			<-leave
+		}
+	}
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("hold")}, {{key: "a", c: channels.NewFIFO(), onEnd: onEnd}}}})
+	p := o.Pool()
+	g := newGate()
+	submit(t, o, "hold", g.task("hold"))
+	g.waitStarted(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := new(smartpool.Handle)
+	require.NoError(t, p.Submit("a", func(context.Context) {}, smartpool.WithContext(ctx), smartpool.WithHandle(h)))
+	if byHandle {
+		go h.Cancel()
+	} else {
+		cancel()
+	}
+	<-inOnEnd
+	release := sync.OnceFunc(func() { close(leave) })
+	defer release() // before the pool's Close, should the test fail
+
+	closed := make(chan *smartpool.Report[string], 1)
+	go func() { closed <- closeWithin(t, o, long) }()
+	close(g.release)
+	synctest.Wait() // the worker ran the held task, met the cancelled one and exited
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a cancelled task's OnEnd was running")
+	default:
+	}
+	release()
+	st, _ := (<-closed).Channel("a")
+	require.Equal(t, uint64(1), st.Cancelled)
+}

@@ -132,7 +132,10 @@ type ChannelParams[K comparable] struct {
 	// and channel lock, after the end was counted in ChannelStats and the
 	// task's Future or Group resolved (a task dropped while it yielded:
 	// before its deferred calls run, which resolve them), so a server can
-	// keep its books from it alone, and release what a dropped task held. It receives the task
+	// keep its books from it alone, and release what a dropped task held.
+	// A cancelled task's OnEnd runs on the goroutine that cancelled it (the
+	// context's AfterFunc goroutine, Handle.Cancel's caller), and Close
+	// waits for it to return, as for the workers'. It receives the task
 	// as submitted (a func arrives as a Func). It may submit. A panic in it
 	// is recovered and sent to the panic handler. A nil OnEnd costs a task
 	// one branch.

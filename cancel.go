@@ -317,6 +317,13 @@ func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
 	if !c.claim(cancelling, fromQueue) {
 		return false
 	}
+	if !fromQueue && c.e.share() {
+		// Off the pool's goroutines (the AfterFunc's, a Handle's caller,
+		// the submit): hold a share of live until OnEnd returned, so that
+		// Close does not return before it. Taken while cancelling, before
+		// whoever meets the task in its queue can go on and exit.
+		defer c.e.exit()
+	}
 	c.e.chans[c.ch].cancelled.Add(1)
 	if release {
 		c.e.unitDone()

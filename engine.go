@@ -169,6 +169,19 @@ func (e *engine) exit() {
 	}
 }
 
+// share takes a share of live for a new worker, or for a goroutine outside
+// the pool whose work must end before the pool finishes (cancel.go); it
+// reports false, taking nothing, once the pool finished (or before it
+// started). The holder gives it back with exit.
+func (e *engine) share() bool {
+	for l := e.live.Load(); l > 0; l = e.live.Load() {
+		if e.live.CompareAndSwap(l, l+1) {
+			return true
+		}
+	}
+	return false
+}
+
 // submit queues t in channel ch without waiting, ordered by o: refused
 // once Close started, then a unit of the in-flight limit, then push (nil:
 // the channel's Push).

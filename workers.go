@@ -96,13 +96,8 @@ func (e *engine) unborn() bool { return e.born.Load() < e.target.Load() }
 // (park.go). It reports false if every worker below target exists, or the
 // pool has finished (live is zero: nothing may start any more).
 func (e *engine) bear(token, hand bool) bool {
-	for l := e.live.Load(); ; l = e.live.Load() {
-		if l == 0 {
-			return false
-		}
-		if e.live.CompareAndSwap(l, l+1) { // the new worker's share
-			break
-		}
+	if !e.share() { // the new worker's share
+		return false
 	}
 	for {
 		n := e.born.Load()

@@ -12,6 +12,8 @@
  *   Submitter     engine.submit + Channel.Push (stopped checked under the
  *                 channel lock), then Bits.Wake -> engine.wake
  *   Closer        engine.startClose (and dropTasks)
+ *   Canceller     (CANCEL) the end of task CT's WithContext context:
+ *                 cancellable.cancelWith on the AfterFunc's goroutine
  *   init          starts everything, waits until every other process has
  *                 ended, then checks the ledger
  *
@@ -70,6 +72,22 @@
  *      (Close emptied the queue, or another worker took the item) does not
  *      wake the worker it popped: Close's wakeAll cannot find it, and Close
  *      waits for it for ever
+ *  14  (CANCEL) the Canceller takes no share of live: the last worker's exit
+ *      builds the report (Close returns) while the cancelled task's OnEnd
+ *      still runs
+ *
+ * CANCEL=1 (needs LAZY=1): task CT (the last one) is submitted WithContext,
+ * and its context may end at any moment (the Canceller). cst is the
+ * cancellable's state; the push stores queued with the task (the submit's
+ * pushed() is the Canceller running right after it). A claim from queued
+ * is one CAS: the Canceller's to cancelling; a worker's, as it picks the
+ * task, to started (a drop at pick and a run alike: discard and Run claim);
+ * the Closer's, for a task Close(drop) removed. A loser waits while the
+ * state is cancelling, then skips the task. The Canceller that won takes a
+ * share of live (bear's CAS from non-zero), counts, stores cancelled, runs
+ * OnEnd (ended) and gives its share back. The report asserts that every
+ * cancelled task's OnEnd has returned. The waker's claim for a task it
+ * hands over (park.go handOver) is not modelled: the worker claims.
  *
  * BURST (default: HANDOFF): a submit whose wake-up finds the token held
  * pops an idle worker anyway (or, LAZY, reserves one), polls for it as
@@ -178,6 +196,15 @@
 #if MUTANT == 13 && BURST == 0
 #error "mutant 13 needs BURST=1"
 #endif
+#ifndef CANCEL
+#define CANCEL 0       /* 1: task CT's context may end while it is queued (needs LAZY=1) */
+#endif
+#if CANCEL == 1 && LAZY == 0
+#error "CANCEL needs LAZY=1"
+#endif
+#if MUTANT == 14 && CANCEL == 0
+#error "mutant 14 needs CANCEL=1"
+#endif
 #ifndef HANDDROP
 #define HANDDROP 2     /* with HANDOFF: 2: the drop rule spares a handed item whose waker read
                           stopped false after its poll (worker.nextStarted, park.go handOver);
@@ -201,6 +228,7 @@
 #define O_NONE    0
 #define O_RAN     1
 #define O_DROPPED 2
+#define O_CANCELLED 3
 
 #define R_SUSP 0
 #define R_END  1
@@ -246,6 +274,31 @@ byte cur[NT];                      /* taskContext.cur (its channel index) */
 bool accepted[NT];
 byte outcome[NT];
 byte runs[NT];                     /* times task t's code ran to its end */
+#if CANCEL == 1
+#define CT (NT - 1)                /* the task submitted WithContext */
+#define C_NONE       0             /* not queued (pushing, or refused) */
+#define C_QUEUED     1
+#define C_CANCELLING 2
+#define C_CANCELLED  3
+#define C_CLAIMED    4             /* started or dropped */
+byte cst;                          /* cancellable.state of task CT */
+bool ended;                        /* its OnEnd returned */
+
+/* cancellable.claim by whoever holds task CT from its queue: from queued,
+ * or, lost, wait until a cancellation that won has counted; won says which. */
+inline claimCT(won) {
+	atomic {
+		if
+		:: cst == C_QUEUED -> cst = C_CLAIMED; won = true
+		:: else -> won = false
+		fi
+	}
+	if
+	:: !won -> cst != C_CANCELLING
+	:: else -> skip
+	fi
+}
+#endif
 #if HANDOFF == 1
 byte nxt[W];                       /* w.next: the item a waker polled for w, or NONE */
 byte nxch[W];                      /* its channel */
@@ -316,10 +369,13 @@ inline exitLive(ek) {
 			ek = 0;
 			do
 			:: ek < NT ->
-				assert(!(accepted[ek] && COC(CHAN(ek))) || outcome[ek] == O_RAN);
+				assert(!(accepted[ek] && COC(CHAN(ek))) || outcome[ek] == O_RAN || outcome[ek] == O_CANCELLED);
 				ek++
 			:: else -> break
 			od;
+#if CANCEL == 1
+			assert(cst != C_CANCELLING && (cst != C_CANCELLED || ended));   /* OnEnd returned */
+#endif
 			ek = 0
 #else
 			skip
@@ -772,6 +828,22 @@ loaded:
 		fi
 	:: else -> skip
 	fi;
+#if CANCEL == 1
+	if
+	:: item == CT ->                        /* Run's (or discard's) claim */
+		claimCT(ok);
+		if
+		:: !ok ->                           /* cancelled: skipped, counted by the Canceller */
+			item = 0; ch = 0;
+#if HANDOFF == 1
+			hd = false; late = false; hst = false;
+#endif
+			goto loop
+		:: else -> ok = false
+		fi
+	:: else -> skip
+	fi;
+#endif
 	if
 #if HANDOFF == 1 && HANDDROP == 0
 	:: !hd && !COC(ch) && stopped ->        /* dropped at pick, unless handed */
@@ -1012,7 +1084,15 @@ proctype Submitter() {
 	:: t < NT ->
 		atomic {                            /* submit: stopped, then Push under the lock */
 			if
-			:: !stopped -> Q[CHAN(t)]!t; accepted[t] = true; ok = true
+			:: !stopped -> Q[CHAN(t)]!t; accepted[t] = true; ok = true;
+#if CANCEL == 1
+				if
+				:: t == CT -> cst = C_QUEUED
+				:: else -> skip
+				fi
+#else
+				skip
+#endif
 			:: else -> ok = false
 			fi
 		}
@@ -1032,6 +1112,7 @@ proctype Submitter() {
 
 proctype Closer() {
 	byte item, i, k;
+	bool z;
 	byte freshMask, resMask;                /* what Close(true) removed from channel 1 */
 	stopped = true;
 	atomic {                                /* Channel.Close(drop) of each channel, under its lock */
@@ -1060,6 +1141,17 @@ proctype Closer() {
 	:: else -> skip
 	fi;
 #endif
+#if CANCEL == 1
+	if
+	:: freshMask & (1 << CT) ->             /* discard's claim */
+		claimCT(z);
+		if
+		:: !z -> freshMask = freshMask & ~(1 << CT)   /* cancelled: reported already */
+		:: else -> z = false
+		fi
+	:: else -> skip
+	fi;
+#endif
 	atomic {                                /* dropTasks: outcomes and sends to blocked tasks only */
 		k = 0;
 		do
@@ -1081,6 +1173,37 @@ proctype Closer() {
 	exitLive(k)                             /* the closer's share of live */
 #endif
 }
+
+#if CANCEL == 1
+proctype Canceller() {
+	bool won, sh;
+	byte k;
+	atomic {                                /* claim(cancelling): from queued only */
+		if
+		:: cst == C_QUEUED -> cst = C_CANCELLING; won = true
+		:: else -> skip                     /* started, dropped, or never queued */
+		fi
+	}
+	if
+	:: won ->
+#if MUTANT != 14
+		atomic {                            /* e.share(): CAS from non-zero */
+			if
+			:: live != 0 -> live++; sh = true
+			:: else -> skip
+			fi
+		}
+#endif
+		atomic { setOutcome(CT, O_CANCELLED); cst = C_CANCELLED };   /* counted, then the state */
+		ended = true;                       /* OnEnd returns */
+		if
+		:: sh -> exitLive(k)                /* deferred exit */
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+#endif
 
 init {
 	byte k;
@@ -1116,6 +1239,9 @@ init {
 #endif
 		run Submitter();
 		run Closer();
+#if CANCEL == 1
+		run Canceller();
+#endif
 		k = 0
 	}
 	(_nr_pr == 1);                          /* every other process has ended */
@@ -1124,7 +1250,7 @@ init {
 	:: k < NT ->
 		if
 		:: accepted[k] && COC(CHAN(k)) ->
-			assert(outcome[k] == O_RAN && runs[k] == 1)
+			assert((outcome[k] == O_RAN && runs[k] == 1) || (outcome[k] == O_CANCELLED && runs[k] == 0))
 		:: accepted[k] && !COC(CHAN(k)) ->
 			assert(outcome[k] != O_NONE && runs[k] <= 1)
 		:: else ->

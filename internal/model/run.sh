@@ -72,6 +72,10 @@ ci=(
 	"model  close/handoff-lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1"
 	"model  close/handoff-lazy-idle-coc-yield-1w close.pml -DW=1 -DNT=1 -DFOL1=0 -DLAZY=1 -DIDLE=1 -DHANDOFF=1"
 	"model  close/np-handoff-lazy-two-fresh-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DNP"
+	"model  close/cancel-drop-2w  close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DCANCEL=1"
+	"model  close/cancel-coc-1w   close.pml -DW=1 -DNT=2 -DMAXY=0 -DLAZY=1 -DCANCEL=1 -DFIRSTCH=1"
+	"model  close/cancel-handoff-drop-1w close.pml -DW=1 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DCANCEL=1"
+	"model  close/cancel-yield-1w close.pml -DW=1 -DNT=1 -DFOL1=0 -DLAZY=1 -DCANCEL=1"
 	"model  park/2w-2fifos       park.pml  -DW=2 -DPER=1"
 	"model  park/2w-1fifo-3tasks park.pml  -DW=2 -DPER0=3 -DPER1=0"
 	"model  park/1w-4tasks       park.pml  -DW=1 -DPER0=3 -DPER1=1"
@@ -151,6 +155,7 @@ ci=(
 	"mutant close/m12-bear-late-share close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DMUTANT=12"
 	"mutant close/handdrop0       close.pml -DW=1 -DNT=1 -DFIRSTCH=1 -DHANDOFF=1 -DHANDDROP=0"
 	"mutant close/m13-burst-lost  close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DMUTANT=13"
+	"mutant close/m14-cancel-noshare close.pml -DW=1 -DNT=2 -DMAXY=0 -DLAZY=1 -DCANCEL=1 -DMUTANT=14"
 	"mutant close/asis-wake      close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0"
 	"mutant close/asis-exit      close.pml -DW=2 -DNT=1 -DFOL1=0 -DEXIT=0"
 	"mutant close/asis-closebear close.pml -DW=1 -DNT=1 -DMAXY=0 -DLAZY=1 -DCLOSEBEAR=0"
@@ -181,6 +186,8 @@ ci=(
 	"mutant park/asis-backwake   park.pml  -DW=2 -DPER0=2 -DPER1=0 -DBACKWAKE=0"
 )
 soak=(
+	"model  close/cancel-coc-2w   close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DCANCEL=1 -DFIRSTCH=1"
+	"model  close/cancel-handoff-drop-2w close.pml -DW=2 -DNT=2 -DMAXY=0 -DLAZY=1 -DHANDOFF=1 -DCANCEL=1"
 	"model  close/coc-yield-twice close.pml -DW=2 -DNT=1 -DFOL1=0 -DMAXY=2"
 	"model  close/drop-yield     close.pml -DW=2 -DNT=1 -DFIRSTCH=1"
 	"model  close/two-tasks-1w   close.pml -DW=1 -DNT=2"
