@@ -5,6 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 // submitMode says how submitContext queues a task.
@@ -323,6 +325,11 @@ func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
 		// Close does not return before it. Taken while cancelling, before
 		// whoever meets the task in its queue can go on and exit.
 		defer c.e.exit()
+		if c.e.chans[c.ch].onEnd != nil {
+			id := gid.Current() // a Close from the OnEnd must not wait for it
+			c.e.callbacks.add(id)
+			defer c.e.callbacks.remove(id)
+		}
 	}
 	c.e.chans[c.ch].cancelled.Add(1)
 	if release {

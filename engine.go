@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
+	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/internal/idle"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
@@ -63,6 +64,9 @@ type engine struct {
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished; report set before
 	report    any           // *Report[K]; written once before done is closed
+
+	closer    atomic.Uintptr // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
+	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
 
 	timers schedules // After, At, Every
 	timing timing    // wait and run histograms (timing.go)
@@ -208,6 +212,8 @@ func (e *engine) submit(ch int, t Task, o Order, push func(Task, Order) error) e
 // startClose stops admission and starts the drain, once. See OwnedPool.Close.
 func (e *engine) startClose() {
 	e.closeOnce.Do(func() {
+		e.closer.Store(gid.Current()) // its dropped tasks' OnEnd may call Close (owned_pool.go)
+		defer e.closer.Store(0)
 		e.timers.close()
 		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
 		e.stopped.Store(true)
@@ -329,13 +335,19 @@ func userTask(t Task) Task {
 // scopes) that must resolve when Close drops them.
 type droppable interface{ dropped() }
 
-// calledFromTask reports whether the calling goroutine runs a task of this
-// pool, or ctx is (or derives from) the context of one: from any goroutine,
-// waiting for the pool with it would hang as surely.
+// calledFromTask reports whether the pool cannot finish while the calling
+// goroutine waits: it runs a task of this pool, or one of the callbacks the
+// pool waits for (OnEnd, a panic handler, a scheduler's Pick: on a worker
+// between two tasks, or a cancelled task's OnEnd: see callbacks), or ctx is
+// (or derives from) a task's context, which from any goroutine would hang
+// as surely.
 func (e *engine) calledFromTask(ctx context.Context) bool {
 	if tc := taskValue(ctx); tc != nil && tc.e == e {
 		return true
 	}
-	tc := taskOf(ctx)
-	return tc != nil && tc.e == e
+	id := gid.Current()
+	if tc := carriers.lookup(id); tc != nil && tc.owner.Load() == id && tc.e == e {
+		return true
+	}
+	return e.callbacks.has(id)
 }

@@ -25,9 +25,10 @@ var (
 	// does not list; the error returned names the key and wraps it.
 	ErrUnknownKey = errors.New("smartpool: unknown channel key")
 	// ErrCloseFromTask is returned by OwnedPool.Close when it is called from
-	// one of the pool's own tasks (whatever context it passes): the close is
-	// started but cannot wait for the task that asked for it. Await the close
-	// from another goroutine (Close or Done).
+	// one of the pool's own tasks (whatever context it passes) or from a
+	// callback the pool waits for (OnEnd, the panic handler): the close is
+	// started but cannot wait for its caller. Await the close from another
+	// goroutine (Close or Done).
 	ErrCloseFromTask = errors.New("smartpool: Close called from inside a task")
 	// ErrNoQueues is returned by a channel that has no queues, such as a
 	// zero channels.Bounded or a channels.Keyed without a limit: New refuses

@@ -101,3 +101,37 @@ func taskValue(ctx context.Context) *taskContext {
 	tc, _ := ctx.Value(taskKey{}).(*taskContext)
 	return tc
 }
+
+// gidSet is a set of goroutines (by gid), each entered and left by the
+// goroutine itself. A goroutine outside the pool that runs an OnEnd the
+// pool's close waits for (a cancelled task's, cancel.go) is in its pool's
+// set meanwhile, so that a Close called from that OnEnd returns
+// ErrCloseFromTask instead of waiting for itself. Rare (a cancellation of
+// a task whose channel has an OnEnd), so one mutex will do.
+type gidSet struct {
+	mu sync.Mutex
+	m  map[uintptr]int // guarded by mu: gid -> calls in progress on it
+}
+
+func (s *gidSet) add(id uintptr) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = make(map[uintptr]int)
+	}
+	s.m[id]++
+	s.mu.Unlock()
+}
+
+func (s *gidSet) remove(id uintptr) {
+	s.mu.Lock()
+	if s.m[id]--; s.m[id] == 0 {
+		delete(s.m, id)
+	}
+	s.mu.Unlock()
+}
+
+func (s *gidSet) has(id uintptr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id] > 0
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/channels"
 )
 
 // waitKinds are the calls by which a task waits for an event, each given the
@@ -210,5 +211,73 @@ func TestIdentity_WithContextToAnotherPoolYields(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(long):
 		t.Fatal("A WithContext submit to a full pool held the calling task's only worker")
+	}
+}
+
+// Close called from a callback the pool waits for (OnEnd on a worker or on
+// the goroutine that cancelled the task, OnEnd of a task Close itself drops,
+// the panic handler) starts the close and returns ErrCloseFromTask, as from
+// a task, instead of waiting for itself; the pool then closes.
+func TestIdentity_CloseFromCallback(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// end makes a task of channel "a" end with o, after the pool's only
+		// worker was held by a task of "hold" that release ends.
+		end     smartpool.Outcome
+		panics  bool // the task panics: the panic handler closes
+		release bool // release the worker before the task's end
+	}{
+		{"OnEnd after a run", smartpool.Ran, false, true},
+		{"OnEnd of a cancelled task", smartpool.Cancelled, false, false},
+		{"OnEnd of a task Close drops", smartpool.DroppedOnClose, false, false},
+		{"panic handler", smartpool.Panicked, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			errc := make(chan error, 1)
+			var o *smartpool.OwnedPool[string]
+			closeFrom := func() {
+				_, err := o.Close(context.Background())
+				errc <- err
+			}
+			onEnd := func(_ smartpool.Task, got smartpool.Outcome) {
+				if got == c.end && !c.panics {
+					closeFrom()
+				}
+			}
+			b := &behavior{workers: 1, levels: [][]ch{{fifo("hold")}, {{key: "a", c: channels.NewFIFO(), onEnd: onEnd}}}}
+			if c.panics {
+				b.onPanic = func(string, *smartpool.PanicError) { closeFrom() }
+			}
+			o = start(t, b)
+			g := newGate()
+			submit(t, o, "hold", g.task("hold"))
+			g.waitStarted(t, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			require.NoError(t, o.Pool().Submit("a", func(context.Context) {
+				if c.panics {
+					panic("boom")
+				}
+			}, smartpool.WithContext(ctx)))
+			switch c.end {
+			case smartpool.Cancelled:
+				cancel()
+			case smartpool.DroppedOnClose:
+				go func() { _, _ = o.Close(context.Background()) }()
+			}
+			if c.release {
+				close(g.release)
+			}
+			select {
+			case err := <-errc:
+				require.ErrorIs(t, err, smartpool.ErrCloseFromTask)
+			case <-time.After(long):
+				t.Fatal("Close from a callback waited for itself")
+			}
+			if !c.release {
+				close(g.release)
+			}
+			waitFor(t, o.Done(), "the close the callback started")
+		})
 	}
 }

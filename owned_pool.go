@@ -168,9 +168,10 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // concurrent.
 //
 // Called from one of the pool's own tasks (its goroutine, whatever ctx it
-// passes, or with a task's context from any goroutine), Close starts the
-// close and returns ErrCloseFromTask at once, since the pool cannot finish
-// while the calling task runs. Called from a task of another pool, the wait
+// passes, or with a task's context from any goroutine), or from a callback
+// the pool waits for (a channel's OnEnd, the panic handler), Close starts
+// the close and returns ErrCloseFromTask at once, since the pool cannot
+// finish while the caller runs. Called from a task of another pool, the wait
 // gives that task's worker back (see Yield).
 func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	e := o.pool.e
@@ -178,6 +179,11 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 		ctx = context.Background()
 	}
 	o.pool.logClosing()
+	if e.closer.Load() == gid.Current() {
+		// From the OnEnd of a task this goroutine's first Close is dropping:
+		// the close has started, and startClose must not be entered again.
+		return nil, ErrCloseFromTask
+	}
 	e.startClose()
 	if e.calledFromTask(ctx) {
 		return nil, ErrCloseFromTask
