@@ -49,7 +49,8 @@ type Config[K comparable] struct {
 	Limit int
 	// PanicHandler receives every panic a task raises, with the key of the
 	// channel the task came from, on the worker that recovered it; the
-	// worker then carries on. nil means: log it with log/slog at error level.
+	// worker then carries on (a wait in the handler gives the worker back,
+	// as OnEnd's does). nil means: log it with log/slog at error level.
 	// A panic in the handler itself is recovered and logged.
 	PanicHandler func(key K, p *PanicError)
 	// Logger receives the pool's log lines: start and close at Info, dropped
@@ -136,9 +137,11 @@ type ChannelParams[K comparable] struct {
 	// A cancelled task's OnEnd runs on the goroutine that cancelled it (the
 	// context's AfterFunc goroutine, Handle.Cancel's caller), and Close
 	// waits for it to return, as for the workers'. It receives the task
-	// as submitted (a func arrives as a Func). It may submit. A panic in it
-	// is recovered and sent to the panic handler. A nil OnEnd costs a task
-	// one branch.
+	// as submitted (a func arrives as a Func). It may submit, and a wait in
+	// it after a run (Future.Wait, a Group's Wait, Yield, Sleep, Recv) gives
+	// the worker back, as a task's does: the rest of OnEnd runs beside the
+	// pool's workers. A panic in it is recovered and sent to the panic
+	// handler. A nil OnEnd costs a task one branch.
 	OnEnd func(t Task, o Outcome)
 	// MaxRunning, if positive, caps how many of this channel's tasks run at
 	// once (a yielded task does not count while it waits; it counts on the

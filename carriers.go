@@ -153,6 +153,32 @@ func (tc *taskContext) rehire(w *worker) {
 	tc.counted, tc.dropped, tc.hosted, tc.borrowed = false, false, false, false
 	tc.runStart, tc.reenteredAt = 0, 0
 	tc.inline = nil // empty between tasks: runInline and runHere pop what they push
+	tc.inCallback, tc.gaveWorker = false, false
 	tc.waking = false
 	tc.spare.Store(spareOff)
+}
+
+// # Waiting in a callback
+//
+// A worker runs its channel's OnEnd, and the panic handler, right after the
+// task, on its own goroutine. A wait there (Future.Wait, a Group's Wait,
+// Yield, Sleep) for work of the same pool would hold the worker it waits
+// for: with one worker, for ever. So such a wait gives the worker back as a
+// task's Yield does: the worker's loop goes on on another goroutine
+// (engine.carry), and the callback finishes beside the pool's workers on
+// this one, which then leaves the loop (worker.run) and waits as a spare.
+// It holds a share of e.live from the hand-over until the callback returned,
+// so Close still waits for the callback, and a Close from inside it still
+// returns ErrCloseFromTask (the goroutine stays a registered carrier).
+
+// leaveForCallback gives tc's worker to another goroutine for the rest of
+// the callback tc's goroutine runs (see "Waiting in a callback"). Only that
+// goroutine calls it, through callbackOf, holding tc.w.
+func (tc *taskContext) leaveForCallback() {
+	w := tc.w
+	tc.e.share() // succeeds: w's share keeps live above zero until carry hands it on
+	tc.w, tc.gaveWorker = nil, true
+	w.running.Store(0)   // not busy here (timing.go); the next carrier marks it
+	tc.handOffChannels() // it will wait as a spare, hired through grant
+	tc.e.carry(w, false)
 }

@@ -92,6 +92,18 @@ func taskOf(ctx context.Context) *taskContext {
 	return tc
 }
 
+// callbackOf returns the task context of the calling goroutine if it
+// carries a worker and runs a callback worker.run makes after a task (OnEnd,
+// the panic handler); or nil. See "Waiting in a callback".
+func callbackOf() *taskContext {
+	id := gid.Current()
+	tc := carriers.lookup(id)
+	if tc == nil || tc.owner.Load() != id || !tc.inCallback || tc.w == nil {
+		return nil
+	}
+	return tc
+}
+
 // taskValue returns the task context ctx is or derives from, whichever
 // goroutine calls, or nil. Only its immutable fields (e) may be read.
 func taskValue(ctx context.Context) *taskContext {

@@ -3,7 +3,9 @@ package smartpool_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -280,4 +282,85 @@ func TestIdentity_CloseFromCallback(t *testing.T) {
 			waitFor(t, o.Done(), "the close the callback started")
 		})
 	}
+}
+
+// On a one-worker pool, OnEnd after a run, or the panic handler, waits for
+// an event that only a task queued behind produces: the wait gives the
+// worker back, as a task's does, or the pool deadlocks.
+func TestIdentity_WaitsInCallbacksYield(t *testing.T) {
+	for _, k := range waitKinds {
+		for _, panics := range []bool{false, true} {
+			name := k.name + "/OnEnd"
+			if panics {
+				name = k.name + "/panic handler"
+			}
+			t.Run(name, func(t *testing.T) {
+				var p *smartpool.Pool[string]
+				event, done := make(chan struct{}), make(chan struct{})
+				var err error
+				var once sync.Once
+				callback := func() {
+					once.Do(func() {
+						defer close(done)
+						err = k.wait(context.Background(), p, event)
+					})
+				}
+				onEnd := func(smartpool.Task, smartpool.Outcome) {
+					if !panics {
+						callback()
+					}
+				}
+				b := &behavior{workers: 1, levels: [][]ch{{{key: "cb", c: channels.NewFIFO(), onEnd: onEnd}, fifo("a")}}}
+				if panics {
+					b.onPanic = func(string, *smartpool.PanicError) { callback() }
+				}
+				o := start(t, b)
+				p = o.Pool()
+				g := newGate()
+				require.NoError(t, p.Submit("cb", func(context.Context) {
+					g.started <- "cb"
+					<-g.release
+					if panics {
+						panic("boom")
+					}
+				}))
+				g.waitStarted(t, 1)
+				if k.name != "Future.Wait" && k.name != "Group.Wait" {
+					submit(t, o, "a", func(context.Context) { close(event) })
+				}
+				close(g.release)
+				waitFor(t, done, "the callback's wait (a wait that holds the only worker deadlocks)")
+				require.NoError(t, err)
+			})
+		}
+	}
+}
+
+// A callback whose wait gave its worker back still holds up Close until it
+// returns, and a Close from it after the wait returns ErrCloseFromTask.
+func TestIdentity_CloseWaitsForCallbackThatYielded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var o *smartpool.OwnedPool[string]
+		leave, closeErr := make(chan struct{}), make(chan error, 1)
+		onEnd := func(smartpool.Task, smartpool.Outcome) {
+			smartpool.Yield(context.Background(), func() { <-leave })
+			_, err := o.Close(context.Background())
+			closeErr <- err
+		}
+		o = start(t, &behavior{workers: 1, levels: [][]ch{{{key: "cb", c: channels.NewFIFO(), onEnd: onEnd}}}})
+		require.NoError(t, o.Pool().Submit("cb", func(context.Context) {}))
+		synctest.Wait() // the task ran; its OnEnd waits, its worker given back and parked
+		closed := make(chan *smartpool.Report[string], 1)
+		go func() { closed <- closeWithin(t, o, long) }()
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned while OnEnd was waiting")
+		default:
+		}
+		close(leave)
+		require.ErrorIs(t, <-closeErr, smartpool.ErrCloseFromTask)
+		r := <-closed
+		require.Equal(t, uint64(1), r.Total().Ran)
+	})
 }

@@ -371,16 +371,28 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 			ok = true
 		case r != nil:
 			inc(&w.stats[q.ch].panicked)
+			tc.inCallback = true
 			e.panicked(q.ch, &PanicError{Value: r, Stack: debug.Stack()})
+			tc.inCallback = false
 			how, ok = Panicked, true
 		default:
 			inc(&w.stats[q.ch].goexited)
 			how = Goexited
 		}
 		if e.chans[q.ch].onEnd != nil {
+			tc.inCallback = true
 			e.ended(q.ch, t, how)
+			tc.inCallback = false
 		}
 		e.untrack(q.ch) // last: a removal may report once no task is held
+		if tc.gaveWorker {
+			// A wait in a callback gave the worker to another goroutine
+			// (leaveForCallback): this one leaves the loop.
+			tc.gaveWorker = false
+			e.exit()
+			ok = false
+			return
+		}
 		if !ok {
 			// runtime.Goexit is unwinding the worker's goroutine: hand the
 			// worker to a new one.

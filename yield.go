@@ -108,6 +108,10 @@ type taskContext struct {
 	task      Task      // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
 	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
 	inline    []int     // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
+	// A callback worker.run makes after a task (OnEnd, the panic handler)
+	// may wait: see "Waiting in a callback".
+	inCallback bool // the goroutine runs such a callback, holding w
+	gaveWorker bool // a wait in it gave w to another goroutine; this one holds a share of live until the callback returns
 
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
@@ -154,10 +158,13 @@ func (c *taskContext) Value(key any) any {
 // The calling goroutine decides, not ctx: a task that passes
 // context.Background() or a request's context yields as surely as one that
 // passes its own (Yield itself does not use ctx; Sleep, Recv, Future.Wait
-// and a Group's waits end early when it ends). On any other goroutine (one
-// the task started, any goroutine outside the pool), and from inside
-// another Yield's wait, Yield just calls wait: there is no worker to give
-// back. Sleep, Recv, Future.Wait and a Group's waits behave the same.
+// and a Group's waits end early when it ends). Called from a channel's
+// OnEnd or the panic handler on the worker that ran the task, it gives that
+// worker back for good: the callback finishes beside the pool's workers. On
+// any other goroutine (one the task started, any goroutine outside the
+// pool), and from inside another Yield's wait, Yield just calls wait: there
+// is no worker to give back. Sleep, Recv, Future.Wait and a Group's waits
+// behave the same.
 //
 // If the pool's Close starts while the task waits and the task came from a
 // channel that does not complete on close, the task is dropped when wait
@@ -174,12 +181,24 @@ func Yield(ctx context.Context, wait func()) {
 	}
 	tc := taskOf(ctx)
 	if tc == nil || tc.w == nil {
+		if cb := callbackOf(); cb != nil {
+			cb.leaveForCallback()
+		}
 		wait()
 		return
 	}
 	tc.suspend()
 	wait()
 	tc.reenter()
+}
+
+// handOffChannels makes tc's grant and release channels on first need; a
+// goroutine keeps them across the tasks it carries.
+func (tc *taskContext) handOffChannels() {
+	if tc.grant == nil {
+		tc.grant = make(chan *worker, 1)
+		tc.release = make(chan outcome) // unbuffered: see "Spare carriers" (carriers.go)
+	}
 }
 
 // suspend gives up the slot this goroutine holds. See "Yield: slot hand-off".
@@ -197,10 +216,7 @@ func (tc *taskContext) suspend() {
 		if tc.counted {
 			e.inflight.Add(1) // before the slot is released: see "Close accounting"
 		}
-		if tc.grant == nil { // a goroutine keeps its channels across the tasks it carries
-			tc.grant = make(chan *worker, 1)
-			tc.release = make(chan outcome) // unbuffered: see "Spare carriers" (carriers.go)
-		}
+		tc.handOffChannels()
 	}
 	tc.w = nil
 	e.endSegment(tc.cur.ch) // the run segment ends here; the task no longer runs

@@ -75,6 +75,14 @@
  *  14  (CANCEL) the Canceller takes no share of live: the last worker's exit
  *      builds the report (Close returns) while the cancelled task's OnEnd
  *      still runs
+ *  15  (CALLBACK) an OnEnd that waits gives its worker away without taking
+ *      a share of live: Close returns while it still runs
+ *
+ * CALLBACK=1 (needs LAZY=1): after a fresh task, the worker's OnEnd may wait
+ * (a free choice): its goroutine takes a share of live, runs a new Worker
+ * process for the worker (engine.carry), and ends once OnEnd returned,
+ * giving the share back (carriers.go, "Waiting in a callback"). The report
+ * asserts that no such OnEnd is still running.
  *
  * CANCEL=1 (needs LAZY=1): task CT (the last one) is submitted WithContext,
  * and its context may end at any moment (the Canceller). cst is the
@@ -205,6 +213,15 @@
 #if MUTANT == 14 && CANCEL == 0
 #error "mutant 14 needs CANCEL=1"
 #endif
+#ifndef CALLBACK
+#define CALLBACK 0     /* 1: after a fresh task, OnEnd may wait, giving the worker away (needs LAZY=1) */
+#endif
+#if CALLBACK == 1 && LAZY == 0
+#error "CALLBACK needs LAZY=1"
+#endif
+#if MUTANT == 15 && CALLBACK == 0
+#error "mutant 15 needs CALLBACK=1"
+#endif
 #ifndef HANDDROP
 #define HANDDROP 2     /* with HANDOFF: 2: the drop rule spares a handed item whose waker read
                           stopped false after its poll (worker.nextStarted, park.go handOver);
@@ -268,6 +285,7 @@ byte sp;
 byte born;                         /* engine.born: workers below it exist */
 byte live;                         /* engine.live: worker goroutines and orphans, + 1 for the closer */
 bool finished;                     /* engine.finish ran (the report) */
+byte cbs;                          /* OnEnd calls waiting without their worker (CALLBACK) */
 #endif
 
 byte cur[NT];                      /* taskContext.cur (its channel index) */
@@ -375,6 +393,9 @@ inline exitLive(ek) {
 			od;
 #if CANCEL == 1
 			assert(cst != C_CANCELLING && (cst != C_CANCELLED || ended));   /* OnEnd returned */
+#endif
+#if CALLBACK == 1
+			assert(cbs == 0);               /* every OnEnd that waited has returned */
 #endif
 			ek = 0
 #else
@@ -901,7 +922,24 @@ loaded:
 		fi
 	:: else ->
 		ch = 0;
+#if CALLBACK == 1
+		if
+		:: THEN_LOOP(setOutcome(t, O_RAN); t = 0)   /* it returns */
+		:: setOutcome(t, O_RAN); t = 0;     /* it returns, and OnEnd waits: */
+#if MUTANT != 15
+			live++;                         /* leaveForCallback: e.share() (w's share keeps live above 0) */
+#endif
+			cbs++;
+			run Worker(me, false);          /* engine.carry: the loop goes on elsewhere */
+			cbs--;                          /* OnEnd returns */
+#if MUTANT != 15
+			exitLive(i);                    /* worker.run: e.exit() */
+#endif
+			goto quit
+		fi
+#else
 		THEN_LOOP(setOutcome(t, O_RAN); t = 0)   /* it returns */
+#endif
 	fi;
 quit:
 	skip
