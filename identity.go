@@ -92,13 +92,14 @@ func taskOf(ctx context.Context) *taskContext {
 	return tc
 }
 
-// callbackOf returns the task context of the calling goroutine if it
-// carries a worker and runs a callback worker.run makes after a task (OnEnd,
-// the panic handler); or nil. See "Waiting in a callback".
+// callbackOf returns the task context of the calling goroutine if it runs
+// a callback worker.run makes after a task of tc.cur (OnEnd, the panic
+// handler), holding its worker still or not; or nil. See "Waiting in a
+// callback".
 func callbackOf() *taskContext {
 	id := gid.Current()
 	tc := carriers.lookup(id)
-	if tc == nil || tc.owner.Load() != id || !tc.inCallback || tc.w == nil {
+	if tc == nil || tc.owner.Load() != id || !tc.inCallback {
 		return nil
 	}
 	return tc

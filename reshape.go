@@ -673,9 +673,11 @@ func (e *engine) clearRoom(first, n int) {
 // Called from a pool task, RemoveChannel waits inside Yield, and it refuses
 // to remove the channel of the calling task, or of a task the calling
 // goroutine runs in a task's place (Bits.RunInTask, help-while-you-wait),
-// which it would wait for. A task a channel runs on a goroutine outside the
-// pool (Bits.RunHere) cannot be told apart: removing its own channel waits
-// for it until ctx ends.
+// which it would wait for; so it does from the OnEnd or the panic handler a
+// worker runs for a task of the channel (the task counts until they return:
+// remove the channel from another goroutine). A task a channel runs on a
+// goroutine outside the pool (Bits.RunHere) cannot be told apart: removing
+// its own channel waits for it until ctx ends.
 //
 // Errors: ErrUnknownKey for a key no channel has (wrapped, naming it);
 // ErrConfig for a pool without Config.Spare, a bad policy, or a channel
@@ -776,6 +778,9 @@ func (p *Pool[K]) checkRemove(ctx context.Context, i int, key K) error {
 	}
 	if tc := taskOf(ctx); tc != nil && tc.e == e && (tc.cur != nil && (tc.cur.ch == i || tc.detached && tc.origin == i) || slices.Contains(tc.inline, i)) {
 		return configErr(errRemove, "RemoveChannel(%v): called from one of its own tasks, which it would wait for", key)
+	}
+	if cb := callbackOf(); cb != nil && cb.e == e && cb.cur.ch == i { // the task counts in held until its callbacks returned
+		return configErr(errRemove, "RemoveChannel(%v): called from the OnEnd or panic handler of one of its tasks, which it would wait for", key)
 	}
 	return nil
 }

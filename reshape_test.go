@@ -679,3 +679,47 @@ func TestReshape_RemovePaused(t *testing.T) {
 		t.Fatal(r.err)
 	}
 }
+
+// RemoveChannel from the OnEnd a worker runs after a task: of the task's own
+// channel it is refused (the task counts until OnEnd returns, so the removal
+// would wait for itself); of another channel it drains it, the wait giving
+// the only worker back to run what that channel holds.
+func TestRemove_FromOnEnd(t *testing.T) {
+	type result struct {
+		own, other error
+		ran        uint64
+	}
+	got := make(chan result, 1)
+	var p *smartpool.Pool[string]
+	var once sync.Once
+	onEnd := func(smartpool.Task, smartpool.Outcome) {
+		once.Do(func() {
+			var r result
+			_, r.own = p.RemoveChannel(context.Background(), "t1", smartpool.Drain)
+			var st smartpool.ChannelStats[string]
+			st, r.other = p.RemoveChannel(context.Background(), "t2", smartpool.Drain)
+			r.ran = st.Ran
+			got <- r
+		})
+	}
+	o := start(t, &behavior{workers: 1, spare: []int{2}, levels: [][]ch{{fifo("base")}}})
+	p = o.Pool()
+	if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "t1", OnEnd: onEnd}, channels.NewFIFO(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddChannel(0, smartpool.ChannelParams[string]{Key: "t2"}, channels.NewFIFO(), "t2"); err != nil {
+		t.Fatal(err)
+	}
+	g := newGate()
+	submit(t, o, "t1", g.task("t1"))
+	g.waitStarted(t, 1)
+	submit(t, o, "t2", func(context.Context) {}) // queued behind: only the OnEnd's wait lets it run
+	close(g.release)
+	r := rsRecv(t, "OnEnd's removals", got)
+	if !errors.Is(r.own, smartpool.ErrConfig) {
+		t.Errorf("removing its own channel from OnEnd: %v, want ErrConfig", r.own)
+	}
+	if r.other != nil || r.ran != 1 {
+		t.Errorf("removing another channel from OnEnd: %v, ran %d; want nil, 1", r.other, r.ran)
+	}
+}

@@ -181,7 +181,7 @@ func Yield(ctx context.Context, wait func()) {
 	}
 	tc := taskOf(ctx)
 	if tc == nil || tc.w == nil {
-		if cb := callbackOf(); cb != nil {
+		if cb := callbackOf(); cb != nil && cb.w != nil {
 			cb.leaveForCallback()
 		}
 		wait()
