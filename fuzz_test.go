@@ -645,6 +645,9 @@ type fzRun struct {
 	// Nested groups (opNest): appended by the test goroutine, read by it.
 	nests      []*fzNest
 	nestOwners atomic.Int32 // nest owners still spawning their root: each may wait for a unit
+	// ownersAtStats is nestOwners as stats read it just before its snapshot:
+	// the owners that may be waiting in it (test goroutine only).
+	ownersAtStats int
 	// Owners spawning when the first Close began, plus those launched after:
 	// each may hold a unit it took before Close and gives back after the
 	// report was built (its push then fails). Test goroutine only.
@@ -1239,8 +1242,8 @@ func (r *fzRun) checkShape(s *smartpool.Stats[string], live bool) error {
 		return fmt.Errorf("stats: limit %d, want %d (never above %d)", s.Limit, r.curLimit, maxLimit)
 	case s.Admitted < 0 || int64(s.Admitted) > maxLimit:
 		return fmt.Errorf("stats: %d admitted; no limit above %d was ever set", s.Admitted, maxLimit)
-	case s.Waiting < 0 || live && s.Waiting > len(r.pending)+int(r.nestOwners.Load()):
-		return fmt.Errorf("stats: %d waiting, %d WithContext submits left waiting, %d nest owners spawning", s.Waiting, len(r.pending), r.nestOwners.Load())
+	case s.Waiting < 0 || live && s.Waiting > len(r.pending)+r.ownersAtStats:
+		return fmt.Errorf("stats: %d waiting, %d WithContext submits left waiting, %d nest owners spawning", s.Waiting, len(r.pending), r.ownersAtStats)
 	}
 	for i, c := range s.Channels {
 		l := fzLayout[i]
@@ -3160,6 +3163,7 @@ func (r *fzRun) reshapeSnap() fzReshapeSnap {
 
 // stats is Pool.Stats with the channels in layout order (fzRun.normalize).
 func (r *fzRun) stats() *smartpool.Stats[string] {
+	r.ownersAtStats = int(r.nestOwners.Load()) // before the snapshot: an owner stops waiting before it stops spawning
 	if !r.reshaping {
 		return r.pool.Stats()
 	}
