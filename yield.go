@@ -110,7 +110,7 @@ type taskContext struct {
 	inline    []int     // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
 	// A callback worker.run makes after a task (OnEnd, the panic handler)
 	// may wait: see "Waiting in a callback".
-	inCallback bool // the goroutine runs such a callback, holding w
+	inCallback bool // the goroutine runs such a callback (holding w unless gaveWorker)
 	gaveWorker bool // a wait in it gave w to another goroutine; this one holds a share of live until the callback returns
 
 	// Set when the goroutine detaches (the first Yield of its task).
