@@ -645,8 +645,8 @@ type fzRun struct {
 	// Nested groups (opNest): appended by the test goroutine, read by it.
 	nests      []*fzNest
 	nestOwners atomic.Int32 // nest owners still spawning their root: each may wait for a unit
-	// ownersAtStats is nestOwners as stats read it just before its snapshot:
-	// the owners that may be waiting in it (test goroutine only).
+	// ownersAtStats is nestOwners as liveStats read it just before its
+	// snapshot: the owners that may be waiting in it (test goroutine only).
 	ownersAtStats int
 	// Owners spawning when the first Close began, plus those launched after:
 	// each may hold a unit it took before Close and gives back after the
@@ -1416,7 +1416,7 @@ func (r *fzRun) checkReport(rep *smartpool.Report[string]) {
 // a task a worker polls as Close starts is dropped without running and
 // never gives its slot back, as channels.Keyed documents.)
 func (r *fzRun) countsMatch() error {
-	s := r.stats()
+	s := r.liveStats()
 	if err := r.checkShape(s, true); err != nil {
 		return err
 	}
@@ -2265,7 +2265,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			}
 			expect("Submit with WithContext of a cancelled context", r.pool.Submit(key, phantom, smartpool.WithContext(ctx)), want, loose...)
 		case opStats:
-			s := r.stats()
+			s := r.liveStats()
 			if err := r.checkShape(s, true); err != nil {
 				t.Fatal(err)
 			}
@@ -3163,12 +3163,19 @@ func (r *fzRun) reshapeSnap() fzReshapeSnap {
 
 // stats is Pool.Stats with the channels in layout order (fzRun.normalize).
 func (r *fzRun) stats() *smartpool.Stats[string] {
-	r.ownersAtStats = int(r.nestOwners.Load()) // before the snapshot: an owner stops waiting before it stops spawning
 	if !r.reshaping {
 		return r.pool.Stats()
 	}
 	sn := r.reshapeSnap()
 	return r.normalize(r.pool.Stats(), sn)
+}
+
+// liveStats is stats for the test goroutine's checks (checkShape with
+// live): it first reads the nest owners that may wait in the snapshot into
+// ownersAtStats (an owner stops waiting before it stops spawning).
+func (r *fzRun) liveStats() *smartpool.Stats[string] {
+	r.ownersAtStats = int(r.nestOwners.Load())
+	return r.stats()
 }
 
 // normalize lists s's channels in layout order, a channel absent (removed)
