@@ -448,8 +448,12 @@ func TestYield_ResumeTakesIdleWorker(t *testing.T) {
 // However often tasks yield and resume in an idle pool, each worker has at
 // most one goroutine: a task that takes a worker whose goroutine is parked
 // only borrows it, and a worker left idle by a yield keeps none. Goroutines
-// freed by the tasks that ended wait as spare carriers, at most one per
-// worker.
+// freed by the tasks that ended wait as spare carriers and are hired again
+// by the next round's carry-ons, so the count never grows past one per
+// worker plus one per task of a round (the three yielded tasks each hold a
+// goroutine at once, and all three may end as spares: CI saw 5 once in
+// about 300 runs, against a bound of 4 written when spares were capped at
+// one per worker).
 func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := bubbleGoroutines(t)
@@ -463,7 +467,7 @@ func TestYield_AtMostOneGoroutinePerWorker(t *testing.T) {
 			synctest.Wait()
 			close(wake)
 			synctest.Wait()
-			require.LessOrEqual(t, bubbleGoroutines(t)-base, 2+2)
+			require.LessOrEqual(t, bubbleGoroutines(t)-base, 2+3) // workers + the round's tasks
 		}
 		r := closeWithin(t, o, long)
 		require.Equal(t, uint64(150), r.Total().Ran)
