@@ -62,18 +62,17 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 		return p.submitWith(key, t, opts)
 	}
 	k := p.e.pin() // see "Reshaping", 6 (reshape.go)
+	// Deferred: the channel's Push may run t on this goroutine (a Bounded
+	// that runs on the caller when full), and t may call runtime.Goexit.
+	defer p.e.unpin(k)
 	i, ok := p.lookup(key)
-	var err error
 	if !ok {
-		err = unknownKey(key)
-	} else {
-		if k >= 0 && p.e.reshape.afterLookup != nil {
-			p.e.reshape.afterLookup()
-		}
-		err = p.e.submit(i, t, Order{}, nil) // runs no user code but the channel's Push
+		return unknownKey(key)
 	}
-	p.e.unpin(k)
-	return err
+	if k >= 0 && p.e.reshape.afterLookup != nil {
+		p.e.reshape.afterLookup()
+	}
+	return p.e.submit(i, t, Order{}, nil)
 }
 
 // submitWith is submit given options: pinned until it returns, whether it

@@ -149,8 +149,10 @@ func (tm *Timer) fire() {
 	s.mu.Unlock()
 	defer s.firing.Done()
 
-	err := s.e.submit(tm.ch, tm.task, Order{}, nil)
-	s.e.unpin(k)
+	err := func() error {
+		defer s.e.unpin(k) // deferred: Push may run the task here, and it may Goexit
+		return s.e.submit(tm.ch, tm.task, Order{}, nil)
+	}()
 	if errors.Is(err, ErrFull) {
 		tm.skipped.Add(1)
 	}
