@@ -2379,6 +2379,14 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 				if rm == nil {
 					break
 				}
+				if r.alivePending() > 0 || r.nestOwners.Load() > 0 {
+					// A by-key call waiting for a unit (a WithContext submit
+					// left waiting, a nest owner's Go) stays pinned, and the
+					// removal returns only after the by-key callers' grace
+					// (reshape.go, 6): wait for it after Close, which ends
+					// those waits (reshapeDone).
+					break
+				}
 				open()
 				if paused[rm.ch] {
 					if err := r.pool.Resume(fzLayout[rm.ch].key); err != nil && !errors.Is(err, smartpool.ErrClosed) && !errors.Is(err, smartpool.ErrUnknownKey) {
