@@ -663,6 +663,14 @@ func (e *engine) clearRoom(first, n int) {
 // is closed for good (its Close was called): add a new channel to reuse its
 // room, which RemoveChannel frees, under the same key or another.
 //
+// Before it returns, it also waits for the by-key calls in progress
+// anywhere in the pool (Submit, SubmitTask, Group.Go, Handoff and the like)
+// to end, since one may have looked the key up before the removal: a call
+// that waits (WithContext for a unit of Config.Limit or for room in a full
+// Bounded, Group.Go at its limit) holds RemoveChannel back until it stops
+// waiting or ctx ends; then RemoveChannel returns the stats all the same,
+// and AddChannel reuses the slot once those calls ended.
+//
 // If ctx ends first, RemoveChannel returns ctx.Err(): the removal carries
 // on (the channel refuses submits; a dropping removal keeps dropping), and a
 // later call for the same key waits for it again (with Drop, turning a
