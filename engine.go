@@ -346,7 +346,7 @@ func (e *engine) calledFromTask(ctx context.Context) bool {
 		return true
 	}
 	id := gid.Current()
-	if tc := carriers.lookup(id); tc != nil && tc.owner.Load() == id && tc.e == e {
+	if tc := carrierOf(id); tc != nil && tc.e == e {
 		return true
 	}
 	return e.callbacks.has(id)

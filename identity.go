@@ -85,11 +85,21 @@ func taskOf(ctx context.Context) *taskContext {
 	if tc := taskValue(ctx); tc != nil && tc.owner.Load() == id {
 		return tc
 	}
-	tc := carriers.lookup(id)
-	if tc == nil || tc.owner.Load() != id || tc.task == nil {
+	tc := carrierOf(id)
+	if tc == nil || tc.task == nil {
 		return nil // not a carrier, or a carrier between tasks (OnEnd, a panic handler, a scheduler's Pick)
 	}
 	return tc
+}
+
+// carrierOf returns the task context of goroutine id (the caller's) if it
+// carries a worker loop of any pool now, running a task or between two; or
+// nil.
+func carrierOf(id uintptr) *taskContext {
+	if tc := carriers.lookup(id); tc != nil && tc.owner.Load() == id {
+		return tc
+	}
+	return nil
 }
 
 // callbackOf returns the task context of the calling goroutine if it runs
@@ -97,9 +107,8 @@ func taskOf(ctx context.Context) *taskContext {
 // handler), holding its worker still or not; or nil. See "Waiting in a
 // callback".
 func callbackOf() *taskContext {
-	id := gid.Current()
-	tc := carriers.lookup(id)
-	if tc == nil || tc.owner.Load() != id || !tc.inCallback {
+	tc := carrierOf(gid.Current())
+	if tc == nil || !tc.inCallback {
 		return nil
 	}
 	return tc
