@@ -42,8 +42,9 @@ type handleCancelHook interface{ cancelledByHandle() }
 // and (how.room) for room in the channel, until ctx ends; a wait from a
 // pool task's goroutine (another pool's, or this pool's at a channel's cap)
 // yields the worker. A task of this pool otherwise never waits: where it
-// would, it runs t itself and returns nil (help.go).
-func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMode) error {
+// would, it runs t itself and returns nil (help.go). The wait for a unit
+// lets go of pin, the caller's, if not nil (see keyPin).
+func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMode, pin *keyPin) error {
 	if e.stopped.Load() {
 		return ErrClosed
 	}
@@ -66,8 +67,16 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 			}
 		}
 		var err error
-		Yield(ctx, func() { err = e.admitWait(ctx) }) // a plain wait on a goroutine that runs no task
+		admitted := false
+		ch, err = pin.unpinned(ch, func() (err error) {
+			Yield(ctx, func() { err = e.admitWait(ctx) }) // a plain wait on a goroutine that runs no task
+			admitted = err == nil
+			return err
+		})
 		if err != nil {
+			if admitted { // the channel was removed while it waited
+				e.unitDone()
+			}
 			return err
 		}
 	}

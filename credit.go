@@ -131,3 +131,15 @@ func (e *engine) queuedUnitsDone(ch, k int) {
 	}
 	e.unitsDone(n)
 }
+
+// channel returns the index of the channel b serves in a running pool, or
+// ErrClosed: the pool closing, the channel removed, or b of no channel.
+func (b Bits) channel() (int, error) {
+	if b.Closed() {
+		return 0, ErrClosed
+	}
+	if ch := b.e.channelOf(b); ch >= 0 {
+		return ch, nil
+	}
+	return 0, ErrClosed
+}

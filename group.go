@@ -201,14 +201,22 @@ func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Opti
 var errNoRoom = errors.New("no room in the group")
 
 func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
-	defer g.p.e.unpin(g.p.e.pin()) // see "Reshaping", 6 (reshape.go)
-	ch, ok := g.p.lookup(key)
+	var t *groupTask[K]
+	pin := g.p.e.pinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go)
+		i, err := g.p.find(key)
+		if t != nil {
+			t.ch = i
+		}
+		return i, err
+	})
+	defer pin.unpin()
+	ch, err := pin.find()
 	switch {
 	case fn == nil:
 		g.fail(g.current(), ErrNilTask)
 		return false
-	case !ok:
-		g.fail(g.current(), unknownKey(key))
+	case err != nil:
+		g.fail(g.current(), err)
 		return false
 	}
 	so, err := gather(Order{}, opts)
@@ -219,9 +227,12 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.fail(g.current(), g.p.named(key, err))
 		return false
 	}
-	r, help, err := g.enter(ch, wait)
+	r, ch, help, err := g.enter(ch, wait, &pin)
 	switch {
 	case err == errNoRoom:
+		return false
+	case errors.Is(err, ErrUnknownKey): // removed while it waited for room
+		g.fail(r, err)
 		return false
 	case err != nil:
 		g.failContext(r, err)
@@ -230,8 +241,8 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.help(r, ch, fn)
 		return true
 	}
-	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
-	err = g.p.named(key, g.p.e.submitContext(r.ctx, ch, t, submitMode{order: so.order, wait: wait, room: wait, handle: so.handle}))
+	t = &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
+	err = g.p.named(key, g.p.e.submitContext(r.ctx, ch, t, submitMode{order: so.order, wait: wait, room: wait, handle: so.handle}, &pin))
 	switch {
 	case err == nil:
 		return true
@@ -252,21 +263,22 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 // with errNoRoom unless wait; it reports help, taking no place, to a caller
 // that runs a task of the group, which then runs the new task itself (see
 // Group); any other caller waits for a place until the round's context
-// ends.
-func (g *Group[K]) enter(ch int, wait bool) (r *round, help bool, err error) {
+// ends: unpinned (see keyPin), so it returns ch, the index of the caller's
+// channel, found again after a wait, or ErrUnknownKey if it was removed.
+func (g *Group[K]) enter(ch int, wait bool, pin *keyPin) (r *round, _ int, help bool, err error) {
 	g.mu.Lock()
 	r = g.roundLocked()
 	tried := false // to help: a capped channel may have no slot (help.go)
 	for g.limit >= 0 && g.pending >= g.limit {
 		if !wait {
 			g.mu.Unlock()
-			return r, false, errNoRoom
+			return r, ch, false, errNoRoom
 		}
 		if !tried && g.ownTaskLocked(r.ctx) {
 			tried = true
 			g.mu.Unlock()
 			if g.p.e.inlineSlot(ch) {
-				return r, true, nil
+				return r, ch, true, nil
 			}
 			g.mu.Lock()
 			continue
@@ -277,23 +289,25 @@ func (g *Group[K]) enter(ch int, wait bool) (r *round, help bool, err error) {
 		room := g.room
 		g.mu.Unlock()
 		if err := r.ctx.Err(); err != nil {
-			return r, false, err
+			return r, ch, false, err
 		}
-		Yield(r.ctx, func() {
-			select {
-			case <-room:
-			case <-r.ctx.Done():
-			}
-		})
-		if err := r.ctx.Err(); err != nil {
-			return r, false, err
+		if ch, err = pin.unpinned(ch, func() error {
+			Yield(r.ctx, func() {
+				select {
+				case <-room:
+				case <-r.ctx.Done():
+				}
+			})
+			return r.ctx.Err()
+		}); err != nil {
+			return r, ch, false, err
 		}
 		tried = false // a capped channel's slot may have come free meanwhile
 		g.mu.Lock()
 	}
 	g.pending++
 	g.mu.Unlock()
-	return r, false, nil
+	return r, ch, false, nil
 }
 
 // ownTaskLocked reports whether the calling goroutine runs a task of the

@@ -173,15 +173,15 @@ func Unordered(o Order) error {
 // With WithHandle and no context, it queues through submitContext too, with
 // context.Background(), which neither waits nor cancels: the task needs the
 // wrapper Handle.Cancel claims (see newCancellable).
-func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push func(Task, Order) error) error {
+func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push func(Task, Order) error, pin *keyPin) error {
 	so, err := gather(order, opts)
 	switch {
 	case err != nil:
 		return err
 	case so.ctx != nil:
-		return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, push: push, handle: so.handle, values: true, wait: true, room: true})
+		return e.submitContext(so.ctx, ch, t, submitMode{order: so.order, push: push, handle: so.handle, values: true, wait: true, room: true}, pin)
 	case so.handle != nil:
-		return e.submitContext(context.Background(), ch, t, submitMode{order: so.order, push: push, handle: so.handle})
+		return e.submitContext(context.Background(), ch, t, submitMode{order: so.order, push: push, handle: so.handle}, nil)
 	}
 	return e.submit(ch, t, so.order, push)
 }
@@ -197,20 +197,19 @@ func (e *engine) submitWith(ch int, t Task, order Order, opts []Option, push fun
 // usual otherwise, so that submits without options cost nothing more. It
 // returns ErrClosed when no running pool serves the channel.
 func (b Bits) Submit(t Task, order Order, opts []Option, push func(Task, Order) error) error {
-	if b.e != nil {
-		// Pinned before Closed: a removal detaches the channel before it
-		// flips the epoch (see "Reshaping", 6, in reshape.go).
-		defer b.e.unpin(b.e.pin())
-	}
-	if b.Closed() {
+	if b.e == nil {
 		return ErrClosed
+	}
+	// Pinned before Closed: a removal detaches the channel before it flips
+	// the epoch (see "Reshaping", 6, in reshape.go).
+	pin := b.e.pinKey(b.channel)
+	defer pin.unpin()
+	ch, err := pin.find()
+	if err != nil {
+		return err
 	}
 	if nilTask(t) {
 		return ErrNilTask
 	}
-	ch := b.e.channelOf(b)
-	if ch < 0 {
-		return ErrClosed
-	}
-	return b.e.submitWith(ch, t, order, opts, push)
+	return b.e.submitWith(ch, t, order, opts, push, &pin)
 }

@@ -76,14 +76,25 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 }
 
 // submitWith is submit given options: pinned until it returns, whether it
-// waits (WithContext) or runs t inline, which may end its goroutine.
+// runs t inline, which may end its goroutine, or waits (WithContext; for a
+// unit, unpinned: see keyPin).
 func (p *Pool[K]) submitWith(key K, t Task, opts []Option) error {
-	defer p.e.unpin(p.e.pin())
+	pin := p.e.pinKey(func() (int, error) { return p.find(key) })
+	defer pin.unpin()
+	i, err := pin.find()
+	if err != nil {
+		return err
+	}
+	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil, &pin))
+}
+
+// find is lookup's answer as an error for an unknown key.
+func (p *Pool[K]) find(key K) (int, error) {
 	i, ok := p.lookup(key)
 	if !ok {
-		return unknownKey(key)
+		return 0, unknownKey(key)
 	}
-	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil))
+	return i, nil
 }
 
 // lookup returns the channel index of key: one atomic load and a map read.

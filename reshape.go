@@ -61,10 +61,12 @@ package smartpool
 //     before step 4 and still be using it, so the room is reused only once
 //     every worker started a new turn after G was published (worker.gen,
 //     copied at the top of each turn: two loads per turn in a reshaping
-//     pool, one branch in others), is idle, or has no goroutine, and no
-//     search on an idle worker's behalf (handOver, counted in handing) is in
-//     progress. RemoveChannel waits for it too, within its ctx, so that the
-//     room is free when it returns.
+//     pool, one branch in others), took a task (worker.quiet: the rest of
+//     its turn reads only that task's channel, which held keeps, so a long
+//     task of another channel holds no removal back), is idle, or has no
+//     goroutine, and no search on an idle worker's behalf (handOver,
+//     counted in handing) is in progress. RemoveChannel waits for it too,
+//     within its ctx, so that the room is free when it returns.
 //  6. The by-key callers' grace, for the slot: a by-key call (Submit,
 //     SubmitTask, Group.Go and TryGo, Handoff, SetCap, Pause, Resume, a
 //     timer's creation and each firing, and Bits.Submit, which checks
@@ -84,11 +86,14 @@ package smartpool
 //     channel's timers are stopped in step 4 after the map is published
 //     (a timer created from then on looks the key up again under the
 //     timers' lock, and a firing pins before it reads stopped), so no
-//     timer fires into a reused slot. A pinned caller may wait (WithContext
-//     for a unit of the limit or for room in a full Bounded, whose Close in
-//     step 2 wakes it; Group.Go for room in its group) or run a task inline
-//     (help.go), a run held in step 3 if it is the removed channel's: the
-//     slot's reuse waits for it, bounded by its context. RemoveChannel waits
+//     timer fires into a reused slot. A caller that waits for a unit of the
+//     limit or for room in its group unpins for the wait and pins and looks
+//     its key up again after it (keyPin), as a new call would, so that it
+//     holds back no removal; one waiting for room in a full Bounded stays
+//     pinned (the wait is in the channel, whose Close in step 2 wakes it),
+//     and so does one that runs a task inline (help.go), a run held in
+//     step 3 if it is the removed channel's: the slot's reuse waits for it,
+//     bounded by its context. RemoveChannel waits
 //     for this grace too, within its ctx, except when called from a task of
 //     the pool, which may be such an inline run (of another channel) and
 //     would wait for itself: then AddChannel finds the slot free once the
@@ -115,6 +120,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -298,6 +304,17 @@ func (rs *reshaper) lock() func() {
 	rs.mu.Lock()
 	return rs.mu.Unlock
 }
+
+// quiet marks the worker's search over once it took a task (counted in its
+// channel's held): the rest of the turn reads only that channel's tables,
+// which held keeps, so no grace waits for the worker while the task runs
+// (see "Reshaping", 5). Its next turn copies the generation again before
+// it reads anything else.
+func (w *worker) quiet() { w.gen.Store(genQuiet) }
+
+// genQuiet is worker.gen while the worker reads no room: above every
+// generation, so that settled passes over it.
+const genQuiet = math.MaxUint64
 
 // turn copies the grace generation at the top of each turn of the worker
 // loop: the search that follows reads the shape published before it.
@@ -663,13 +680,17 @@ func (e *engine) clearRoom(first, n int) {
 // is closed for good (its Close was called): add a new channel to reuse its
 // room, which RemoveChannel frees, under the same key or another.
 //
-// Before it returns, it also waits for the by-key calls in progress
-// anywhere in the pool (Submit, SubmitTask, Group.Go, Handoff and the like)
-// to end, since one may have looked the key up before the removal: a call
-// that waits (WithContext for a unit of Config.Limit or for room in a full
-// Bounded, Group.Go at its limit) holds RemoveChannel back until it stops
-// waiting or ctx ends; then RemoveChannel returns the stats all the same,
-// and AddChannel reuses the slot once those calls ended.
+// Tasks of other channels do not hold it back, however long they run.
+// Before it returns, it waits for the by-key calls in progress anywhere in
+// the pool (Submit, SubmitTask, Group.Go, Handoff and the like) to end,
+// since one may have looked the key up before the removal. A call that
+// waits for a unit of Config.Limit or for room in its group holds no
+// channel meanwhile, and looks its key up again once it got one (so it
+// meets ErrUnknownKey, or the channel added under the key since); but a
+// WithContext submit waiting for room in another full Bounded, or a task
+// run inline in its submitter's place at a limit, holds RemoveChannel back
+// until it ends or ctx ends; then RemoveChannel returns the stats all the
+// same, and AddChannel reuses the slot once those calls ended.
 //
 // If ctx ends first, RemoveChannel returns ctx.Err(): the removal carries
 // on (the channel refuses submits; a dropping removal keeps dropping), and a

@@ -170,6 +170,9 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 			continue
 		}
 		yielded = false
+		if e.reshape != nil {
+			w.quiet() // the search is over (reshape.go, 5): a removal need not wait for t to end
+		}
 		if waking {
 			waking = false
 			e.waking.Store(false)

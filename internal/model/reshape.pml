@@ -11,7 +11,8 @@
  *                 (R's bit, then R's queueRef), pollLevel's held.Add(1)
  *                 before the poll, the poll (a one-lock queue: pop, and
  *                 Bits.Clear when it empties: the attached check, then the
- *                 bit), held.Add(-1) if it got nothing; the drop rule
+ *                 bit), held.Add(-1) if it got nothing; worker.quiet once
+ *                 it got a task (w.gen := QUIET, above every gen); the drop rule
  *                 (removal == Drop, or stopped and A drops on close), the
  *                 outcome (OnEnd), untrack (held.Add(-1), last); park:
  *                 idle = parked, push, re-check of the bit and closing;
@@ -91,6 +92,8 @@
  *      grace
  *   6  (SIDE=2) holdInline loads removal before it adds to held
  *   7  (SIDE=1) the channel calls Bits.Hold after releasing its lock
+ *   8  worker.quiet comes once the worker read R's bit, before the take is
+ *      counted in held (and so before the poll)
  * The Go code before the held bracket was CLOSEHELD=0 (asis-closeheld: must fail);
  * before Bits.Hold and holdInline it was HOLD=0 (asis-side-*: must fail).
  */
@@ -151,6 +154,8 @@
 /* worker.idle */
 #define CLAIMED 0
 #define PARKED 1
+/* worker.gen while the worker reads no room (genQuiet) */
+#define QUIET 255
 
 chan tok[W] = [1] of { bool };
 
@@ -260,6 +265,9 @@ find:
 	:: c != A -> atomic { ref[me] = 0; c = 0 }; goto find   /* B's queue: empty here */
 	:: else -> skip
 	fi;
+#if MUTANT == 8
+	wgen[me] = QUIET;                       /* quiet before the take is counted */
+#endif
 #if MUTANT != 3
 	held++;                                 /* held.Add(1) before the poll */
 #endif
@@ -292,6 +300,9 @@ find:
 		goto find
 	:: else -> skip
 	fi;
+#if MUTANT != 8
+	wgen[me] = QUIET;                       /* worker.quiet: the rest of the turn reads A's tables only, held */
+#endif
 	/* the drop rule: removal == Drop, or stopped and A drops on close */
 	if
 	:: removal == DROP -> isran = false

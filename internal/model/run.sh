@@ -134,6 +134,7 @@ ci=(
 	"mutant reshape/asis-closeheld-rm2 reshape.pml -DW=1 -DPOL=1 -DRM2=1 -DCLOSEHELD=0"
 	"mutant reshape/m6-inline-removal-first reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DMUTANT=6"
 	"mutant reshape/m7-hold-after-unlock reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DMUTANT=7"
+	"mutant reshape/m8-quiet-before-held reshape.pml -DW=1 -DPOL=2 -DMUTANT=8"
 	"mutant reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
 	"mutant reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
 	"mutant spawn/m1-wait-at-limit spawn.pml -DW=2 -DD=2 -DHELP=0"
