@@ -171,6 +171,30 @@ func BenchmarkYieldRoundTrip(b *testing.B) {
 	b.StopTimer()
 }
 
+// BenchmarkYieldRoundTripQueued: two tasks on a 1-worker pool yield in
+// turn, b.N times in all, with an empty wait: each re-entry finds the other
+// task's resumption queued, so it queues too (no idle worker to take), and
+// the worker hands itself to the resumption it polls, a goroutine switch
+// per yield.
+func BenchmarkYieldRoundTripQueued(b *testing.B) {
+	o := benchPool(b, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
+	var done sync.WaitGroup
+	wait := func() {}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range 2 {
+		done.Add(1)
+		submit(b, o, "a", func(ctx context.Context) {
+			defer done.Done()
+			for range b.N / 2 {
+				smartpool.Yield(ctx, wait)
+			}
+		})
+	}
+	done.Wait()
+	b.StopTimer()
+}
+
 // BenchmarkYieldRoundTripBackground is BenchmarkYieldRoundTrip with
 // context.Background() passed to Yield: the task is found by its goroutine
 // (the carrier registry) instead of its context.

@@ -6,7 +6,8 @@ package smartpool
 // its goroutine stays with the task and the worker needs another goroutine
 // to carry on its loop (worker.carryOn); when a task that yielded ends on a
 // host worker, borrowed a worker, or ended inside its wait, its goroutine is
-// left with nothing to carry. Rather than ending that goroutine and starting
+// left with nothing to carry, and so is one that handed its worker to a
+// resumed task (worker.handTo). Rather than ending that goroutine and starting
 // a new one for the next carry-on (a goroutine, a taskContext and its grant
 // and release channels each time, and a stack grown again), the free
 // goroutine waits as a spare with its context, and the next carry-on hands
@@ -113,6 +114,7 @@ func (e *engine) carrier(tc *taskContext, waking bool) {
 // pool has finished, or Config.IdleTimeout passed.
 func (tc *taskContext) waitSpare() *worker {
 	e := tc.e
+	tc.handOffChannels() // a goroutine that never yielded has none: it handed its worker to a resumed task
 	tc.spare.Store(spareWaiting)
 	select {
 	case e.spares <- tc:
@@ -178,7 +180,6 @@ func (tc *taskContext) leaveForCallback() {
 	w := tc.w
 	tc.e.share() // succeeds: w's share keeps live above zero until carry hands it on
 	tc.w, tc.gaveWorker = nil, true
-	w.running.Store(0)   // not busy here (timing.go); the next carrier marks it
-	tc.handOffChannels() // it will wait as a spare, hired through grant
+	w.running.Store(0) // not busy here (timing.go); the next carrier marks it
 	tc.e.carry(w, false)
 }

@@ -28,7 +28,7 @@ type engine struct {
 	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
 	idle     *idle.Stack
 	procs    int32                       // runtime.GOMAXPROCS(0) at New: the bound of a burst's hand-overs (park.go)
-	quantum  int32                       // Config.Quantum, at least 1: tasks in a row from one queue of a level (worker.pollLevel)
+	quantum  int32                       // Config.Quantum: tasks in a row from one queue of a level (worker.pollLevel); 0: by the tasks' length (worker.quantum)
 	sched    scheduler.Scheduler         // makes the workers' pickers; nil for the default, highest first
 	panicked func(ch int, p *PanicError) // the typed handler, wrapped
 

@@ -105,6 +105,21 @@ type closedError struct{ call string }
 
 func poolClosed(call string) error { return &closedError{call: call} }
 
+// removedError is a by-key call's error when the channel its key named was
+// removed while the call waited (keyPin): ErrClosed, as for any call to a
+// channel being removed, not ErrUnknownKey, which says the key was never
+// right.
+type removedError struct{ key any }
+
+func (e *removedError) Error() string {
+	if s, ok := e.key.(string); ok {
+		return fmt.Sprintf("smartpool: channel %q was removed while the call waited", s)
+	}
+	return fmt.Sprintf("smartpool: channel %v was removed while the call waited", e.key)
+}
+
+func (e *removedError) Unwrap() error { return ErrClosed }
+
 func (e *closedError) Error() string { return "smartpool: " + e.call + ": the pool is closed" }
 
 func (e *closedError) Unwrap() error { return ErrClosed }

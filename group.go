@@ -231,7 +231,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 	switch {
 	case err == errNoRoom:
 		return false
-	case errors.Is(err, ErrUnknownKey): // removed while it waited for room
+	case errors.Is(err, ErrClosed): // its channel was removed while it waited for room
 		g.fail(r, err)
 		return false
 	case err != nil:
@@ -264,7 +264,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 // that runs a task of the group, which then runs the new task itself (see
 // Group); any other caller waits for a place until the round's context
 // ends: unpinned (see keyPin), so it returns ch, the index of the caller's
-// channel, found again after a wait, or ErrUnknownKey if it was removed.
+// channel, found again after a wait, or ErrClosed if it was removed.
 func (g *Group[K]) enter(ch int, wait bool, pin *keyPin) (r *round, _ int, help bool, err error) {
 	g.mu.Lock()
 	r = g.roundLocked()

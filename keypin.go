@@ -30,8 +30,9 @@ func (p *keyPin) unpin() {
 // unpinned runs wait, which must not touch channel ch, without the pin,
 // then pins again and returns the index of the call's channel now: ch, or
 // where a removal and an AddChannel of its key moved it. It returns wait's
-// error, else find's. A nil p, or one outside a reshaping pool, runs wait
-// alone.
+// error, else find's, but an error wrapping ErrClosed if the key is gone:
+// the key was right, its channel was removed meanwhile. A nil p, or one
+// outside a reshaping pool, runs wait alone.
 func (p *keyPin) unpinned(ch int, wait func() error) (int, error) {
 	if p == nil || p.k < 0 {
 		return ch, wait()
@@ -42,5 +43,9 @@ func (p *keyPin) unpinned(ch int, wait func() error) (int, error) {
 	if err != nil {
 		return ch, err
 	}
-	return p.find()
+	i, err := p.find()
+	if ke, ok := err.(*keyError); ok {
+		return ch, &removedError{key: ke.key}
+	}
+	return i, err
 }

@@ -205,12 +205,13 @@ func TestOrder_HighestFirstStarvesByDesign(t *testing.T) {
 	})
 }
 
-// C13 TestOrder_MultiChannelEvenShare: with one worker, the shards of a
-// saturated 4-way Multi are served evenly: at every point while all shards
-// hold work, their pop counts differ by at most 1.
+// C13 TestOrder_MultiChannelEvenShare: with one worker and a strict
+// rotation (Config.Quantum 1), the shards of a saturated 4-way Multi are
+// served evenly: at every point while all shards hold work, their pop
+// counts differ by at most 1.
 func TestOrder_MultiChannelEvenShare(t *testing.T) {
 	m := channels.NewMulti(4, channels.NewFIFO)
-	b := &behavior{workers: 1, levels: [][]ch{{fifo("pin")}, {{key: "m", c: m, coc: true}}}}
+	b := &behavior{workers: 1, quantum: 1, levels: [][]ch{{fifo("pin")}, {{key: "m", c: m, coc: true}}}}
 	o := start(t, b)
 	g := newGate()
 	submit(t, o, "pin", g.task("pin"))

@@ -75,7 +75,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	}
 	e.followup = append(follow, make([]int, lo.slots-len(follow))...) // spare slots: set by AddChannel
 	e.idleTimeout = cfg.IdleTimeout
-	e.quantum = int32(max(cfg.Quantum, 1))
+	e.quantum = int32(cfg.Quantum)
 	if e.idleTimeout == 0 {
 		e.idleTimeout = DefaultIdleTimeout
 	}

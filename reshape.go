@@ -686,7 +686,7 @@ func (e *engine) clearRoom(first, n int) {
 // since one may have looked the key up before the removal. A call that
 // waits for a unit of Config.Limit or for room in its group holds no
 // channel meanwhile, and looks its key up again once it got one (so it
-// meets ErrUnknownKey, or the channel added under the key since); but a
+// meets ErrClosed, or the channel added under the key since); but a
 // WithContext submit waiting for room in another full Bounded, or a task
 // run inline in its submitter's place at a limit, holds RemoveChannel back
 // until it ends or ctx ends; then RemoveChannel returns the stats all the

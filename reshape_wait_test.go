@@ -36,7 +36,7 @@ func TestRemove_NotHeldByWaitingCallers(t *testing.T) {
 		return func(context.Context) { ran.Add(1) }
 	}
 	waiters := []waiter{
-		{name: "Submit WithContext, waiting for a unit", gone: smartpool.ErrUnknownKey, readded: true, limit: 1,
+		{name: "Submit WithContext, waiting for a unit", gone: smartpool.ErrClosed, readded: true, limit: 1,
 			wait: func(p *smartpool.Pool[string], _ *channels.FIFO, ran *atomic.Int32) error {
 				return p.Submit("x", task(ran), smartpool.WithContext(context.Background()))
 			}},
@@ -44,7 +44,7 @@ func TestRemove_NotHeldByWaitingCallers(t *testing.T) {
 			wait: func(_ *smartpool.Pool[string], x *channels.FIFO, ran *atomic.Int32) error {
 				return x.Submit(task(ran), smartpool.WithContext(context.Background()))
 			}},
-		{name: "Group.Go at its limit, waiting for room", gone: smartpool.ErrUnknownKey, readded: true,
+		{name: "Group.Go at its limit, waiting for room", gone: smartpool.ErrClosed, readded: true,
 			wait: func(p *smartpool.Pool[string], _ *channels.FIFO, ran *atomic.Int32) error {
 				g := smartpool.NewGroup(context.Background(), p)
 				g.SetLimit(1)

@@ -59,6 +59,7 @@ type worker struct {
 	picker scheduler.Picker
 	cursor []int       // per level: local queue index to try first
 	stay   int32       // takes from the buffer's queue left in this turn of its level (Config.Quantum); same owner
+	long   bool        // the sharing clock found its tasks long (every == 1 in loop): the default quantum is 1; same owner
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
 	order  Order       // key of the task last polled from an OrderedPoller (order.go); same owner
 	// next is a task, polled from queue nextQ, handed to w by whoever woke
@@ -95,11 +96,12 @@ func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
 // whether it starts with the waking token (park.go). tc is the context its
 // tasks receive. If a task yields, tc leaves with it (yield.go) and the worker
 // goes on without this goroutine, which returns. A goroutine whose task took
-// an idle worker when it re-entered (yield.go) carries on with that worker's
-// loop once the task ends: so tc.w is read again on every turn. Whoever ends
-// while carrying a worker counts as that worker's exit (tc.w != nil). It
-// reports free when the goroutine is left without a worker by a yielded task
-// that ended, and may wait as a spare carrier (carriers.go).
+// an idle worker when it re-entered, or was handed one (yield.go), carries
+// on with that worker's loop once the task ends: so tc.w is read again on
+// every turn. Whoever ends while carrying a worker counts as that worker's
+// exit (tc.w != nil). It reports free when the goroutine is left without a
+// worker, by a yielded task that ended or by handing the worker to a
+// resumed task, and may wait as a spare carrier (carriers.go).
 func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 	tc.owner.Store(gid.Current()) // tc is this goroutine's: see taskOf
 	defer func() {
@@ -193,8 +195,9 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 		}
 		if r, ok := t.(*resumption); ok {
 			e.untrack(q.ch) // a resumption counts in its origin's held
-			w.resume(r, q)
-			continue
+			w.handTo(r, q)
+			tc.w = nil // w and its share of live are the task's goroutine's now
+			return true
 		}
 		if !w.run(tc, t, q) {
 			return true // the task yielded and took the worker's goroutine, and has ended (runtime.Goexit does not return here)
@@ -210,6 +213,7 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 			} else {
 				every = checkEvery
 			}
+			tc.w.long = every == 1 // tc.w: a task that yielded may have left this goroutine with another worker than w
 			lastCheck = now
 			if now.Sub(lastYield) >= shareEvery {
 				runtime.Gosched()
@@ -288,7 +292,7 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 			t, q := w.takeBuffered()
 			w.cursor[l] = (bi + 1) % n
 			if w.stay > 0 {
-				if w.stay--; w.stay > 0 && !w.buf.empty() {
+				if w.stay--; w.stay > 0 && !w.buf.empty() && w.quantum() > 1 {
 					w.cursor[l] = bi // Config.Quantum: the queue keeps its turn
 				}
 			}
@@ -319,8 +323,8 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 		}
 		if t != nil {
 			w.cursor[l] = from
-			if filled && e.quantum > 1 && !w.buf.empty() {
-				w.stay = e.quantum - 1 // Config.Quantum: the queue keeps its turn for its buffered tasks
+			if k := w.quantum(); filled && k > 1 && !w.buf.empty() {
+				w.stay = k - 1 // Config.Quantum: the queue keeps its turn for its buffered tasks
 				w.cursor[l] = i
 			}
 			return t, q, false
@@ -333,6 +337,22 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 		}
 	}
 	return nil, nil, false
+}
+
+// quantum is how many tasks in a row w takes from one queue of a level:
+// Config.Quantum if set; by default MaxQuantum while w's tasks are short
+// (the sharing clock reads it every checkEvery tasks: under
+// shareEvery/checkEvery on average), and 1 once they are longer: staying
+// adds about MaxQuantum short tasks (50 µs) at most to the other queues'
+// wait, and nothing once tasks are long.
+func (w *worker) quantum() int32 {
+	switch {
+	case w.e.quantum > 0:
+		return w.e.quantum
+	case w.long:
+		return 1
+	}
+	return MaxQuantum
 }
 
 // run runs t and records its outcome. It reports whether this goroutine

@@ -20,18 +20,23 @@ package smartpool
 //     task takes that worker (takeIdle) and runs on at once, as if a worker
 //     had taken it from its followup channel; else it pushes its context, as
 //     a *resumption, into that channel and blocks on grant.
-//  4. resume: a worker that polls the resumption hands its slot over: it
-//     sends itself on grant and blocks on release until the task yields again
-//     (release: suspended, the worker carries on) or ends (release: the
-//     outcome, which the worker counts in its own stats). release is
-//     unbuffered: the task goes on only once this host has its outcome, so
-//     a later host of the same context (the task's next re-entry, or the
-//     next task of a reused carrier) can never receive it instead.
+//  4. resume: a worker that polls the resumption hands itself over for
+//     good (worker.handTo): it sends itself on grant, with its share of
+//     live, and its goroutine leaves the loop to wait as a spare
+//     (carriers.go). The task's goroutine now carries the worker, as if it
+//     had adopted an orphan in step 3: one goroutine switch per re-entry,
+//     where a host that waited for the task to give the worker back took
+//     two. (A resumption run as a Task, by resumption.Run, still has a
+//     host: it sends itself on grant and blocks on release until the task
+//     yields again (release: suspended, the host carries on) or ends
+//     (release: the outcome). release is unbuffered: the task goes on only
+//     once this host has its outcome, so a later host of the same context
+//     can never receive it instead.)
 //
 // A later Yield of the same task repeats steps 1-4, except that step 1
-// releases the host worker if there is one. A task that took its worker in
-// step 3 counts its outcome in that worker's stats itself when it ends.
-// If the worker was an orphan, the task's goroutine adopts it and goes on
+// releases a host if there is one. A task that carries its worker counts
+// its outcome in that worker's stats itself when it ends.
+// If the worker was an orphan, or handed to it, the task's goroutine goes on
 // with its loop (engine.loop), so the goroutine that woke from the wait does
 // the next task too, and no goroutine switches hands on the way; if the
 // worker's goroutine was parked, the task only borrowed it, and gives it back
@@ -439,9 +444,23 @@ func (r *resumption) Run(ctx context.Context) {
 	}
 }
 
+// handTo hands w, which the calling goroutine carries, to the suspended
+// task r for good, as takeIdle hands it an orphan: the task's goroutine
+// carries w on when the task yields again or ends, and the caller, left
+// without a worker, waits as a spare (step 4 of "Yield: slot hand-off").
+// So a resumed task costs one goroutine switch, not two. The share of live
+// moves with w.
+func (w *worker) handTo(r *resumption, q *queueRef) {
+	tc := (*taskContext)(r)
+	tc.endReentry(q.ch)
+	tc.cur = q
+	w.running.Store(int32(q.ch) + 1)
+	tc.grant <- w
+}
+
 // resume hands w's slot to the suspended task r and waits until it yields
-// again or ends. The task ends its run segments and counts its outcome
-// itself.
+// again or ends (a resumption run as a Task, by Run). The task ends its run
+// segments and counts its outcome itself.
 func (w *worker) resume(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
 	tc.endReentry(q.ch)

@@ -77,6 +77,15 @@
  *      still runs
  *  15  (CALLBACK) an OnEnd that waits gives its worker away without taking
  *      a share of live: Close returns while it still runs
+ *  16  (ADOPT, LAZY) the worker that hands itself to a resumption goes on
+ *      with its loop too: two goroutines carry one worker
+ *
+ * ADOPT=1 (the default and the Go code): a worker that polls a resumption
+ * hands itself to the task for good (worker.handTo) and its goroutine leaves
+ * the loop as a spare: the task carries the worker on when it yields again
+ * or ends, as one that adopted an orphan (label carried). ADOPT=0 is the
+ * earlier protocol, kept in the Go code for a resumption run as a Task
+ * (resumption.Run): the host waits in resume for release.
  *
  * CALLBACK=1 (needs LAZY=1): after a fresh task, the worker's OnEnd may wait
  * (a free choice): its goroutine takes a share of live, runs a new Worker
@@ -213,6 +222,9 @@
 #if MUTANT == 14 && CANCEL == 0
 #error "mutant 14 needs CANCEL=1"
 #endif
+#ifndef ADOPT
+#define ADOPT 1        /* worker.handTo: the resumed task carries the worker on; 0: the host waits in resume for release */
+#endif
 #ifndef CALLBACK
 #define CALLBACK 0     /* 1: after a fresh task, OnEnd may wait, giving the worker away (needs LAZY=1) */
 #endif
@@ -270,7 +282,7 @@ bool orphan[W];                    /* the same, two-valued: orphaned or not */
 #define SETIDLE(w, o) orphan[w] = (o)
 #define CLAIM(w)     orphan[w] = false
 #endif
-chan grant[NT] = [1] of { byte };  /* taskContext.grant: 1 = a host, 0 = dropped */
+chan grant[NT] = [1] of { byte };  /* taskContext.grant: worker + 1 (ADOPT), 1 = a host (ADOPT=0), 0 = dropped */
 chan rel[NT] = [0] of { byte };    /* taskContext.release: unbuffered (a rendezvous: carriers.go) */
 
 bool stopped, closing, waking;     /* engine.stopped, .closing, .waking */
@@ -678,6 +690,9 @@ reenter:
 		goto done
 	:: else -> skip
 	fi;
+#if ADOPT == 1
+	atomic { w = g - 1; g = 0; goto carried }  /* handTo: the task carries the worker on, as an adopted one */
+#endif
 	g = 0;
 	/* the task runs on its host, which waits in resume */
 	if
@@ -891,9 +906,19 @@ loaded:
 	if
 	:: item >= RES ->                       /* worker.resume */
 		t = item - RES;
+#if ADOPT == 1
+		atomic { cur[t] = ch; grant[t]!(me + 1) }   /* worker.handTo: tc.cur = q; tc.grant <- w */
+		item = 0; ch = 0; t = 0;
+#if MUTANT == 16
+		goto loop                           /* the host carries on too */
+#else
+		goto quit                           /* w and its share of live are the task's: a spare */
+#endif
+#else
 		atomic { cur[t] = ch; grant[t]!1 }  /* tc.cur = q; tc.grant <- w */
 		item = 0; ch = 0;
 		THEN_LOOP(rel[t]?how; t = 0; how = 0)   /* <-tc.release */
+#endif
 	:: else -> skip
 	fi;
 	/* worker.run of a fresh task */
