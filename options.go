@@ -211,5 +211,11 @@ func (b Bits) Submit(t Task, order Order, opts []Option, push func(Task, Order) 
 	if nilTask(t) {
 		return ErrNilTask
 	}
-	return b.e.submitWith(ch, t, order, opts, push, &pin)
+	err = b.e.submitWith(ch, t, order, opts, push, &pin)
+	if err != nil && errors.As(err, new(*optionError)) { // no allocation on success
+		// Pinned, with the channel attached when the options were read:
+		// ch is still its slot, and its key names it.
+		return withChannel(b.e.chans[ch].name, err)
+	}
+	return err
 }

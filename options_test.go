@@ -269,3 +269,23 @@ func TestOptions_GoCancelled(t *testing.T) {
 	require.True(t, errors.Is(err, context.Canceled), "got %v", err)
 	release()
 }
+
+// A channel's own submit method names the channel in its option errors, as
+// a submit by key does.
+func TestOptions_ChannelSubmitNamesChannel(t *testing.T) {
+	fifo, deadline := channels.NewFIFO(), channels.NewDeadline()
+	owned, err := smartpool.New(smartpool.Levels[string]{{
+		{Key: "the-fifo", Channel: fifo},
+		{Key: "the-deadline", Channel: deadline},
+	}}.With(smartpool.Config[string]{Workers: 1, StallAfter: -1}))
+	require.NoError(t, err)
+	defer owned.Close(context.Background())
+	noop := func(context.Context) {}
+	for key, err := range map[string]error{
+		"the-fifo":     fifo.Submit(noop, smartpool.WithDeadline(time.Now())),
+		"the-deadline": deadline.Submit(time.Now(), noop, smartpool.WithDeadline(time.Now())),
+	} {
+		require.ErrorIs(t, err, smartpool.ErrOption, key)
+		require.Contains(t, err.Error(), key, "the error names the channel")
+	}
+}
