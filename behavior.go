@@ -70,8 +70,9 @@ type Config[K comparable] struct {
 	// their stacks) of a burst go away after it. 0 means
 	// DefaultIdleTimeout; negative keeps waiting goroutines until Close.
 	IdleTimeout time.Duration
-	// StallAfter is how long the pool may go with work queued, every
-	// worker busy and no task ending before its watchdog calls it stalled
+	// StallAfter is how long the pool may go with work queued (or a submit
+	// waiting for a unit of Limit), every worker busy and no task ending
+	// before its watchdog calls it stalled
 	// (a task blocked outside the pool, say on a plain channel, keeps its
 	// worker): it then logs once at Warn, with the stacks of the goroutines
 	// running its tasks, counts the stall in Stats.Stalls, and logs at Info

@@ -10,7 +10,9 @@ package smartpool
 //
 //   - work queued: the availability summary and e.buffered (hasWork), or,
 //     when that reads empty, the channels' Len (a channel at its cap is
-//     hidden from the summary);
+//     hidden from the summary); or work waiting to be queued: a submit
+//     waiting for a unit of Config.Limit (WithContext, Group.Go), which
+//     the busy tasks hold;
 //   - every worker busy: each worker below target was created and has its
 //     running mark set (timing.go);
 //   - no task ended: the sum of the outcome counters the workers keep per
@@ -122,7 +124,7 @@ func (d *watchdog) check() {
 		why = "a task ended"
 	case !e.allBusy():
 		why = "a worker is free"
-	case !e.anyQueued():
+	case !e.anyQueued() && e.admit.waiters.Load() == 0:
 		why = "no work queued"
 	}
 	d.ended = ended
@@ -163,8 +165,9 @@ func (d *watchdog) report(e *engine, now time.Time) {
 		queued += n
 	}
 	unlock()
-	e.log.Warn("smartpool: stalled: every worker is busy, work is queued and no task has ended",
+	e.log.Warn("smartpool: stalled: every worker is busy, work is queued or waiting for a unit and no task has ended",
 		"for", now.Sub(d.since).Round(time.Millisecond), "workers", e.target.Load(), "queued", queued,
+		"waiting", e.admit.waiters.Load(), // submits waiting for a unit of the limit
 		"running", busyByChannel(busy), "stalls", d.stalls.Load(), "tasks", stallStacks(e))
 }
 

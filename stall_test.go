@@ -259,6 +259,36 @@ func TestStall_WorkBehindACap(t *testing.T) {
 	})
 }
 
+// A submit that waits for a unit of Config.Limit, which the blocked tasks
+// hold, is work waiting as much as a queued task: with nothing queued, the
+// pool still reports the stall, and says how many submits wait.
+func TestStall_SubmitWaitingForAUnit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs := &logRecords{}
+		b := stallBehavior{&behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("jobs")}}, logger: slog.New(logs)}, time.Second}
+		o, err := smartpool.New[string](b)
+		require.NoError(t, err)
+		release := make(chan struct{})
+		free := sync.OnceFunc(func() { close(release) })
+		defer free() // before Close, should the test fail
+		submit(t, o, "jobs", blockOnPlainChannel(release))
+		waited := make(chan error, 1)
+		go func() {
+			waited <- o.Pool().Submit("jobs", func(context.Context) {}, smartpool.WithContext(context.Background()))
+		}()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		warns := logs.lines("smartpool: stalled")
+		require.Len(t, warns, 1, "a submit waits for the unit a blocked task holds")
+		require.Equal(t, "0", warns[0]["queued"])
+		require.Equal(t, "1", warns[0]["waiting"])
+		free()
+		require.NoError(t, <-waited)
+		_, err = o.Close(context.Background())
+		require.NoError(t, err)
+	})
+}
+
 // A negative StallAfter turns the watchdog off.
 func TestStall_NegativeTurnsItOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
