@@ -1903,8 +1903,8 @@ func (r *fzRun) checkOrder() {
 		case evLimit:
 			limit = ev.n
 		case evKLimit:
-			if opened {
-				m.klimitKnown = false // it took effect at no known point of the worker's run
+			if opened || r.maxWorkers > 1 {
+				m.klimitKnown = false // it takes effect at no known point of a worker's run (logged before SetLimit)
 			} else {
 				m.klimit = ev.n
 			}
@@ -2429,15 +2429,18 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			}
 		case opKeyedLimit:
 			r.kMax = max(r.kMax, op.n)
+			if op.n >= 1 {
+				// Logged before the calls: a worker may start a task under
+				// the new limit before SetLimit returns, and the check
+				// must not take that start for one under the old limit.
+				r.kCur = op.n
+				r.log(fzEvent{kind: evKLimit, n: op.n})
+			}
 			for _, k := range r.keyed {
 				err := k.SetLimit(op.n)
 				if (op.n < 1) != errors.Is(err, smartpool.ErrBadLimit) || op.n >= 1 && err != nil {
 					t.Fatalf("Keyed.SetLimit(%d): %v", op.n, err)
 				}
-			}
-			if op.n >= 1 {
-				r.kCur = op.n
-				r.log(fzEvent{kind: evKLimit, n: op.n})
 			}
 		}
 	}
