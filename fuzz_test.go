@@ -2423,6 +2423,8 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 				}
 				paused[op.ch] = pause
 			case errors.Is(err, smartpool.ErrClosed) && (closing || r.pool.State() >= smartpool.Closing):
+			case errors.Is(err, smartpool.ErrClosed) && r.reshaping && r.chState(op.ch) != fzLive:
+				// Being removed: RemoveChannel's doc says Pause and Resume return ErrClosed then.
 			case errors.Is(err, smartpool.ErrUnknownKey) && r.reshaping && r.chState(op.ch) != fzLive:
 			default:
 				t.Fatalf("Pause/Resume(%s): %v", key, err)
