@@ -3,12 +3,13 @@
  * worker.go, park.go, engine.go), checked with spin. README.md in this
  * directory maps every step to the Go code.
  *
- *   Worker(me,wk) engine.loop for worker me, worker.park, worker.resume,
- *                 worker.run; a new one is run whenever a goroutine starts
+ *   Worker(me,wk) engine.loop for worker me, worker.park, worker.handTo
+ *                 (worker.resume with ADOPT=0), worker.run; a new one is run whenever a goroutine starts
  *                 carrying worker me (wk: with the waking token)
  *   Task(t,left)  the goroutine a task keeps after its first Yield: wait,
- *                 taskContext.reenter (takeIdle, or the push), run on a
- *                 host or carrying the worker it took, taskContext.end
+ *                 taskContext.reenter (takeIdle, or the push), run
+ *                 carrying the worker it took or was handed (on a host
+ *                 with ADOPT=0), taskContext.end
  *   Submitter     engine.submit + Channel.Push (stopped checked under the
  *                 channel lock), then Bits.Wake -> engine.wake
  *   Closer        engine.startClose (and dropTasks)
