@@ -93,11 +93,10 @@ package smartpool
 //     pinned (the wait is in the channel, whose Close in step 2 wakes it),
 //     and so does one that runs a task inline (help.go), a run held in
 //     step 3 if it is the removed channel's: the slot's reuse waits for it,
-//     bounded by its context. RemoveChannel waits
-//     for this grace too, within its ctx, except when called from a task of
-//     the pool, which may be such an inline run (of another channel) and
-//     would wait for itself: then AddChannel finds the slot free once the
-//     callers ended. RemoveChannel refuses to remove a channel whose task
+//     bounded by its context. RemoveChannel waits for this grace too,
+//     within its ctx, except when called from a task of the pool, which may
+//     be such an inline run (of another channel) and would wait for itself:
+//     then AddChannel finds the slot free once the callers ended. RemoveChannel refuses to remove a channel whose task
 //     the calling goroutine runs inline (taskContext.inline), which step 3
 //     would wait for.
 //
