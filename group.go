@@ -202,10 +202,10 @@ var errNoRoom = errors.New("no room in the group")
 
 func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
 	var t *groupTask[K]
-	pin := g.p.e.pinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go)
+	pin := g.p.e.pinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go), and keyPin
 		i, err := g.p.find(key)
 		if t != nil {
-			t.ch = i
+			t.ch = i // found again after submitContext's wait for a unit: t is pushed there next
 		}
 		return i, err
 	})

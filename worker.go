@@ -323,9 +323,11 @@ func (w *worker) pollLevel(l, bq int, batch bool) (t Task, q *queueRef, tookBuff
 		}
 		if t != nil {
 			w.cursor[l] = from
-			if k := w.quantum(); filled && k > 1 && !w.buf.empty() {
-				w.stay = k - 1 // Config.Quantum: the queue keeps its turn for its buffered tasks
-				w.cursor[l] = i
+			if filled && !w.buf.empty() {
+				if k := w.quantum(); k > 1 {
+					w.stay = k - 1 // Config.Quantum: the queue keeps its turn for its buffered tasks
+					w.cursor[l] = i
+				}
 			}
 			return t, q, false
 		}
