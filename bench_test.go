@@ -281,6 +281,37 @@ func BenchmarkDrain(b *testing.B) {
 	}
 }
 
+// BenchmarkChunks: 2 workers run chunks of 64 empty tasks, each chunk
+// submitted and waited for before the next, so a queue holds at most 64:
+// the regime where batch polls apply. A FIFO batches; a Priority does not
+// (see BatchPoller): compare with benchstat -col /channel to bound what
+// batching a keyed channel could save.
+func BenchmarkChunks(b *testing.B) {
+	const chunk = 64
+	for _, kind := range []string{"fifo", "priority"} {
+		b.Run("channel="+kind, func(b *testing.B) {
+			c := fifo("a")
+			if kind == "priority" {
+				c.c = channels.NewPriority()
+			}
+			p := benchPool(b, &behavior{workers: 2, levels: [][]ch{{c}}}).Pool()
+			var ran sync.WaitGroup
+			task := func(context.Context) { ran.Done() }
+			b.ReportAllocs()
+			for b.Loop() {
+				ran.Add(chunk)
+				for range chunk {
+					if err := p.Submit("a", task); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ran.Wait()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunk), "ns/task")
+		})
+	}
+}
+
 // BenchmarkNew: New and Close of an unused pool of one FIFO, by Workers.
 func BenchmarkNew(b *testing.B) {
 	for _, workers := range []int{2, smartpool.MaxWorkers} {

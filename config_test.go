@@ -61,7 +61,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		{"zero weight", &behavior{sched: scheduler.Weighted(0), levels: [][]ch{{fifo("a")}}}, scheduler.ErrBadPolicy, ""},
 		{"multi of zero shards", one(ch{key: "m", c: channels.NewMulti(0, channels.NewFIFO)}), smartpool.ErrNoQueues, "channel m has 0 queues, at least 1 needed"},
 		{"unknown followup", one(ch{key: "a", c: channels.NewFIFO(), followup: "zzz"}), smartpool.RuleFollowup, "followup of a is zzz, which no level lists"},
-		{"followup into MaxInFlight", one(ch{key: "a", c: channels.NewFIFO(), maxInFlight: 1}), smartpool.RuleFollowup, "followup of a is a, which has a MaxInFlight cap"},
+		{"followup into MaxInFlight", one(ch{key: "a", c: channels.NewFIFO(), maxInFlight: 1}), smartpool.RuleFollowup, "followup of a is a, which has a MaxInFlight cap: a yielded task would queue behind the cap it holds (name an uncapped channel as the Followup)"},
 		{"coc follows up into drop", &behavior{levels: [][]ch{{{key: "a", c: channels.NewFIFO(), coc: true, followup: "b"}, {key: "b", c: channels.NewFIFO()}}}},
 			smartpool.RuleFollowup, "a completes on close but its followup b does not"},
 		{"nil channel", one(ch{key: "a"}), smartpool.RuleNilChannel, "Channel(a) returned nil"},

@@ -14,7 +14,7 @@ func followups[K comparable](b PoolBehavior[K], lo *layout[K]) ([]int, error) {
 			return nil, configErr(errFollowup, "followup of %v is %v, which no level lists", k, t)
 		}
 		if lo.params[j].MaxInFlight > 0 {
-			return nil, configErr(errFollowup, "followup of %v is %v, which has a MaxInFlight cap", k, t)
+			return nil, configErr(errFollowup, "followup of %v is %v, which has a MaxInFlight cap: a yielded task would queue behind the cap it holds (name an uncapped channel as the Followup)", k, t)
 		}
 		if lo.params[i].CompleteOnClose && !lo.params[j].CompleteOnClose {
 			return nil, configErr(errFollowup, "%v completes on close but its followup %v does not", k, t)

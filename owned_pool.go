@@ -161,11 +161,13 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // idle workers, k up to GOMAXPROCS (each submit hands one to the next idle
 // worker). Close returns the report once every worker has exited.
 //
-// If ctx ends first, Close returns ctx.Err() and a nil report, and cancels
-// the context of every task (a hint to stop early; nothing is interrupted);
-// the close carries on, and a later Close call waits for it again. Every
-// call after the pool closed returns the same report. Calls may be
-// concurrent.
+// If ctx ends first, Close returns ctx.Err(), and cancels the context of
+// every task (a hint to stop early; nothing is interrupted); the close
+// carries on, and a later Close call waits for it again. Every call after
+// the pool closed returns the same report. Calls may be concurrent. The
+// report is never nil: with an error it is not the final one but
+// Pool.Stats at that moment, whose Queued, Yielded and Running counts say
+// what the close still waits for.
 //
 // Called from one of the pool's own tasks (its goroutine, whatever ctx it
 // passes, or with a task's context from any goroutine), or from a callback
@@ -182,11 +184,11 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	if e.closer.Load() == gid.Current() {
 		// From the OnEnd of a task this goroutine's first Close is dropping:
 		// the close has started, and startClose must not be entered again.
-		return nil, ErrCloseFromTask
+		return o.pool.Stats(), ErrCloseFromTask
 	}
 	e.startClose()
 	if e.calledFromTask(ctx) {
-		return nil, ErrCloseFromTask
+		return o.pool.Stats(), ErrCloseFromTask
 	}
 	select {
 	case <-e.done:
@@ -205,7 +207,7 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	default:
 	}
 	e.cancelTasks()
-	return nil, ctx.Err()
+	return o.pool.Stats(), ctx.Err()
 }
 
 // Done returns a channel that is closed when the pool has closed (after a
