@@ -74,6 +74,11 @@ import (
 // unless a submit's options say so. G must be comparable at run time too:
 // an interface G holding a slice panics, as it would as a map key.
 //
+// A submit by the channel's key (smartpool.Pool.Submit, smartpool.Go,
+// Group.Go) has no group to give: its task goes under the zero value of G,
+// one group that every such task shares, bound by the limit as any other.
+// Submit through the Keyed to name the group.
+//
 // A Keyed takes tasks only while a running pool serves it: before New
 // attached it, after a New that failed, and from the pool's Close on, its
 // submit methods return smartpool.ErrClosed.
