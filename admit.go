@@ -139,13 +139,18 @@ func (e *engine) admitWait(ctx context.Context) error {
 	}
 }
 
-// admitNow takes k units without waiting: ErrFull if fewer are free.
+// admitNow takes k units without waiting: errLimitFull if fewer are free.
 func (e *engine) admitNow(k int) error {
 	if e.admit.on && !e.admit.tryAdmit(int64(k)) {
-		return ErrFull
+		return errLimitFull
 	}
 	return nil
 }
+
+// errLimitFull is ErrFull from the in-flight limit: it says which limit,
+// and how to wait for a unit instead. It is built once, so a producer that
+// retries on it allocates nothing.
+var errLimitFull = fmt.Errorf("%w: the pool's in-flight limit (Config.Limit) is reached; submit WithContext(ctx) to wait for a unit", ErrFull)
 
 // unitDone releases the unit of a task that ended or was never queued.
 func (e *engine) unitDone() { e.unitsDone(1) }

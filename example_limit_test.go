@@ -65,7 +65,7 @@ func ExamplePool_Handoff() {
 	// Output:
 	// submit 0: <nil>
 	// submit 1: <nil>
-	// submit 2: smartpool: full
+	// submit 2: smartpool: full: the pool's in-flight limit (Config.Limit) is reached; submit WithContext(ctx) to wait for a unit
 	// wait for a unit: context deadline exceeded
 	// admitted 3 of 3
 	// fetch 0
