@@ -54,7 +54,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	user := t // as submitted, for a run inline
 	if e.admit.on && !e.admit.tryAdmit(1) {
 		if !how.wait {
-			return ErrFull
+			return errLimitFull
 		}
 		if tc := e.helper(ctx); tc != nil { // every unit is held: see help.go
 			ok, err := e.claimInline(ch) // ErrClosed once a removal started (hold.go)

@@ -31,7 +31,7 @@ func ExampleNewBounded() {
 	}
 	fmt.Println("Submit after Close:", jobs.Submit(say("refused"), smartpool.WithContext(context.Background())))
 	// Output:
-	// Submit when full: smartpool: full
+	// Submit when full: smartpool: full: the Bounded is at its capacity; submit WithContext(ctx) to wait for room
 	// Submit with a cancelled context: context canceled
 	// first
 	// second

@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -118,8 +119,13 @@ func (b *boundedSource) offerLocked(t smartpool.Task, bits smartpool.Bits) error
 		return nil
 	}
 	b.mu.Unlock()
-	return smartpool.ErrFull
+	return errBoundedFull
 }
+
+// errBoundedFull is smartpool.ErrFull from a full Bounded: it says how to
+// wait for room instead. It is built once, so a producer that retries on it
+// allocates nothing.
+var errBoundedFull = fmt.Errorf("%w: the Bounded is at its capacity; submit WithContext(ctx) to wait for room", smartpool.ErrFull)
 
 // tryQueueLocked refuses t with smartpool.ErrClosed once admission stopped,
 // or queues it if there is room; queued reports the latter.
