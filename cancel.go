@@ -42,8 +42,8 @@ type handleCancelHook interface{ cancelledByHandle() }
 // and (how.room) for room in the channel, until ctx ends; a wait from a
 // pool task's goroutine (another pool's, or this pool's at a channel's cap)
 // yields the worker. A task of this pool otherwise never waits: where it
-// would, it runs t itself and returns nil (help.go). The wait for a unit
-// lets go of pin, the caller's, if not nil (see keyPin).
+// would, it runs t itself and returns nil (help.go). No wait and no run
+// inline holds pin, the caller's, if not nil (see keyPin).
 func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMode, pin *keyPin) error {
 	if e.stopped.Load() {
 		return ErrClosed
@@ -62,6 +62,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 				return err
 			}
 			if ok {
+				pin.heldInline() // held in ch until the run ends: no other removal waits for it
 				e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
 				return nil
 			}
@@ -117,11 +118,15 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 					c.refused()
 				}
 				e.queuedUnitsDone(ch, 1)
+				pin.heldInline() // held in ch until the run ends: no other removal waits for it
 				e.runInline(tc, ch, inlineTaskContext(tc, ctx, how.values), user)
 				return nil
 			}
 		}
 		if err = refused; err == nil {
+			err = pin.holdInstead(ch) // the wait is in ch: a removal of ch waits for it, and ends it by closing ch
+		}
+		if err == nil {
 			Yield(ctx, func() { err = pw.PushWait(ctx, stamped) })
 		}
 	}

@@ -238,7 +238,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.failContext(r, err)
 		return false
 	case help:
-		g.help(r, ch, fn)
+		g.help(r, ch, fn, &pin)
 		return true
 	}
 	t = &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
@@ -328,12 +328,16 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 // help runs fn, a child spawned by a task of the group at the group's
 // limit, on the calling goroutine in that task's place (see Group): it
 // takes no place, unit or slot of its own. Like any Go, it queues nothing
-// once the round's context ended or the pool's Close started.
-func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error) {
+// once the round's context ended or the pool's Close started. The run
+// counts in ch's held, in place of pin, the caller's (see keyPin).
+func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pin *keyPin) {
 	e := g.p.e
 	err := r.ctx.Err()
-	if err == nil && (e.stopped.Load() || !e.holdInline(ch)) { // a removal of ch started (hold.go)
+	if err == nil && (e.stopped.Load() || !e.holdUnlessRemoving(ch)) { // a removal of ch started (hold.go)
 		err = ErrClosed
+	}
+	if err == nil {
+		pin.heldInline() // held in ch until the run ends: no other removal waits for it
 	}
 	if err != nil {
 		if e.chans[ch].capped {

@@ -49,7 +49,7 @@ func (e *engine) inlineSlot(ch int) bool { return !e.chans[ch].capped || e.reser
 // on the calling goroutine (tc's) in that task's place, with ctx as its
 // context, and counts how it ended. Only tc's goroutine calls it, after
 // inlineSlot(ch) reported true and with the run counted in held (track or
-// holdInline: hold.go), which it ends last. While it runs, tc lists ch in
+// holdUnlessRemoving: hold.go), which it ends last. While it runs, tc lists ch in
 // inline, so that RemoveChannel refuses to wait for the run from inside it.
 func (e *engine) runInline(tc *taskContext, ch int, ctx context.Context, t Task) {
 	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held

@@ -25,7 +25,7 @@ package smartpool
 //     lock, and reads held after that: either the submit saw Closed and
 //     refused, or its Hold is counted when the removal reads held.
 //   - The pool's own inline runs have no channel lock to order them: they
-//     add one to held and then load chanInfo.removal (holdInline), all
+//     add one to held and then load chanInfo.removal (holdUnlessRemoving), all
 //     sequentially consistent, as the removal stores removal and then loads
 //     held. Either the run sees the removal and its submit returns
 //     ErrClosed, as the channel's would, or the removal sees the run in
@@ -81,11 +81,13 @@ func (e *engine) track(ch int) {
 	}
 }
 
-// holdInline counts in held a task of channel ch that one of the pool's
-// submits is about to run on its caller (help.go), unless a removal of ch
-// started: it then reports false, holding nothing, and the submit refuses
-// with ErrClosed. The load of removal comes after the add (see above).
-func (e *engine) holdInline(ch int) bool {
+// holdUnlessRemoving counts one in channel ch's held, unless a removal of
+// ch started: it then reports false, holding nothing, and the caller
+// refuses with ErrClosed. It holds a task that one of the pool's submits is
+// about to run on its caller (help.go), or a by-key submit waiting for room
+// in ch (keyPin.holdInstead). The load of removal comes after the add (see
+// above).
+func (e *engine) holdUnlessRemoving(ch int) bool {
 	c := &e.chans[ch]
 	if !c.tracked {
 		return true
@@ -100,12 +102,12 @@ func (e *engine) holdInline(ch int) bool {
 
 // claimInline prepares the run inline of a task of channel ch by the task
 // the calling goroutine runs (help.go): it counts the run in held
-// (holdInline) and takes a running slot of a capped channel (inlineSlot).
+// (holdUnlessRemoving) and takes a running slot of a capped channel (inlineSlot).
 // It returns ErrClosed, taking nothing, once a removal of ch started; and
 // false, taking nothing, if the channel's cap has no slot free, so that
 // the caller waits as any other would. runInline gives both back.
 func (e *engine) claimInline(ch int) (bool, error) {
-	if !e.holdInline(ch) {
+	if !e.holdUnlessRemoving(ch) {
 		return false, ErrClosed
 	}
 	if !e.inlineSlot(ch) {

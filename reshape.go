@@ -40,7 +40,7 @@ package smartpool
 //     from a Bits.Hold under the lock in which its submit saw Closed report
 //     false (so before step 2's Close takes that lock) to the Bits.Unhold
 //     after it ended; one the pool runs inline for a by-key or group submit
-//     (help.go) from holdInline, which adds to held and then loads removal,
+//     (help.go) from holdUnlessRemoving, which adds to held and then loads removal,
 //     and refuses with ErrClosed once step 1 stored it. So a task of the
 //     channel is in its queue or counted in held at every instant, and
 //     nothing enters the queue after step 2 but the channel's own yielded
@@ -89,16 +89,19 @@ package smartpool
 //     timer fires into a reused slot. A caller that waits for a unit of the
 //     limit or for room in its group unpins for the wait and pins and looks
 //     its key up again after it (keyPin), as a new call would, so that it
-//     holds back no removal; one waiting for room in a full Bounded stays
-//     pinned (the wait is in the channel, whose Close in step 2 wakes it),
-//     and so does one that runs a task inline (help.go), a run held in
-//     step 3 if it is the removed channel's: the slot's reuse waits for it,
-//     bounded by its context. RemoveChannel waits for this grace too,
-//     within its ctx, except when called from a task of the pool, which may
-//     be such an inline run (of another channel) and would wait for itself:
-//     then AddChannel finds the slot free once the callers ended. RemoveChannel refuses to remove a channel whose task
-//     the calling goroutine runs inline (taskContext.inline), which step 3
-//     would wait for.
+//     holds back no removal. One that waits for room in a full Bounded, or
+//     runs a task inline (help.go), trades its pin for a count in that
+//     channel's held, taken while pinned and refused once a removal of the
+//     channel started (holdUnlessRemoving): step 3 of that channel's removal
+//     waits for it (its Close in step 2 ends a wait for room), and no other
+//     removal does. RemoveChannel waits for this grace too, within its ctx,
+//     except when called from a task of the pool, which may run inside a
+//     pinned call of its own goroutine (a full Bounded's CallerRuns run of
+//     a submit with options) and would wait for itself: then AddChannel
+//     finds the slot free once the callers ended.
+//     RemoveChannel refuses to remove a channel whose task the calling
+//     goroutine runs inline (taskContext.inline), which step 3 would wait
+//     for.
 //
 // A channel another present channel names as its followup cannot be
 // removed (its yielded tasks must be able to re-enter); remove that one
@@ -682,14 +685,14 @@ func (e *engine) clearRoom(first, n int) {
 // Tasks of other channels do not hold it back, however long they run.
 // Before it returns, it waits for the by-key calls in progress anywhere in
 // the pool (Submit, SubmitTask, Group.Go, Handoff and the like) to end,
-// since one may have looked the key up before the removal. A call that
-// waits for a unit of Config.Limit or for room in its group holds no
-// channel meanwhile, and looks its key up again once it got one (so it
-// meets ErrClosed, or the channel added under the key since); but a
-// WithContext submit waiting for room in another full Bounded, or a task
-// run inline in its submitter's place at a limit, holds RemoveChannel back
-// until it ends or ctx ends; then RemoveChannel returns the stats all the
-// same, and AddChannel reuses the slot once those calls ended.
+// since one may have looked the key up before the removal: a short wait,
+// since none waits while it holds that lookup. A call that waits for a
+// unit of Config.Limit or for room in its group holds no channel
+// meanwhile, and looks its key up again once it got one (so it meets
+// ErrClosed, or the channel added under the key since); one that waits for
+// room in a full Bounded, or runs a task inline in its submitter's place,
+// holds only that channel, whose removal waits for it (and ends the wait
+// for room, which returns ErrClosed).
 //
 // If ctx ends first, RemoveChannel returns ctx.Err(): the removal carries
 // on (the channel refuses submits; a dropping removal keeps dropping), and a
@@ -773,8 +776,9 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 	g, keyed := p.detach(i, rm)
 	if g > 0 {
 		// A call from a task waits for the workers only: the task may run
-		// inline for a by-key submit (help.go), pinned, which would wait
-		// for itself; the slot is freed later, as AddChannel looks.
+		// inside a pinned call of its own goroutine (a Bounded's CallerRuns
+		// run), which would wait for itself; the slot is freed later, as
+		// AddChannel looks.
 		fromTask := e.calledFromTask(ctx)
 		Yield(ctx, func() {
 			_ = waitUntil(ctx, func() bool {

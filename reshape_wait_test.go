@@ -113,3 +113,93 @@ func TestRemove_NotHeldByWaitingCallers(t *testing.T) {
 		}
 	}
 }
+
+// A call that waits for room in a full Bounded, or runs a task inline in
+// its submitter's place, holds only the channel it waits or runs in: a
+// removal of another channel returns at once, and a removal of that channel
+// waits for the run (which it cannot end) or ends the wait for room (the
+// call returns ErrClosed). Each case runs in a synctest bubble, where a
+// removal held back by the call would wait until its context ended.
+func TestRemove_HeldOnlyByItsOwnChannel(t *testing.T) {
+	type caller struct {
+		name string
+		// call makes the call from a task of "hold" (the pool's one worker
+		// and its one unit); block is what a task run inline waits for.
+		call  func(p *smartpool.Pool[string], block <-chan struct{}) error
+		limit int  // Config.Limit
+		runs  bool // the call runs a task of "x" inline (else it waits for room in "x")
+	}
+	blocked := func(block <-chan struct{}) func(context.Context) {
+		return func(context.Context) { <-block }
+	}
+	callers := []caller{
+		{name: "Submit WithContext, waiting for room in a full Bounded",
+			call: func(p *smartpool.Pool[string], block <-chan struct{}) error {
+				return p.Submit("x", blocked(block), smartpool.WithContext(context.Background()))
+			}},
+		{name: "Submit WithContext at the limit, run inline", limit: 1, runs: true,
+			call: func(p *smartpool.Pool[string], block <-chan struct{}) error {
+				return p.Submit("x", blocked(block), smartpool.WithContext(context.Background()))
+			}},
+		{name: "Group.Go at the group's limit, run inline", runs: true,
+			call: func(p *smartpool.Pool[string], block <-chan struct{}) error {
+				g := smartpool.NewGroup(context.Background(), p)
+				g.SetLimit(1)
+				g.Go("hold", func(context.Context) error { // the parent holds the group's one place
+					g.Go("x", func(ctx context.Context) error { blocked(block)(ctx); return nil })
+					return nil
+				})
+				return g.Wait(context.Background())
+			}},
+	}
+	for _, c := range callers {
+		for _, removed := range []string{"other", "own"} {
+			t.Run(fmt.Sprintf("%s/removed=%s", c.name, removed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					x := channels.NewBounded(1)
+					o := start(t, &behavior{workers: 1, limit: c.limit, spare: []int{1},
+						levels: [][]ch{{fifo("hold"), {key: "x", c: x}, fifo("other")}}})
+					p := o.Pool()
+					block := make(chan struct{})
+					unblock := sync.OnceFunc(func() { close(block) })
+					defer unblock() // before the pool's Close, should the test fail
+					done := make(chan error, 1)
+					if c.runs {
+						submit(t, o, "hold", func(context.Context) { done <- c.call(p, block) })
+					} else {
+						gate := newGate()
+						submit(t, o, "hold", gate.task("hold")) // the worker is held: x's task stays queued
+						gate.waitStarted(t, 1)
+						defer close(gate.release)
+						require.NoError(t, x.Submit(func(context.Context) {}))
+						go func() { done <- c.call(p, block) }()
+					}
+					synctest.Wait() // the call waits, or its task runs inline and blocks
+
+					key := "other"
+					if removed == "own" {
+						key = "x"
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), long)
+					defer cancel()
+					_, err := p.RemoveChannel(ctx, key, smartpool.Drop)
+					switch {
+					case removed == "own" && c.runs:
+						require.ErrorIs(t, err, context.DeadlineExceeded, "the removal of x waits for x's task run inline")
+						unblock()
+						<-done
+						_, err = p.RemoveChannel(context.Background(), key, smartpool.Drop)
+						require.NoError(t, err)
+					case removed == "own":
+						require.NoError(t, err)
+						require.NoError(t, ctx.Err(), "RemoveChannel waited for the call waiting in its channel")
+						require.ErrorIs(t, <-done, smartpool.ErrClosed, "the removal ends the wait for room")
+					default:
+						require.NoError(t, err)
+						require.NoError(t, ctx.Err(), "RemoveChannel waited for a call in another channel")
+					}
+				})
+			})
+		}
+	}
+}

@@ -56,7 +56,7 @@ func (c inlineContext) Value(key any) any {
 }
 
 // runHere runs t for channel ch on the calling goroutine, counted in held
-// (track or holdInline: hold.go), which it ends last.
+// (track or holdUnlessRemoving: hold.go), which it ends last.
 func (e *engine) runHere(ch int, ctx context.Context, t Task) {
 	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
 	stats := &e.chans[ch].inline

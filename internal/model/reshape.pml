@@ -36,8 +36,9 @@
  *                 (Bits.RunInTask, RunHere) or a displaced oldest task
  *                 (Bits.Discard), held from Bits.Hold under the lock to
  *                 Bits.Unhold after its end (hold.go); (SIDE=2) a task the
- *                 pool runs inline for a by-key or group submit (help.go):
- *                 holdInline (held.Add(1), then the load of removal: refused
+ *                 pool runs inline for a by-key or group submit (help.go),
+ *                 or a by-key submit waiting for room in a full Bounded:
+ *                 holdUnlessRemoving (held.Add(1), then the load of removal: refused
  *                 if a removal started), the run, untrack
  *   Closer        (CLOSE=1) engine.startClose: stopped, present() under
  *                 rs.mu, A's Close(!coc) if present (nothing if A's
@@ -78,7 +79,7 @@
  *              they are in the caller's hands, and detaches before they are
  *              counted.
  *   HOLD       (with SIDE) the Sider's task is held (Bits.Hold under the
- *              lock, or holdInline); with 0 it is not (and SIDE=2 checks
+ *              lock, or holdUnlessRemoving); with 0 it is not (and SIDE=2 checks
  *              only stopped), and a removal detaches while it runs.
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
@@ -90,12 +91,12 @@
  *   5  settled() takes the gen of idle workers and skips the claimed ones
  *      (the idle test inverted): a worker in a search is taken as past the
  *      grace
- *   6  (SIDE=2) holdInline loads removal before it adds to held
+ *   6  (SIDE=2) holdUnlessRemoving loads removal before it adds to held
  *   7  (SIDE=1) the channel calls Bits.Hold after releasing its lock
  *   8  worker.quiet comes once the worker read R's bit, before the take is
  *      counted in held (and so before the poll)
  * The Go code before the held bracket was CLOSEHELD=0 (asis-closeheld: must fail);
- * before Bits.Hold and holdInline it was HOLD=0 (asis-side-*: must fail).
+ * before Bits.Hold and holdUnlessRemoving it was HOLD=0 (asis-side-*: must fail).
  */
 
 #ifndef W
@@ -397,7 +398,7 @@ proctype Sider() {
 	:: else -> skip
 	fi;
 #endif
-#else /* SIDE == 2: holdInline */
+#else /* SIDE == 2: holdUnlessRemoving */
 #if HOLD == 1 && MUTANT != 6
 	held++;
 	atomic {

@@ -48,7 +48,7 @@ trap 'rm -rf "$tmp"' EXIT
 #           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy),
 #           and Close(drop) during a removal before the held bracket
 #           (reshape/asis-closeheld), and tasks ended outside the queue and
-#           the workers before Bits.Hold and holdInline (reshape/asis-side-*);
+#           the workers before Bits.Hold and holdUnlessRemoving (reshape/asis-side-*);
 #           must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
