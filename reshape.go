@@ -685,14 +685,17 @@ func (e *engine) clearRoom(first, n int) {
 // Tasks of other channels do not hold it back, however long they run.
 // Before it returns, it waits for the by-key calls in progress anywhere in
 // the pool (Submit, SubmitTask, Group.Go, Handoff and the like) to end,
-// since one may have looked the key up before the removal: a short wait,
-// since none waits while it holds that lookup. A call that waits for a
-// unit of Config.Limit or for room in its group holds no channel
-// meanwhile, and looks its key up again once it got one (so it meets
-// ErrClosed, or the channel added under the key since); one that waits for
-// room in a full Bounded, or runs a task inline in its submitter's place,
-// holds only that channel, whose removal waits for it (and ends the wait
-// for room, which returns ErrClosed).
+// since one may have looked the key up before the removal. None waits
+// while it holds that lookup: a call that waits for a unit of Config.Limit
+// or for room in its group holds no channel meanwhile, and looks its key
+// up again once it got one (so it meets ErrClosed, or the channel added
+// under the key since); one that waits for room in a full Bounded, or runs
+// a task inline in its submitter's place, holds only that channel, whose
+// removal waits for it (and ends the wait for room, which returns
+// ErrClosed). Only a task that a full CallerRuns Bounded runs on the
+// submitter of a by-key call holds every removal until it ends. Once the
+// channel is gone, RemoveChannel returns its stats even if ctx ends during
+// that wait; AddChannel reuses the slot once those calls ended.
 //
 // If ctx ends first, RemoveChannel returns ctx.Err(): the removal carries
 // on (the channel refuses submits; a dropping removal keeps dropping), and a
