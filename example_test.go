@@ -99,6 +99,29 @@ func ExampleOwnedPool_Close() {
 	// submit after close: smartpool: closed (no running pool serves the channel)
 }
 
+// A Close whose context ends first returns the context's error and the
+// stats of that moment, which say what the close still waits for; a later
+// Close waits for it again and returns the final report.
+func ExampleOwnedPool_Close_deadline() {
+	game := &Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()}
+	owned, _ := smartpool.New[Key](game)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	_ = game.Urgent.Submit(func(context.Context) { close(started); <-release })
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	report, err := owned.Close(ctx)
+	urgent, _ := report.Channel(Urgent)
+	fmt.Println("close:", err, "- still running:", urgent.Running)
+	close(release)
+	report, err = owned.Close(context.Background())
+	fmt.Println("close:", err, "- ran:", report.Total().Ran)
+	// Output:
+	// close: context deadline exceeded - still running: 1
+	// close: <nil> - ran: 1
+}
+
 // A task waits on another task of the same one-worker pool: the wait
 // yields the worker, so there is no deadlock.
 func ExampleGo() {
