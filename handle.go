@@ -111,17 +111,26 @@ func (h *Handle) reorder(o Order) error {
 	case h == nil || h.c == nil:
 		return ErrNotQueued
 	case h.src == nil:
-		if o.HasPriority {
-			return &optionError{channel: h.channel, what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
-		}
-		return &optionError{channel: h.channel, what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
+		return h.unmoved(o)
 	}
 	t := h.queued
 	if h.c.state.Load() != queued {
 		t = nil
 	}
 	if err := h.src.Reorder(t, o); err != nil {
+		if oe := (*optionError)(nil); errors.As(err, &oe) && oe.unordered {
+			return h.unmoved(o) // in the Handle's words, not a submit option's
+		}
 		return withChannel(h.channel, err)
 	}
 	return nil
+}
+
+// unmoved is the error of a Reprioritize (o has a priority) or SetDeadline
+// on a channel that does not move its tasks by that key.
+func (h *Handle) unmoved(o Order) error {
+	if o.HasPriority {
+		return &optionError{channel: h.channel, what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
+	}
+	return &optionError{channel: h.channel, what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
 }

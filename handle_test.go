@@ -531,12 +531,14 @@ func TestHandle_Allocs(t *testing.T) {
 // TestHandle_ErrorsNameChannel: a Handle's option errors name the channel
 // as a submit's do, for a handle filled by a by-key submit and by a
 // channel's own submit, whether the pool refuses the key (a FIFO cannot
-// reorder) or the channel's Reorder does (a Priority asked for a deadline).
+// reorder) or the channel's Reorder does (a Priority asked for a deadline,
+// a Multi of FIFOs), and in the Handle's words, not a submit option's.
 func TestHandle_ErrorsNameChannel(t *testing.T) {
 	pr := channels.NewPriority()
 	b := &behavior{workers: 1, levels: [][]ch{
 		{{key: "gate", c: channels.NewFIFO(), coc: true}},
-		{{key: "jobs", c: channels.NewFIFO(), coc: true}, {key: "ranked", c: pr, coc: true}},
+		{{key: "jobs", c: channels.NewFIFO(), coc: true}, {key: "ranked", c: pr, coc: true},
+			{key: "sharded", c: channels.NewMulti(2, channels.NewFIFO), coc: true}},
 	}}
 	o := start(t, b)
 	p := o.Pool()
@@ -546,11 +548,12 @@ func TestHandle_ErrorsNameChannel(t *testing.T) {
 	defer close(g.release)
 
 	noop := func(context.Context) {}
-	var hf, hp, hown smartpool.Handle
+	var hf, hp, hown, hm smartpool.Handle
 	for _, err := range []error{
 		p.Submit("jobs", noop, smartpool.WithHandle(&hf)),
 		p.Submit("ranked", noop, smartpool.WithHandle(&hp)),
 		pr.Submit(1, noop, smartpool.WithHandle(&hown)),
+		p.Submit("sharded", noop, smartpool.WithHandle(&hm)),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -570,8 +573,9 @@ func TestHandle_ErrorsNameChannel(t *testing.T) {
 	}{
 		{"FIFO Reprioritize", hf.Reprioritize(1), `smartpool: channel "jobs": the channel does not move queued tasks by priority (Handle.Reprioritize)`},
 		{"FIFO SetDeadline", hf.SetDeadline(time.Now()), `smartpool: channel "jobs": the channel does not move queued tasks by deadline (Handle.SetDeadline)`},
-		{"Priority SetDeadline", hp.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not order by deadline (WithDeadline)`},
-		{"own submit's SetDeadline", hown.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not order by deadline (WithDeadline)`},
+		{"Priority SetDeadline", hp.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not move queued tasks by deadline (Handle.SetDeadline)`},
+		{"own submit's SetDeadline", hown.SetDeadline(time.Now()), `smartpool: channel "ranked": the channel does not move queued tasks by deadline (Handle.SetDeadline)`},
+		{"Multi of FIFOs Reprioritize", hm.Reprioritize(1), `smartpool: channel "sharded": the channel does not move queued tasks by priority (Handle.Reprioritize)`},
 	} {
 		if !errors.Is(c.err, smartpool.ErrOption) || c.err.Error() != c.want {
 			t.Errorf("%s = %v, want %q wrapping ErrOption", c.name, c.err, c.want)

@@ -123,8 +123,9 @@ func twice(name string) error {
 // optionError is ErrOption saying what was refused, and by which channel
 // once the pool named it (Pool.named): a channel's Push does not know its key.
 type optionError struct {
-	channel any // the channel's key; nil until named
-	what    string
+	channel   any // the channel's key; nil until named
+	what      string
+	unordered bool // Unordered's: the channel does not order by the key asked for
 }
 
 func (e *optionError) Error() string {
@@ -156,11 +157,11 @@ func withChannel(key any, err error) error {
 func Unordered(o Order) error {
 	switch {
 	case o.HasDeadline && o.HasPriority:
-		return &optionError{what: "the channel orders by neither deadline nor priority (WithDeadline, WithPriority)"}
+		return &optionError{what: "the channel orders by neither deadline nor priority (WithDeadline, WithPriority)", unordered: true}
 	case o.HasDeadline:
-		return &optionError{what: "the channel does not order by deadline (WithDeadline)"}
+		return &optionError{what: "the channel does not order by deadline (WithDeadline)", unordered: true}
 	case o.HasPriority:
-		return &optionError{what: "the channel does not order by priority (WithPriority)"}
+		return &optionError{what: "the channel does not order by priority (WithPriority)", unordered: true}
 	}
 	return nil
 }
