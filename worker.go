@@ -162,6 +162,10 @@ func (e *engine) loop(tc *taskContext, waking bool) (free bool) {
 				if wasWaking && e.hasWork() {
 					continue // a wake-up may have been skipped while we held the token
 				}
+				// Out of service for good, as reshape.pml's exit: a removal's
+				// grace (settled) and Stats.Live no longer count w, while a
+				// yielded task keeps the close from finishing.
+				w.active.Store(false)
 				return
 			}
 			var stay bool
