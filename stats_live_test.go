@@ -2,6 +2,7 @@ package smartpool_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -31,11 +32,13 @@ func TestStats_LiveFollowsWorkerGoroutines(t *testing.T) {
 		g := burst(3)
 		s := p.Stats()
 		require.Equal(t, 3, s.Busy)
-		require.Equal(t, 3, s.Live, "one goroutine per busy worker")
-		require.Contains(t, s.String(), "workers 4 (live 3, busy 3)")
+		// One goroutine per busy worker, and with more processors than 3 perhaps
+		// one more: a worker the wake-up chain woke, which found nothing and parked.
+		require.Contains(t, []int{3, 4}, s.Live, "one goroutine per busy worker, and perhaps a parked one")
+		require.Contains(t, s.String(), fmt.Sprintf("workers 4 (live %d, busy 3)", s.Live))
 		close(g.release)
 		synctest.Wait()
-		require.Equal(t, 3, p.Stats().Live, "parked goroutines are live until IdleTimeout")
+		require.Equal(t, s.Live, p.Stats().Live, "parked goroutines are live until IdleTimeout")
 
 		time.Sleep(time.Second) // the bubble's clock: no real wait
 		synctest.Wait()
