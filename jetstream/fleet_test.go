@@ -203,6 +203,7 @@ func TestHungHandlerTimedOutRunsElsewhere(t *testing.T) {
 	}
 	onePool(t, chB, 1)
 	ty.waitAll(t, []string{"h"})
+	until(t, "B's ack", func() bool { return chB.Stats().Acked == 1 }) // the ack follows the handler's return
 	sa, sb := chA.Stats(), chB.Stats()
 	t.Logf("A %+v; B %+v", sa, sb)
 	if sa.TimedOut != 1 || sa.Retried != 1 || sa.Held != 0 || sb.Acked != 1 || returned.Load() {
