@@ -1,6 +1,6 @@
 package smartpool
 
-import "context"
+import "github.com/smartpool-go/smartpool/task"
 
 // Task is a unit of work. Run is called once, on a worker goroutine, with a
 // context that carries the pool's task handle and is cancelled when a Close
@@ -9,15 +9,16 @@ import "context"
 // Most code submits plain functions (see Func); a type that implements Task
 // itself can be pre-allocated and reused, and is what
 // ChannelParams.OnEnd receives back.
-type Task interface {
-	Run(ctx context.Context)
-}
+//
+// Task and the other words every reader shares (Func, Unwrapper, Order,
+// Outcome, PanicError, the errors) are defined once in package task, below
+// both the pool and the channels, and re-exported here by alias, so that a
+// program imports one package and a channel author's code and the pool's
+// name the same types.
+type Task = task.Task
 
 // Func adapts a function to Task without allocating.
-type Func func(ctx context.Context)
-
-// Run calls f(ctx).
-func (f Func) Run(ctx context.Context) { f(ctx) }
+type Func = task.Func
 
 // Unwrapper is implemented by tasks that a channel wraps around the tasks it
 // is given (see channels.Keyed), so that ChannelParams.OnEnd receives the
@@ -26,9 +27,7 @@ func (f Func) Run(ctx context.Context) { f(ctx) }
 // call Unwrap on a task it is about to run as well as on one it drops, any
 // number of times: Unwrap must only return the wrapped task, with no side
 // effect.
-type Unwrapper interface {
-	Unwrap() Task
-}
+type Unwrapper = task.Unwrapper
 
 // Channel is a source of tasks that a pool's levels list: a queue with its
 // own ordering, or anything that can be polled. The channels package has

@@ -5,22 +5,23 @@ import (
 	"fmt"
 
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/task"
 )
 
 // Errors returned by Submit and by channels. Test them with errors.Is.
 var (
 	// ErrNilTask is returned when a nil task or function is submitted, or a
 	// Task that holds a nil function or pointer (Func(nil)).
-	ErrNilTask = errors.New("smartpool: nil task")
+	ErrNilTask = task.ErrNilTask
 	// ErrClosed is returned for work submitted after Close started, and by a
 	// channel's own submit methods whenever no running pool serves the
 	// channel: before New attached it, after its New failed, or when it is
 	// listed in no pool at all.
-	ErrClosed = errors.New("smartpool: closed (no running pool serves the channel)")
+	ErrClosed = task.ErrClosed
 	// ErrFull is returned by a non-blocking submit to a bounded channel
 	// that has no room, or to a pool whose in-flight limit (Config.Limit)
 	// is reached.
-	ErrFull = errors.New("smartpool: full")
+	ErrFull = task.ErrFull
 	// ErrUnknownKey is returned by Pool.Submit for a key the configuration
 	// does not list; the error returned names the key and wraps it.
 	ErrUnknownKey = errors.New("smartpool: unknown channel key")
@@ -29,15 +30,15 @@ var (
 	// callback the pool waits for (OnEnd, the panic handler): the close is
 	// started but cannot wait for its caller. Await the close from another
 	// goroutine (Close or Done).
-	ErrCloseFromTask = errors.New("smartpool: Close called from inside a task")
+	ErrCloseFromTask = task.ErrCloseFromTask
 	// ErrNoQueues is returned by a channel that has no queues, such as a
 	// zero channels.Bounded or a channels.Keyed without a limit: New refuses
 	// it (wrapped in ErrConfig) and its submit methods return it.
-	ErrNoQueues = errors.New("smartpool: channel has no queues")
+	ErrNoQueues = task.ErrNoQueues
 	// ErrAttached is returned by a channel's Attach when the channel already
 	// belongs to a pool; New wraps it in ErrConfig. A channel written
 	// outside this module returns it too (see Source).
-	ErrAttached = errors.New("smartpool: channel already attached to a pool")
+	ErrAttached = task.ErrAttached
 )
 
 // ErrConfig is wrapped by every error that refuses a configuration: New's,
@@ -46,7 +47,7 @@ var (
 // was not built with or a value out of range. The message names the value
 // and the rule. A negative or zero limit or cap also wraps ErrBadLimit, and
 // the scheduler's own rules scheduler.ErrBadPolicy.
-var ErrConfig = errors.New("smartpool: bad configuration")
+var ErrConfig = task.ErrConfig
 
 // The configuration rules, one error each, so that tests can tell which rule
 // New applied (export_test.go); users test ErrConfig and read the message.

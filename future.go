@@ -2,10 +2,11 @@ package smartpool
 
 import (
 	"context"
-	"errors"
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/smartpool-go/smartpool/task"
 )
 
 // Errors a Future or a Group reports for tasks that did not return.
@@ -13,9 +14,9 @@ var (
 	// ErrDropped is the result of a task the pool dropped: Close dropped it
 	// queued or while it was yielded, or its channel discarded it (a late
 	// deadline under DropLate, the oldest task under DropOldest).
-	ErrDropped = errors.New("smartpool: task dropped")
+	ErrDropped = task.ErrDropped
 	// ErrGoexit is the result of a task that called runtime.Goexit.
-	ErrGoexit = errors.New("smartpool: task called runtime.Goexit")
+	ErrGoexit = task.ErrGoexit
 )
 
 // Future is the result of a task started with Go or NewFuture. It resolves

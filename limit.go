@@ -23,8 +23,9 @@ package smartpool
 // never touch these counters.
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/smartpool-go/smartpool/task"
 )
 
 // reserve takes a running slot of channel ch, or blocks its queues and
@@ -127,4 +128,4 @@ func (e *engine) endTask(ch int) {
 // range: SetLimit and SetCap below 0, New's for a negative Limit, MaxRunning
 // or MaxInFlight (beside ErrConfig), and channels.Keyed's for a group limit
 // below 1.
-var ErrBadLimit = errors.New("smartpool: limit must be at least 1")
+var ErrBadLimit = task.ErrBadLimit

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/smartpool-go/smartpool/task"
 )
 
 // Option adjusts one submit. Every submit takes the same options, by key
@@ -37,7 +39,7 @@ const (
 // cannot honour: a deadline for a channel that does not order by deadline,
 // a priority for one that does not order by priority, or the same option
 // twice. The message names the channel and the option.
-var ErrOption = errors.New("smartpool: option not supported")
+var ErrOption = task.ErrOption
 
 // WithContext ties the task to ctx while it waits: a submit given it waits
 // for room (a unit of Config.Limit, room in a full channels.Bounded) until

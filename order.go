@@ -14,16 +14,11 @@ package smartpool
 // channel's Requeue reads it back with Bits.OrderOf and keeps it when it
 // orders by the same kind of key.
 
-import "time"
+import "github.com/smartpool-go/smartpool/task"
 
 // Order is the key a channel ordered a task by: a priority, a deadline, or
 // neither (the zero Order).
-type Order struct {
-	Priority    int       // the task's priority, if HasPriority
-	Deadline    time.Time // the task's deadline, if HasDeadline
-	HasPriority bool
-	HasDeadline bool
-}
+type Order = task.Order
 
 // OrderedPoller is implemented by channels that order their tasks by a key,
 // so that a task that yields keeps its place when it re-enters: the pool

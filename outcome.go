@@ -1,56 +1,34 @@
 package smartpool
 
+import "github.com/smartpool-go/smartpool/task"
+
 // Outcome is how a task ended. Every task a pool admitted ends exactly once,
 // with one of these, and the channel it came from counts it in its
 // ChannelStats and passes it to its ChannelParams.OnEnd.
-type Outcome uint8
+type Outcome = task.Outcome
 
 // The outcomes.
 const (
 	// Ran: its Run returned (a task run inline by its spawner too).
-	Ran Outcome = iota + 1
+	Ran = task.Ran
 	// Panicked: its Run panicked; the panic went to Config.PanicHandler,
 	// its Future or its Group.
-	Panicked
+	Panicked = task.Panicked
 	// Goexited: its Run called runtime.Goexit.
-	Goexited
+	Goexited = task.Goexited
 	// Cancelled: its submit's context (WithContext) ended, or its
 	// Handle.Cancel was called, while it was queued; it never ran.
-	Cancelled
+	Cancelled = task.Cancelled
 	// DroppedOnClose: Close dropped it, queued in a channel that does not
 	// complete on close, or yielded in one when its wait returned.
-	DroppedOnClose
+	DroppedOnClose = task.DroppedOnClose
 	// DroppedLate: a deadline channel dropped it once its deadline passed
 	// (channels.DropLate).
-	DroppedLate
+	DroppedLate = task.DroppedLate
 	// DroppedDisplaced: a full channel dropped it to make room for a newer
 	// task (channels.DropOldest).
-	DroppedDisplaced
+	DroppedDisplaced = task.DroppedDisplaced
 )
-
-// Dropped reports whether o is one of the drops: the task never ran to its
-// end and its Future or Group resolved with ErrDropped.
-func (o Outcome) Dropped() bool { return o >= DroppedOnClose && o <= DroppedDisplaced }
-
-func (o Outcome) String() string {
-	switch o {
-	case Ran:
-		return "ran"
-	case Panicked:
-		return "panicked"
-	case Goexited:
-		return "goexited"
-	case Cancelled:
-		return "cancelled"
-	case DroppedOnClose:
-		return "dropped on close"
-	case DroppedLate:
-		return "dropped late"
-	case DroppedDisplaced:
-		return "dropped displaced"
-	}
-	return "Outcome(?)"
-}
 
 // ended hands the end of task t of channel ch to the channel's OnEnd, if it
 // has one, after the end was counted; a panic in OnEnd goes to the panic

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/smartpool-go/smartpool/task"
 )
 
 // Missed says what a periodic schedule does with ticks it could not fire on
@@ -24,7 +26,7 @@ const (
 
 // ErrBadSchedule is returned by Every for a non-positive interval or an
 // unknown Missed policy.
-var ErrBadSchedule = errors.New("smartpool: bad schedule")
+var ErrBadSchedule = task.ErrBadSchedule
 
 // Timer is a scheduled submission made by After, At or Every. It uses a
 // runtime timer, not a goroutine; each firing submits the task to its
