@@ -161,31 +161,6 @@ func (e *engine) unitsDone(k int) {
 	}
 }
 
-// SetLimit changes the pool's in-flight limit (Config.Limit) at run time.
-// A raised limit admits waiting submitters at once; a lowered one revokes
-// nothing: admissions stop until enough admitted tasks finish. A limit of 0
-// admits nothing until raised: Submit returns ErrFull and a submit with WithContext
-// waits, while the tasks admitted already run. That is errgroup's
-// SetLimit(0) (no new goroutine starts); Config.Limit 0 keeps its meaning
-// of no limit, as pond's maximum concurrency 0 does. It returns an error
-// wrapping ErrConfig for a pool created without a limit (such a pool keeps
-// no count, so that it pays nothing for the feature), or wrapping ErrConfig
-// and ErrBadLimit for n < 0, and ErrClosed once Close started.
-func (p *Pool[K]) SetLimit(n int) error {
-	a := &p.e.admit
-	switch {
-	case !a.on:
-		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
-	case n < 0:
-		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 0", n)
-	case p.e.stopped.Load():
-		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
-	}
-	a.limit.Store(int64(n))
-	a.broadcast()
-	return nil
-}
-
 // Admit takes n units of the pool's in-flight limit, all or none, for tasks
 // about to be queued by one of the channel's own submit methods (Push and
 // Requeue get tasks the pool admitted). It returns ErrFull when fewer are
@@ -265,4 +240,20 @@ func (b Bits) Discard(t Task, why Outcome) bool {
 		return ok
 	}
 	return b.e.dropQueued(ch, t, why)
+}
+
+// setLimit is Pool.SetLimit.
+func (e *engine) setLimit(n int) error {
+	a := &e.admit
+	switch {
+	case !a.on:
+		return configErr(errNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
+	case n < 0:
+		return configErr(ErrBadLimit, "SetLimit(%d): a limit must be at least 0", n)
+	case e.stopped.Load():
+		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
+	}
+	a.limit.Store(int64(n))
+	a.broadcast()
+	return nil
 }

@@ -16,7 +16,7 @@ type submitMode struct {
 	values bool                    // the task's context looks values up in the submitter's ctx first
 	wait   bool                    // wait for a unit of the in-flight limit, else ErrFull
 	room   bool                    // also wait for room in a full channel that can wait for it (pushWaiter)
-	handle *Handle                 // WithHandle's, filled once the task is queued; nil: not asked for
+	handle *handle                 // WithHandle's, filled once the task is queued; nil: not asked for
 }
 
 // pushWaiter is implemented by channels whose Push refuses a task with
@@ -138,7 +138,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		e.queuedUnitsDone(ch, 1)
 	case c != nil:
 		if how.handle != nil {
-			*how.handle = Handle{c: c, queued: stamped, src: indexed, channel: e.chans[ch].name}
+			*how.handle = handle{c: c, queued: stamped, src: indexed, channel: e.chans[ch].name}
 		}
 		c.pushed()
 	}

@@ -137,7 +137,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 		return nil, configErr(errTooManyQueues, "%v", err)
 	}
 	e := &engine{field: field, idle: new(idle.Stack), procs: int32(runtime.GOMAXPROCS(0)), spares: newSpares(workers), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
-	e.timers = schedules{e: e, active: map[*Timer]struct{}{}}
+	e.timers = schedules{e: e, active: map[*timer]struct{}{}}
 	e.base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))
 	e.stopped.Store(true) // no channel admits a task before start (Bits.Closed)

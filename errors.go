@@ -129,3 +129,9 @@ func (e *closedError) Unwrap() error { return ErrClosed }
 // (Func(nil)): every submit refuses it with ErrNilTask rather than let it
 // panic on a worker.
 func nilTask(t Task) bool { return nilcheck.Nil(t) }
+
+// ErrBadLimit is wrapped by the errors that refuse a limit or cap out of
+// range: SetLimit and SetCap below 0, New's for a negative Limit, MaxRunning
+// or MaxInFlight (beside ErrConfig), and channels.Keyed's for a group limit
+// below 1.
+var ErrBadLimit = task.ErrBadLimit

@@ -1,7 +1,6 @@
 package smartpool
 
 import (
-	"errors"
 	"time"
 
 	"github.com/smartpool-go/smartpool/task"
@@ -42,7 +41,7 @@ func WithHandle(h *Handle) Option {
 	if h == nil {
 		return Option{}
 	}
-	return Option{handle: h, set: optHandle}
+	return Option{handle: &h.h, set: optHandle}
 }
 
 // Handle is a submitter's hold on a queued task, filled by a submit given
@@ -53,12 +52,7 @@ func WithHandle(h *Handle) Option {
 //
 // A Handle is a small value; copies act on the same task. Its methods are
 // safe for concurrent use, with each other and with the pool's workers.
-type Handle struct {
-	c       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
-	queued  Task         // c as queued (perhaps timed): what the channel holds
-	src     Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
-	channel any          // the channel's key as boxed at New or AddChannel (chanInfo.name), for errors: a copy, so a slot reused after RemoveChannel does not rename it
-}
+type Handle struct{ h handle }
 
 // Cancel ends the task as Cancelled if it has not started, and reports
 // whether it did. The task is then handled as one whose WithContext context
@@ -72,12 +66,7 @@ type Handle struct {
 //
 // The cancelled task stays in its queue until a worker reaches it and
 // skips it, as a cancelled WithContext task does (Len counts it till then).
-func (h *Handle) Cancel() bool {
-	if h == nil || h.c == nil {
-		return false
-	}
-	return h.c.cancelByHandle()
-}
+func (h *Handle) Cancel() bool { return h != nil && h.h.cancel() }
 
 // Reprioritize gives the queued task priority p in its channels.Priority:
 // it moves in the queue, under the channel's lock, to where a task
@@ -90,7 +79,10 @@ func (h *Handle) Cancel() bool {
 // ErrNotQueued if the task is no longer queued (started, cancelled,
 // dropped); a task already running is not affected.
 func (h *Handle) Reprioritize(p int) error {
-	return h.reorder(Order{Priority: p, HasPriority: true})
+	if h == nil {
+		return ErrNotQueued
+	}
+	return h.h.reorder(Order{Priority: p, HasPriority: true})
 }
 
 // SetDeadline gives the queued task deadline t in its channels.Deadline:
@@ -99,40 +91,8 @@ func (h *Handle) Reprioritize(p int) error {
 // may drop it once t passed). Its errors are Reprioritize's, for a channel
 // that does not reorder by deadline.
 func (h *Handle) SetDeadline(t time.Time) error {
-	return h.reorder(Order{Deadline: t, HasDeadline: true})
-}
-
-// reorder asks the channel to move the task to key o. The channel's answer
-// on the key comes first: for a task that left the queue (or was cancelled
-// and waits there to be skipped) it is asked with no task, and answers
-// Unordered(o) or ErrNotQueued.
-//
-// Its option errors name the channel, as a submit's do (Pool.named).
-func (h *Handle) reorder(o Order) error {
-	switch {
-	case h == nil || h.c == nil:
+	if h == nil {
 		return ErrNotQueued
-	case h.src == nil:
-		return h.unmoved(o)
 	}
-	t := h.queued
-	if h.c.state.Load() != queued {
-		t = nil
-	}
-	if err := h.src.Reorder(t, o); err != nil {
-		if oe := (*optionError)(nil); errors.As(err, &oe) && oe.unordered {
-			return h.unmoved(o) // in the Handle's words, not a submit option's
-		}
-		return withChannel(h.channel, err)
-	}
-	return nil
-}
-
-// unmoved is the error of a Reprioritize (o has a priority) or SetDeadline
-// on a channel that does not move its tasks by that key.
-func (h *Handle) unmoved(o Order) error {
-	if o.HasPriority {
-		return &optionError{channel: h.channel, what: "the channel does not move queued tasks by priority (Handle.Reprioritize)"}
-	}
-	return &optionError{channel: h.channel, what: "the channel does not move queued tasks by deadline (Handle.SetDeadline)"}
+	return h.h.reorder(Order{Deadline: t, HasDeadline: true})
 }

@@ -106,7 +106,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 		if err != nil {
 			hc.refused()
 		} else {
-			*so.handle = Handle{c: hc, queued: t, src: indexed, channel: e.chans[ch].name}
+			*so.handle = handle{c: hc, queued: t, src: indexed, channel: e.chans[ch].name}
 			hc.pushed()
 		}
 	}

@@ -1,5 +1,7 @@
 package smartpool
 
+import "fmt"
+
 // # Concurrency caps
 //
 // A channel configured with ChannelParams.MaxRunning > 0 runs at most that
@@ -21,12 +23,6 @@ package smartpool
 // decrements running and then unblocks any blocked queue. Sequential
 // consistency makes one of the two see the other. Channels without a cap
 // never touch these counters.
-
-import (
-	"fmt"
-
-	"github.com/smartpool-go/smartpool/task"
-)
 
 // reserve takes a running slot of channel ch, or blocks its queues and
 // reports false when the channel is at its cap.
@@ -76,39 +72,6 @@ func (e *engine) unblock(ch int) {
 	}
 }
 
-// SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
-// at run time, effective for the next task taken from it (tasks already
-// holding a slot keep it, so a lowered cap takes effect as they finish). A
-// cap of 0 starts none of the channel's tasks until SetCap raises it, as
-// Pause would (its tasks queue); unlike New's MaxRunning 0, it does not mean
-// "no cap". Close raises a cap of 0 back to the cap of New, so that the
-// channel drains or drops as any other. A paused channel takes the new cap
-// when resumed. It returns ErrUnknownKey, ErrClosed once Close started, or
-// an error wrapping ErrConfig for a channel created without a cap (uncapped
-// channels keep no count, so that they pay nothing for the feature) or
-// wrapping ErrConfig and ErrBadLimit for n < 0.
-func (p *Pool[K]) SetCap(key K, n int) error {
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
-	i, ok := p.lookup(key)
-	switch {
-	case !ok:
-		return unknownKey(key)
-	case !p.e.chans[i].capped:
-		return configErr(errNotConfigured, "SetCap(%v, %d): channel %v has no cap: set MaxRunning or MaxInFlight at New", key, n, key)
-	case n < 0:
-		return configErr(ErrBadLimit, "SetCap(%v, %d): a cap must be at least 0", key, n)
-	}
-	c := &p.e.chans[i].pause
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p.e.stopped.Load() { // under mu: see setPaused (pause.go)
-		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
-	}
-	c.cap.Store(int64(n))
-	p.e.gate(i)
-	return nil
-}
-
 // endSegment gives back the MaxRunning slot of a task taken from channel ch
 // whose run ends or yields.
 func (e *engine) endSegment(ch int) {
@@ -124,8 +87,21 @@ func (e *engine) endTask(ch int) {
 	}
 }
 
-// ErrBadLimit is wrapped by the errors that refuse a limit or cap out of
-// range: SetLimit and SetCap below 0, New's for a negative Limit, MaxRunning
-// or MaxInFlight (beside ErrConfig), and channels.Keyed's for a group limit
-// below 1.
-var ErrBadLimit = task.ErrBadLimit
+// setCap is Pool.SetCap for channel i, named key, present.
+func (e *engine) setCap(i int, key any, n int) error {
+	switch {
+	case !e.chans[i].capped:
+		return configErr(errNotConfigured, "SetCap(%v, %d): channel %v has no cap: set MaxRunning or MaxInFlight at New", key, n, key)
+	case n < 0:
+		return configErr(ErrBadLimit, "SetCap(%v, %d): a cap must be at least 0", key, n)
+	}
+	c := &e.chans[i].pause
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.stopped.Load() { // under mu: see setPaused (pause.go)
+		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
+	}
+	c.cap.Store(int64(n))
+	e.gate(i)
+	return nil
+}

@@ -22,7 +22,7 @@ type Option struct {
 	ctx      context.Context
 	deadline time.Time
 	priority int
-	handle   *Handle
+	handle   *handle
 	set      optionSet
 }
 
@@ -82,7 +82,7 @@ func WithPriority(p int) Option { return Option{priority: p, set: optPriority} }
 type submitOptions struct {
 	ctx    context.Context // nil: not given
 	order  Order
-	handle *Handle // WithHandle's; nil: not given
+	handle *handle // WithHandle's; nil: not given
 }
 
 // gather merges opts into the order a channel's own submit method gives (a

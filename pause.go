@@ -55,58 +55,6 @@ func (p *chanPause) setCap(n int64) {
 	p.newCap = n
 }
 
-// Pause stops the workers taking tasks of the channel named key until
-// Resume. The channel keeps accepting tasks: they queue (Stats shows them in
-// Queued, and the channel as Paused), and run after Resume. Tasks a worker
-// took from the channel before Pause still run: one it is polling as Pause
-// is called, or the rest of a batch it took into its run buffer. So once
-// Pause returned, a task submitted to the channel does not start before
-// Resume, unless a worker that was polling the channel's queue as Pause ran
-// takes it. A task of the channel that yields and re-enters through a
-// paused followup channel waits in its queue too. A channel that runs
-// tasks on the submitting goroutine (channels.CallerRuns) still does, and
-// a child that a Group's task runs itself at the group's limit still runs
-// (it is part of its parent; an uncapped channel's only). Pausing a paused
-// channel does nothing.
-//
-// Close resumes paused channels: a complete-on-close channel's queued
-// tasks run, a dropping channel's are dropped as usual, and Close never
-// waits for a Resume; so does Pool.RemoveChannel. Pause returns
-// ErrUnknownKey for a key the configuration does not list, and an error
-// wrapping ErrClosed once Close started or the channel's removal did.
-func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
-
-// Resume lets the workers take tasks of the channel named key again, after
-// Pause, and wakes idle workers for its queued tasks. A cap set to 0 by
-// SetCap stays 0: it is raised by SetCap only. Resuming a channel that is
-// not paused does nothing. It returns ErrUnknownKey for a key the
-// configuration does not list, and an error wrapping ErrClosed once Close
-// started (Close resumed every channel already).
-func (p *Pool[K]) Resume(key K) error { return p.setPaused(key, false, "Resume") }
-
-func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
-	i, ok := p.lookup(key)
-	if !ok {
-		return unknownKey(key)
-	}
-	e := p.e
-	c := &e.chans[i].pause
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	// Read under mu: Close's resumeAll takes mu after it stopped admission,
-	// so a Pause that finds stopped false is resumed by it.
-	if e.stopped.Load() {
-		return poolClosed(fmt.Sprintf("%s(%v)", call, key))
-	}
-	if e.chans[i].removal.Load() != 0 { // stored before the removal's resumeChannel takes mu
-		return fmt.Errorf("smartpool: %s(%v): the channel is being removed: %w", call, key, ErrClosed)
-	}
-	c.paused.Store(paused)
-	e.gate(i)
-	return nil
-}
-
 // paused reports whether channel ch is paused; off the path of a task.
 func (e *engine) paused(ch int) bool { return e.chans[ch].pause.paused.Load() }
 
@@ -162,4 +110,23 @@ func (e *engine) resumeChannel(i int) {
 		}
 		e.gate(i)
 	}
+}
+
+// setPaused is Pool.Pause and Pool.Resume (call) for channel i, named
+// key, present.
+func (e *engine) setPaused(i int, key any, paused bool, call string) error {
+	c := &e.chans[i].pause
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Read under mu: Close's resumeAll takes mu after it stopped admission,
+	// so a Pause that finds stopped false is resumed by it.
+	if e.stopped.Load() {
+		return poolClosed(fmt.Sprintf("%s(%v)", call, key))
+	}
+	if e.chans[i].removal.Load() != 0 { // stored before the removal's resumeChannel takes mu
+		return fmt.Errorf("smartpool: %s(%v): the channel is being removed: %w", call, key, ErrClosed)
+	}
+	c.paused.Store(paused)
+	e.gate(i)
+	return nil
 }

@@ -1,45 +1,19 @@
 package smartpool
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/smartpool-go/smartpool/task"
 )
 
-// Missed says what a periodic schedule does with ticks it could not fire on
-// time (the process was busy or suspended).
-type Missed int
-
-const (
-	// Skip fires once for the missed ticks, then keeps to the original
-	// grid: the next tick is the first grid point after now (time.Ticker's
-	// policy).
-	Skip Missed = iota
-	// CatchUp fires once per missed tick, back to back, until it is on
-	// time again (smartpool's policy).
-	CatchUp
-)
-
-// ErrBadSchedule is returned by Every for a non-positive interval or an
-// unknown Missed policy.
-var ErrBadSchedule = task.ErrBadSchedule
-
-// Timer is a scheduled submission made by After, At or Every. It uses a
-// runtime timer, not a goroutine; each firing submits the task to its
-// channel. A firing refused with ErrFull (a full bounded channel, the
-// in-flight limit) is skipped and an Every timer carries on; any other
-// submit error stops the timer. Close stops every timer of the pool and
-// waits for a firing in progress. Safe for concurrent use.
-type Timer struct {
+// timer is the engine side of a Timer: its firing and its stop.
+type timer struct {
 	s       *schedules
 	ch      int
 	task    Task
 	every   time.Duration // 0 for one-shot
-	missed  Missed
+	catchUp bool          // missed ticks fire back to back (CatchUp), not once (Skip)
 	skipped atomic.Uint64 // firings refused with ErrFull
 
 	// guarded by s.mu
@@ -53,77 +27,11 @@ type schedules struct {
 	e      *engine
 	mu     sync.Mutex
 	closed bool                // guarded by mu
-	active map[*Timer]struct{} // guarded by mu
+	active map[*timer]struct{} // guarded by mu
 	firing sync.WaitGroup      // firings in progress
 }
 
-// After submits fn to the channel named key once d has elapsed. It returns
-// ErrNilTask, ErrClosed or ErrUnknownKey as Submit does, checked now.
-func (p *Pool[K]) After(d time.Duration, key K, fn func(ctx context.Context)) (*Timer, error) {
-	return p.schedule(time.Now().Add(d), 0, Skip, key, fn)
-}
-
-// At submits fn to the channel named key at time t (at once if t is past).
-func (p *Pool[K]) At(t time.Time, key K, fn func(ctx context.Context)) (*Timer, error) {
-	return p.schedule(t, 0, Skip, key, fn)
-}
-
-// Every submits fn to the channel named key every interval, the first time
-// one interval from now, until the Timer is stopped or the pool closes.
-// missed chooses what happens to ticks that could not fire on time.
-func (p *Pool[K]) Every(interval time.Duration, missed Missed, key K, fn func(ctx context.Context)) (*Timer, error) {
-	if interval <= 0 || (missed != Skip && missed != CatchUp) {
-		return nil, ErrBadSchedule
-	}
-	return p.schedule(time.Now().Add(interval), interval, missed, key, fn)
-}
-
-func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key K, fn func(ctx context.Context)) (*Timer, error) {
-	if fn == nil {
-		return nil, ErrNilTask
-	}
-	if p.e.stopped.Load() {
-		return nil, ErrClosed
-	}
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
-	if _, ok := p.lookup(key); !ok {
-		return nil, unknownKey(key)
-	}
-	s := &p.e.timers
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	// Looked up under mu: a removal publishes the map without the key
-	// before stopChannel takes mu, so a timer registered here is either
-	// seen by stopChannel or made for the channel present now.
-	ch, ok := p.lookup(key)
-	if !ok {
-		return nil, unknownKey(key)
-	}
-	tm := &Timer{s: s, ch: ch, task: Func(fn), every: every, missed: missed}
-	tm.next = at
-	tm.t = time.AfterFunc(time.Until(at), tm.fire)
-	s.active[tm] = struct{}{}
-	return tm, nil
-}
-
-// Stop cancels the Timer's future firings. It reports whether it stopped an
-// active timer (false if it had already fired its last, was stopped, or the
-// pool closed). A firing already in progress completes.
-func (tm *Timer) Stop() bool {
-	s := tm.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return tm.stopLocked()
-}
-
-// Skipped returns the number of firings refused with ErrFull (a full
-// bounded channel, the pool's in-flight limit) and so skipped.
-func (tm *Timer) Skipped() uint64 { return tm.skipped.Load() }
-
-func (tm *Timer) stopLocked() bool {
+func (tm *timer) stopLocked() bool {
 	if tm.stopped {
 		return false
 	}
@@ -134,7 +42,7 @@ func (tm *Timer) stopLocked() bool {
 }
 
 // fire runs on the runtime's timer goroutine: submit, then arm the next tick.
-func (tm *Timer) fire() {
+func (tm *timer) fire() {
 	s := tm.s
 	// Pinned before it reads stopped: a removal stops the channel's
 	// timers before it flips the epoch, so a firing that pinned after
@@ -170,7 +78,7 @@ func (tm *Timer) fire() {
 	}
 	now := time.Now()
 	tm.next = tm.next.Add(tm.every)
-	if tm.missed == Skip && !tm.next.After(now) {
+	if !tm.catchUp && !tm.next.After(now) {
 		behind := now.Sub(tm.next)/tm.every + 1
 		tm.next = tm.next.Add(behind * tm.every)
 	}
@@ -198,4 +106,36 @@ func (s *schedules) close() {
 	}
 	s.mu.Unlock()
 	s.firing.Wait()
+}
+
+// errGone is add's error when lookup no longer finds the channel.
+var errGone = errors.New("channel gone")
+
+// add schedules t for channel lookup() at at, then every every (0: once),
+// unless the pool is closing (ErrClosed) or lookup fails under mu (errGone).
+// Looked up under mu: a removal publishes the map without the key before
+// stopChannel takes mu, so a timer registered here is either seen by
+// stopChannel or made for the channel present now.
+func (s *schedules) add(at time.Time, every time.Duration, catchUp bool, t Task, lookup func() (int, bool)) (*timer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	ch, ok := lookup()
+	if !ok {
+		return nil, errGone
+	}
+	tm := &timer{s: s, ch: ch, task: t, every: every, catchUp: catchUp}
+	tm.next = at
+	tm.t = time.AfterFunc(time.Until(at), tm.fire)
+	s.active[tm] = struct{}{}
+	return tm, nil
+}
+
+// stop is Timer.Stop.
+func (tm *timer) stop() bool {
+	tm.s.mu.Lock()
+	defer tm.s.mu.Unlock()
+	return tm.stopLocked()
 }

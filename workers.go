@@ -45,34 +45,6 @@ import (
 	"unsafe"
 )
 
-// SetWorkers changes the number of workers at run time. When n is higher,
-// more workers may run at once (each starts when work needs it); when n is
-// lower, the surplus workers take no new task and stop after their current
-// one and the few they took with it in a batch (a task that yielded finishes on whichever
-// worker picks it up), unless Close has started by then: they then help
-// finish the drain. n must be between 1 and MaxWorkers: it returns an error
-// wrapping ErrConfig otherwise, and ErrClosed once Close started.
-func (p *Pool[K]) SetWorkers(n int) error {
-	if n < 1 || n > MaxWorkers {
-		return configErr(errWorkers, "SetWorkers(%d): want 1 to %d workers", n, MaxWorkers)
-	}
-	e := p.e
-	e.resize.Lock()
-	defer e.resize.Unlock()
-	if e.stopped.Load() {
-		return poolClosed(fmt.Sprintf("SetWorkers(%d)", n))
-	}
-	old := e.target.Swap(int32(n))
-	e.startWorkers()
-	switch {
-	case int32(n) < old:
-		e.wakeAll() // parked surplus workers retire; the others park again
-	case e.hasWork():
-		e.wake() // queued work may be waiting for the new workers: start one, which passes the wake-up on
-	}
-	return nil
-}
-
 // startWorkers makes room for the workers numbered below target and puts
 // back in service those of them that were created and then retired, idle
 // without a goroutine (the next wake-up starts one); the others are created
@@ -187,4 +159,25 @@ func (w *worker) retire(waking *bool) bool {
 		return false // SetWorkers raised target again meanwhile: carry on
 	}
 	return true
+}
+
+// setWorkers is Pool.SetWorkers.
+func (e *engine) setWorkers(n int) error {
+	if n < 1 || n > MaxWorkers {
+		return configErr(errWorkers, "SetWorkers(%d): want 1 to %d workers", n, MaxWorkers)
+	}
+	e.resize.Lock()
+	defer e.resize.Unlock()
+	if e.stopped.Load() {
+		return poolClosed(fmt.Sprintf("SetWorkers(%d)", n))
+	}
+	old := e.target.Swap(int32(n))
+	e.startWorkers()
+	switch {
+	case int32(n) < old:
+		e.wakeAll() // parked surplus workers retire; the others park again
+	case e.hasWork():
+		e.wake() // queued work may be waiting for the new workers: start one, which passes the wake-up on
+	}
+	return nil
 }

@@ -1,0 +1,80 @@
+package smartpool
+
+// SetLimit changes the pool's in-flight limit (Config.Limit) at run time.
+// A raised limit admits waiting submitters at once; a lowered one revokes
+// nothing: admissions stop until enough admitted tasks finish. A limit of 0
+// admits nothing until raised: Submit returns ErrFull and a submit with WithContext
+// waits, while the tasks admitted already run. That is errgroup's
+// SetLimit(0) (no new goroutine starts); Config.Limit 0 keeps its meaning
+// of no limit, as pond's maximum concurrency 0 does. It returns an error
+// wrapping ErrConfig for a pool created without a limit (such a pool keeps
+// no count, so that it pays nothing for the feature), or wrapping ErrConfig
+// and ErrBadLimit for n < 0, and ErrClosed once Close started.
+func (p *Pool[K]) SetLimit(n int) error { return p.e.setLimit(n) }
+
+// SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
+// at run time, effective for the next task taken from it (tasks already
+// holding a slot keep it, so a lowered cap takes effect as they finish). A
+// cap of 0 starts none of the channel's tasks until SetCap raises it, as
+// Pause would (its tasks queue); unlike New's MaxRunning 0, it does not mean
+// "no cap". Close raises a cap of 0 back to the cap of New, so that the
+// channel drains or drops as any other. A paused channel takes the new cap
+// when resumed. It returns ErrUnknownKey, ErrClosed once Close started, or
+// an error wrapping ErrConfig for a channel created without a cap (uncapped
+// channels keep no count, so that they pay nothing for the feature) or
+// wrapping ErrConfig and ErrBadLimit for n < 0.
+func (p *Pool[K]) SetCap(key K, n int) error {
+	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	i, ok := p.lookup(key)
+	if !ok {
+		return unknownKey(key)
+	}
+	return p.e.setCap(i, key, n)
+}
+
+// Pause stops the workers taking tasks of the channel named key until
+// Resume. The channel keeps accepting tasks: they queue (Stats shows them in
+// Queued, and the channel as Paused), and run after Resume. Tasks a worker
+// took from the channel before Pause still run: one it is polling as Pause
+// is called, or the rest of a batch it took into its run buffer. So once
+// Pause returned, a task submitted to the channel does not start before
+// Resume, unless a worker that was polling the channel's queue as Pause ran
+// takes it. A task of the channel that yields and re-enters through a
+// paused followup channel waits in its queue too. A channel that runs
+// tasks on the submitting goroutine (channels.CallerRuns) still does, and
+// a child that a Group's task runs itself at the group's limit still runs
+// (it is part of its parent; an uncapped channel's only). Pausing a paused
+// channel does nothing.
+//
+// Close resumes paused channels: a complete-on-close channel's queued
+// tasks run, a dropping channel's are dropped as usual, and Close never
+// waits for a Resume; so does Pool.RemoveChannel. Pause returns
+// ErrUnknownKey for a key the configuration does not list, and an error
+// wrapping ErrClosed once Close started or the channel's removal did.
+func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
+
+// Resume lets the workers take tasks of the channel named key again, after
+// Pause, and wakes idle workers for its queued tasks. A cap set to 0 by
+// SetCap stays 0: it is raised by SetCap only. Resuming a channel that is
+// not paused does nothing. It returns ErrUnknownKey for a key the
+// configuration does not list, and an error wrapping ErrClosed once Close
+// started (Close resumed every channel already).
+func (p *Pool[K]) Resume(key K) error { return p.setPaused(key, false, "Resume") }
+
+func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
+	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	i, ok := p.lookup(key)
+	if !ok {
+		return unknownKey(key)
+	}
+	return p.e.setPaused(i, key, paused, call)
+}
+
+// SetWorkers changes the number of workers at run time. When n is higher,
+// more workers may run at once (each starts when work needs it); when n is
+// lower, the surplus workers take no new task and stop after their current
+// one and the few they took with it in a batch (a task that yielded finishes on whichever
+// worker picks it up), unless Close has started by then: they then help
+// finish the drain. n must be between 1 and MaxWorkers: it returns an error
+// wrapping ErrConfig otherwise, and ErrClosed once Close started.
+func (p *Pool[K]) SetWorkers(n int) error { return p.e.setWorkers(n) }
