@@ -41,7 +41,7 @@ func WithHandle(h *Handle) Option {
 	if h == nil {
 		return Option{}
 	}
-	return Option{handle: &h.h, set: optHandle}
+	return handleOption(&h.h)
 }
 
 // Handle is a submitter's hold on a queued task, filled by a submit given

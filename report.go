@@ -1,7 +1,6 @@
 package smartpool
 
 import (
-	"runtime"
 	"sync"
 	"time"
 )
@@ -130,58 +129,30 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
-	e := p.e
-	defer e.reshape.lock()() // the channel tables hold still (reshape.go)
-	s := &Stats[K]{Workers: int(e.target.Load()), Wakeups: e.wakeups.Load(), Suspended: e.suspended(), Channels: make([]ChannelStats[K], len(e.chans))}
-	if e.admit.on {
-		s.Limit, s.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
-		s.Waiting = int(e.admit.waiters.Load())
+	var c census
+	p.e.count(&c)
+	s := &Stats[K]{Workers: c.workers, Live: c.live, Wakeups: c.wakeups, Suspended: c.suspended, Limit: c.limit,
+		Admitted: c.admitted, Waiting: c.waiting, Busy: c.busy, Stalls: c.stalls, Stalled: c.stalled,
+		Channels: make([]ChannelStats[K], len(c.chans))}
+	for i := range c.chans {
+		s.Channels[i] = channelStats(p.keys[c.chans[i].slot], &c.chans[i])
 	}
-	if d := e.stall; d != nil {
-		s.Stalls, s.Stalled = d.stalls.Load(), d.stalled.Load()
-	}
-	for i, n := range e.queued() {
-		s.Channels[i].Queued = n
-	}
-	for i := range e.chans {
-		c := &s.Channels[i]
-		c.Key, c.CompleteOnClose = p.keys[i], e.chans[i].coc
-		c.Level = e.chans[i].level
-		c.Dropped = e.chans[i].dropped.Load()
-		c.Cancelled = e.chans[i].cancelled.Load()
-		c.Yielded = int(e.chans[i].suspended.Load())
-		if e.chans[i].capped {
-			c.Cap, c.Held = int(e.chans[i].pause.cap.Load()), int(e.chans[i].running.Load())
-		}
-		c.Paused = e.paused(i)
-		c.addOutcomes(&e.chans[i].inWait)
-		c.addOutcomes(&e.chans[i].inline)
-		e.eachWorker(func(w *worker) { c.addOutcomes(&w.stats[i]) })
-		c.Wait, c.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
-	}
-	live := e.live.Load() > 0 // zero once the last worker exited: the report's snapshot
-	e.eachWorker(func(w *worker) {
-		if live && w.active.Load() && w.idle.Load() != orphaned { // in service, and not idle without a goroutine (park.go)
-			s.Live++
-		}
-		if r := w.running.Load(); r > 0 && int(r) <= len(s.Channels) {
-			s.Busy++
-			s.Channels[r-1].Running++
-		}
-	})
-	if e.reshape != nil {
-		p.reshapeStats(s)
-	}
+	s.Removed = channelStats(*new(K), &c.removed)
 	s.Rate = p.rate.update(s.Total().Finished())
 	return s
 }
 
-// addOutcomes adds one set of outcome counters: a worker's, or the
-// channel's count of tasks that ended inside a Yield's wait.
-func (c *ChannelStats[K]) addOutcomes(st *taskStats) {
-	c.Ran += st.ran.Load()
-	c.Panicked += st.panicked.Load()
-	c.Goexited += st.goexited.Load()
+// channelStats gives a channel's counts its key.
+func channelStats[K comparable](key K, c *chanCensus) ChannelStats[K] {
+	return ChannelStats[K]{Key: key, Level: c.level, CompleteOnClose: c.coc, Queued: c.queued, Paused: c.paused,
+		Cap: c.cap, Held: c.held, Ran: c.ran, Panicked: c.panicked, Goexited: c.goexited, Dropped: c.dropped,
+		Cancelled: c.cancelled, Yielded: c.yielded, Running: c.running, Wait: timingOf(c.wait), Run: timingOf(c.run),
+		Removing: c.removing}
+}
+
+// timingOf copies the engine's histogram summary into the user's type.
+func timingOf(t Timing) Timing {
+	return t
 }
 
 // buildReport builds Close's report: the Stats of the pool as it closes,
@@ -194,89 +165,6 @@ func (p *Pool[K]) buildReport() *Report[K] {
 		r.Rate = float64(r.Total().Finished()) / life
 	}
 	return r
-}
-
-// queued returns each channel's queued tasks: its Len plus the tasks of its
-// queues in the workers' run buffers. It holds every buffer's lock while it
-// reads (holdBuffers): a batch poll or a steal moving tasks between a
-// channel and a buffer, or between two buffers, in the middle of the read
-// would count them twice, or not at all.
-func (e *engine) queued() []int {
-	q := make([]int, len(e.chans))
-	for try := 1; ; try++ {
-		n := int(e.born.Load())
-		held, all := e.holdBuffers(n)
-		for i := range e.chans {
-			if e.chans[i].user != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
-				q[i] = e.chans[i].user.Len()
-			}
-		}
-		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
-			// A worker being created (or created meanwhile) may fill its
-			// buffer before a Len read or after it: read again with its
-			// lock too.
-			releaseBuffers(held)
-			runtime.Gosched()
-			continue
-		}
-		for _, h := range held {
-			if k, qi := h.b.buffered(); k > 0 {
-				q[e.queues[qi].ch] += k
-			}
-		}
-		releaseBuffers(held)
-		return q
-	}
-}
-
-// maxQueuedTries bounds queued's reads while workers are being created.
-const maxQueuedTries = 8
-
-// heldBuffer is a run buffer queued reads, and whether it holds its lock.
-type heldBuffer struct {
-	b      *runBuffer
-	locked bool
-}
-
-// holdBuffers locks the run buffers of workers 0 to n-1, in order, and
-// returns them; all is false if a worker was still being created (bear). The
-// order makes no cycle: a fill or a steal holds one buffer lock at a time. A
-// lock still held after holdSpins tries is not taken, and that buffer is
-// read without it: its holder may be the caller itself (a channel's
-// PollBatch, which runs under it, calling Stats through Bits.Discard and
-// OnEnd), and Stats must not hang.
-func (e *engine) holdBuffers(n int) (held []heldBuffer, all bool) {
-	held = make([]heldBuffer, 0, n)
-	all = true
-	for i := range n {
-		w := e.worker(i)
-		if w == nil {
-			all = false
-			continue
-		}
-		h := heldBuffer{b: &w.buf}
-		for range holdSpins {
-			if h.locked = h.b.mu.TryLock(); h.locked {
-				break
-			}
-			runtime.Gosched()
-		}
-		held = append(held, h)
-	}
-	return held, all
-}
-
-// holdSpins bounds holdBuffers' tries for one buffer's lock: a fill holds
-// it for one PollBatch call.
-const holdSpins = 10000
-
-// releaseBuffers unlocks what holdBuffers locked.
-func releaseBuffers(held []heldBuffer) {
-	for _, h := range held {
-		if h.locked {
-			h.b.mu.Unlock()
-		}
-	}
 }
 
 // rateWindow turns the finished-task count of successive Stats calls into a

@@ -398,28 +398,3 @@ func (p *Pool[K]) detach(i int, rm *removal) (uint64, uint64) {
 	close(rm.done)
 	return g, keyed
 }
-
-// reshapeStats turns Stats' per-slot channels into the channels present,
-// less the counts of the slot's earlier channels, and fills Removed. Under
-// mu.
-func (p *Pool[K]) reshapeStats(s *Stats[K]) {
-	rs := p.e.reshape
-	out := s.Channels[:0]
-	for i := range s.Channels {
-		sl := &rs.slots[i]
-		if !rs.listed(i) {
-			continue
-		}
-		c := s.Channels[i]
-		c.Ran -= sl.base.ran
-		c.Panicked -= sl.base.panicked
-		c.Goexited -= sl.base.goexited
-		c.Dropped -= sl.base.dropped
-		c.Cancelled -= sl.base.cancelled
-		c.Removing = sl.state == slotRemoving
-		out = append(out, c)
-	}
-	s.Channels = out
-	s.Removed.Ran, s.Removed.Panicked, s.Removed.Goexited = rs.removed.ran, rs.removed.panicked, rs.removed.goexited
-	s.Removed.Dropped, s.Removed.Cancelled = rs.removed.dropped, rs.removed.cancelled
-}

@@ -243,7 +243,7 @@ var pkgPath = reflect.TypeFor[worker]().PkgPath()
 
 var (
 	runFrame   = []byte(pkgPath + ".(*worker).run(")
-	yieldFrame = []byte(pkgPath + ".Yield(")
+	yieldFrame = []byte(pkgPath + ".yieldFor(")
 )
 
 // stallStacks returns the stacks of the goroutines running a task of pool e

@@ -30,18 +30,7 @@ import "context"
 // A nil wait has nothing to wait for: Yield returns at once, without giving
 // the worker back.
 func Yield(ctx context.Context, wait func()) {
-	if wait == nil {
-		return
+	if wait != nil {
+		yieldFor(ctx, wait)
 	}
-	tc := taskOf(ctx)
-	if tc == nil || tc.w == nil {
-		if cb := callbackOf(); cb != nil && cb.w != nil {
-			cb.leaveForCallback()
-		}
-		wait()
-		return
-	}
-	tc.suspend()
-	wait()
-	tc.reenter()
 }

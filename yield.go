@@ -455,3 +455,19 @@ func (how outcome) public() Outcome {
 
 // drop tells a suspended task that Close removed its resumption.
 func (r *resumption) drop() { r.grant <- nil }
+
+// yieldFor is Yield with a wait: the task of ctx, or of the calling
+// goroutine, gives its worker up while wait runs.
+func yieldFor(ctx context.Context, wait func()) {
+	tc := taskOf(ctx)
+	if tc == nil || tc.w == nil {
+		if cb := callbackOf(); cb != nil && cb.w != nil {
+			cb.leaveForCallback()
+		}
+		wait()
+		return
+	}
+	tc.suspend()
+	wait()
+	tc.reenter()
+}
