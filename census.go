@@ -30,9 +30,11 @@ func (c *chanCensus) addOutcomes(st *taskStats) {
 	c.goexited += st.goexited.Load()
 }
 
-// count fills c with the pool's counters now.
-func (e *engine) count(c *census) {
-	defer e.reshape.lock()() // the channel tables hold still (reshape.go)
+// count fills c with the pool's counters now, then calls name, while the
+// channel tables hold still (reshape.go): the caller reads its keys there.
+func (e *engine) count(c *census, name func()) {
+	defer e.reshape.lock()()
+	defer name()
 	c.workers, c.wakeups, c.suspended = int(e.target.Load()), e.wakeups.Load(), e.suspended()
 	c.chans = make([]chanCensus, len(e.chans))
 	if e.admit.on {

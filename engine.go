@@ -62,8 +62,7 @@ type engine struct {
 	attacher  uintptr       // the goroutine running New (gid), whose Attach calls must not wait for start; written before Attach
 	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
 	closeOnce sync.Once     // guards startClose
-	done      chan struct{} // closed when the close has finished; report set before
-	report    any           // *Report[K]; written once before done is closed
+	done      chan struct{} // closed when the close has finished, after finish ran
 
 	closer    atomic.Uintptr // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
 	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
@@ -78,7 +77,7 @@ type engine struct {
 
 	base        context.Context // parent of every task context
 	cancelTasks context.CancelFunc
-	finish      func() // builds the report; run by whoever takes live to zero
+	finish      func() // the root builds its report and logs the close; run by whoever takes live to zero, before done is closed
 }
 
 // queueRef maps a global queue number to its channel.
@@ -142,6 +141,118 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 	e.target.Store(int32(workers))
 	e.stopped.Store(true) // no channel admits a task before start (Bits.Closed)
 	return e, nil
+}
+
+// chanSpec is one channel of a pool to build, as New validated it.
+type chanSpec struct {
+	src         Source
+	user        Channel // src's, for Len
+	level       int
+	first       int // global number of its queue 0
+	name        any // its key, boxed once, for errors
+	coc         bool
+	onEnd       func(Task, Outcome)
+	maxRunning  int
+	maxInFlight int
+}
+
+// poolSpec is a validated configuration, without the user's key type.
+type poolSpec struct {
+	perLevel    []int // queues per level, spare room included
+	levelFirst  []int // with Config.Spare: each level's first global queue; nil without
+	slots       int   // the channel table's size: the listed channels, plus one per spare queue
+	workers     int
+	sched       scheduler.Scheduler // nil: the workers serve the highest level with work, without a picker
+	followup    []int               // channel index -> followup channel index, for the listed channels
+	idleTimeout time.Duration
+	quantum     int
+	timingEvery int
+	limit       int
+	log         *slog.Logger
+	chans       []chanSpec // the listed channels
+}
+
+// build makes the engine of a pool, its channels not yet attached, and
+// returns each channel's tasks queued before Attach (with a limit: New
+// admitted them, and they hold units).
+func build(sp *poolSpec) (*engine, []int, error) {
+	e, err := newEngine(sp.perLevel, sp.workers, sp.sched)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.log = sp.log
+	e.followup = append(sp.followup, make([]int, sp.slots-len(sp.followup))...) // spare slots: set by AddChannel
+	e.idleTimeout = sp.idleTimeout
+	e.quantum = int32(sp.quantum)
+	e.timing = newTiming(sp.timingEvery, sp.slots)
+	e.timing.link()
+	e.chans = make([]chanInfo, sp.slots)
+	total := 0
+	for _, n := range sp.perLevel {
+		total += n
+	}
+	e.queues = make([]queueRef, 0, total)
+	if sp.levelFirst != nil {
+		e.reshape = newReshaper(sp.perLevel, sp.levelFirst, sp.slots, len(sp.chans))
+	}
+	for i, cs := range sp.chans {
+		c := cs.src
+		e.chans[i] = chanInfo{c: c, user: cs.user, level: cs.level, first: cs.first, queues: c.Queues(),
+			name: cs.name, coc: cs.coc, onEnd: cs.onEnd, tracked: e.reshape != nil}
+		if limit := max(cs.maxRunning, cs.maxInFlight); limit > 0 {
+			e.chans[i].capped, e.chans[i].holdsYield = true, cs.maxInFlight > 0
+			e.chans[i].maxRunning.Store(int64(limit))
+			e.chans[i].pause.setCap(int64(limit))
+		}
+		for q := range c.Queues() {
+			op, _ := c.(OrderedPoller)
+			bp, _ := c.(BatchPoller)
+			if !batches(e.chans[i].capped, cs.level, len(sp.perLevel)) {
+				bp = nil
+			}
+			e.queues = e.queues[:cs.first+q+1] // spare room before it stays zero: AddChannel fills it
+			e.queues[cs.first+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: cs.level}
+		}
+		if e.reshape != nil {
+			e.reshape.own(cs.first, c.Queues(), i)
+		}
+	}
+	e.queues = e.queues[:cap(e.queues)]
+	// The limit is set before Attach: a channel may start goroutines there
+	// that admit tasks (Bits.AdmitWait waits for start).
+	preQueued := make([]int, len(sp.chans))
+	if sp.limit > 0 {
+		e.admit.on = true
+		e.admit.limit.Store(int64(sp.limit))
+		for i, cs := range sp.chans {
+			// A channel of the contract refuses tasks until attached; one
+			// that queued some anyway gets them run, each holding a unit.
+			preQueued[i] = cs.user.Len()
+			e.admit.held.Add(int64(preQueued[i]))
+		}
+	}
+	e.admitDeclared = make([]bool, len(e.queues))
+	return e, preQueued, nil
+}
+
+// attachAll hands each of the n listed channels its Bits through attach,
+// on the goroutine running New. If one refuses, New fails: the channels
+// attached so far refuse submits (stopped) and may be attached again, and
+// their goroutines waiting for a unit get ErrClosed.
+func (e *engine) attachAll(n int, attach func(ch int, b Bits) error) error {
+	e.attacher = gid.Current()
+	for i := range n {
+		var att *attachment
+		if e.reshape != nil {
+			att = e.reshape.slots[i].att // a listed channel is removable too
+		}
+		if err := attach(i, Bits{e: e, base: e.chans[i].first, n: e.chans[i].queues, att: att}); err != nil {
+			e.failed.Store(true)
+			close(e.started)
+			return err
+		}
+	}
+	return nil
 }
 
 // start opens admission and launches the workers. Nothing before it starts a

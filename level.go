@@ -142,21 +142,15 @@ func constructorOf(c Channel) string {
 	return "New" + name
 }
 
-// attach binds every channel to e. A channel that refuses (already attached
-// to another pool) fails New.
-func (lo *layout[K]) attach(e *engine) error {
-	for i, src := range lo.sources {
-		var att *attachment
-		if e.reshape != nil {
-			att = e.reshape.slots[i].att // a listed channel is removable too
-		}
-		err := src.Attach(Bits{e: e, base: lo.first[i], n: src.Queues(), att: att})
-		switch {
-		case errors.Is(err, ErrAttached):
-			return configErr(err, "channel %v already belongs to a pool", lo.keys[i])
-		case err != nil:
-			return configErr(fmt.Errorf("%w: %w", ErrAttached, err), "channel %v refused Attach: %v", lo.keys[i], err)
-		}
+// attachOne binds channel i to the pool of b, through its Source's Attach.
+// A channel that refuses (already attached to another pool) fails New.
+func (lo *layout[K]) attachOne(i int, b Bits) error {
+	err := lo.sources[i].Attach(b)
+	switch {
+	case errors.Is(err, ErrAttached):
+		return configErr(err, "channel %v already belongs to a pool", lo.keys[i])
+	case err != nil:
+		return configErr(fmt.Errorf("%w: %w", ErrAttached, err), "channel %v refused Attach: %v", lo.keys[i], err)
 	}
 	return nil
 }

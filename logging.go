@@ -42,7 +42,7 @@ func (p *Pool[K]) logClosing() {
 
 // logClosed logs the final report; it runs once, as the pool closes.
 func (p *Pool[K]) logClosed() {
-	r := p.e.report.(*Report[K])
+	r := p.report
 	t := r.Total()
 	p.log.Info("smartpool: pool closed", "workers", r.Workers, "ran", t.Ran, "panicked", t.Panicked, "goexited", t.Goexited,
 		"dropped", t.Dropped, "cancelled", t.Cancelled)

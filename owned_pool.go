@@ -69,77 +69,36 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if cfg.Schedule == nil || strictPriority(sched) {
 		sched = nil // workers serve the highest level with work without a picker (worker.pick), and batch
 	}
-	e, err := newEngine(lo.perLevel, workers, sched)
+	sp := &poolSpec{perLevel: lo.perLevel, slots: lo.slots, workers: workers, sched: sched, followup: follow,
+		idleTimeout: cfg.IdleTimeout, quantum: cfg.Quantum, timingEvery: cfg.TimingEvery, limit: cfg.Limit,
+		chans: make([]chanSpec, len(lo.sources))}
+	if sp.idleTimeout == 0 {
+		sp.idleTimeout = DefaultIdleTimeout
+	}
+	if lo.spare != nil {
+		sp.levelFirst = lo.levelFirst
+	}
+	for i, c := range lo.sources {
+		sp.chans[i] = chanSpec{src: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], name: lo.keys[i],
+			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd,
+			maxRunning: lo.params[i].MaxRunning, maxInFlight: lo.params[i].MaxInFlight}
+	}
+	keys := append(lo.keys, make([]K, lo.slots-len(lo.keys))...) // spare slots: set by AddChannel
+	p := &Pool[K]{keys: keys, log: logger(cfg.Logger)}
+	p.index.Store(&lo.index)
+	sp.log = p.log
+	e, preQueued, err := build(sp)
 	if err != nil {
 		return nil, err
 	}
-	e.followup = append(follow, make([]int, lo.slots-len(follow))...) // spare slots: set by AddChannel
-	e.idleTimeout = cfg.IdleTimeout
-	e.quantum = int32(cfg.Quantum)
-	if e.idleTimeout == 0 {
-		e.idleTimeout = DefaultIdleTimeout
-	}
-	e.timing = newTiming(cfg.TimingEvery, lo.slots)
-	e.timing.link()
-	keys := append(lo.keys, make([]K, lo.slots-len(lo.keys))...) // spare slots: set by AddChannel
-	p := &Pool[K]{e: e, keys: keys, log: logger(cfg.Logger)}
-	p.index.Store(&lo.index)
-	e.log = p.log
+	p.e = e
 	p.setPanicHandler(cfg.PanicHandler)
-	e.chans = make([]chanInfo, lo.slots)
-	total := 0
-	for _, n := range lo.perLevel {
-		total += n
-	}
-	e.queues = make([]queueRef, 0, total)
-	if lo.spare != nil {
-		e.reshape = newReshaper(lo.perLevel, lo.levelFirst, lo.slots, len(lo.channels))
-	}
-	for i, c := range lo.sources {
-		e.chans[i] = chanInfo{c: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], queues: c.Queues(),
-			name: lo.keys[i], coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd, tracked: e.reshape != nil}
-		if limit := max(lo.params[i].MaxRunning, lo.params[i].MaxInFlight); limit > 0 {
-			e.chans[i].capped, e.chans[i].holdsYield = true, lo.params[i].MaxInFlight > 0
-			e.chans[i].maxRunning.Store(int64(limit))
-			e.chans[i].pause.setCap(int64(limit))
-		}
-		for q := range c.Queues() {
-			op, _ := c.(OrderedPoller)
-			bp, _ := c.(BatchPoller)
-			if !batches(e.chans[i].capped, lo.level[i], len(lo.perLevel)) {
-				bp = nil
-			}
-			e.queues = e.queues[:lo.first[i]+q+1] // spare room before it stays zero: AddChannel fills it
-			e.queues[lo.first[i]+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: lo.level[i]}
-		}
-		if e.reshape != nil {
-			e.reshape.own(lo.first[i], c.Queues(), i)
-		}
-	}
-	e.queues = e.queues[:cap(e.queues)]
-	// The limit is set before Attach: a channel may start goroutines there
-	// that admit tasks (Bits.AdmitWait waits for start).
-	preQueued := make([]int, len(lo.channels))
-	if cfg.Limit > 0 {
-		e.admit.on = true
-		e.admit.limit.Store(int64(cfg.Limit))
-		for i, c := range lo.channels {
-			// A channel of the contract refuses tasks until attached; one
-			// that queued some anyway gets them run, each holding a unit.
-			preQueued[i] = c.Len()
-			e.admit.held.Add(int64(preQueued[i]))
-		}
-	}
-	e.admitDeclared = make([]bool, len(e.queues))
-	e.attacher = gid.Current()
-	if err := lo.attach(e); err != nil {
-		e.failed.Store(true) // the channels attached so far refuse (e.stopped) and may be attached again
-		close(e.started)     // their goroutines waiting for a unit get ErrClosed
+	if err := e.attachAll(len(lo.sources), lo.attachOne); err != nil {
 		return nil, err
 	}
 	e.setAccounting(preQueued)
-	e.stall = newWatchdog(e, cfg.StallAfter, p.keys)
-	e.finish = func() { e.report = p.buildReport(); p.logClosed() }
+	e.stall = newWatchdog(e, cfg.StallAfter, func(ch int) any { return keys[ch] }) // not p: the watchdog holds no pool alive
+	e.finish = func() { p.report = p.buildReport(); p.logClosed() }
 	e.start()
 	p.logStart(workers)
 	return &OwnedPool[K]{pool: p}, nil
@@ -192,7 +151,7 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	}
 	select {
 	case <-e.done:
-		return e.report.(*Report[K]), nil
+		return o.pool.report, nil
 	default:
 	}
 	Yield(ctx, func() {
@@ -203,7 +162,7 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	})
 	select {
 	case <-e.done: // also when both are ready: the pool closed, say so
-		return e.report.(*Report[K]), nil
+		return o.pool.report, nil
 	default:
 	}
 	e.cancelTasks()

@@ -22,6 +22,7 @@ type Pool[K comparable] struct {
 	log       *slog.Logger // Config.Logger or slog.Default(); read-only
 	rate      rateWindow   // Stats' tasks-per-second window (report.go)
 	closeOnce sync.Once    // the "close begun" line is logged once (logging.go)
+	report    *Report[K]   // Close's report: written once by the engine's finish, before done is closed; read after
 }
 
 // Submit queues fn in the channel named key, ordered and tied as opts say

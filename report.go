@@ -130,12 +130,18 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
 	var c census
-	p.e.count(&c)
+	var keys []K
+	p.e.count(&c, func() {
+		keys = make([]K, len(c.chans))
+		for i := range c.chans {
+			keys[i] = p.keys[c.chans[i].slot]
+		}
+	})
 	s := &Stats[K]{Workers: c.workers, Live: c.live, Wakeups: c.wakeups, Suspended: c.suspended, Limit: c.limit,
 		Admitted: c.admitted, Waiting: c.waiting, Busy: c.busy, Stalls: c.stalls, Stalled: c.stalled,
 		Channels: make([]ChannelStats[K], len(c.chans))}
 	for i := range c.chans {
-		s.Channels[i] = channelStats(p.keys[c.chans[i].slot], &c.chans[i])
+		s.Channels[i] = channelStats(keys[i], &c.chans[i])
 	}
 	s.Removed = channelStats(*new(K), &c.removed)
 	s.Rate = p.rate.update(s.Total().Finished())

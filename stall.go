@@ -63,15 +63,15 @@ type watchdog struct {
 }
 
 // newWatchdog returns the watchdog of e for Config.StallAfter after, nil if
-// after is negative (off); keys are the channels' keys, by index.
-func newWatchdog[K comparable](e *engine, after time.Duration, keys []K) *watchdog {
+// after is negative (off); keyOf names channel ch in the log.
+func newWatchdog(e *engine, after time.Duration, keyOf func(ch int) any) *watchdog {
 	switch {
 	case after < 0:
 		return nil
 	case after == 0:
 		after = DefaultStallAfter
 	}
-	return &watchdog{pool: weak.Make(e), after: after, keyOf: func(ch int) any { return keys[ch] }}
+	return &watchdog{pool: weak.Make(e), after: after, keyOf: keyOf}
 }
 
 // period is the time between two checks: a stall shows between StallAfter
