@@ -166,9 +166,9 @@ type ChannelParams[K comparable] struct {
 	MaxInFlight int
 }
 
-// MaxWorkers is the largest Workers value New accepts.
-const MaxWorkers = 1 << 16
+// DefaultStallAfter is the stall watchdog's delay when Config.StallAfter is 0.
+const DefaultStallAfter = 10 * time.Second
 
-// MaxQuantum is the largest Config.Quantum: the most tasks a worker takes
-// from a queue under one hold of its lock.
-const MaxQuantum = batchMax
+// DefaultTimingEvery is the sampling rate when Config.TimingEvery is 0: one
+// task in DefaultTimingEvery is timed.
+const DefaultTimingEvery = 64

@@ -94,9 +94,9 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 	channel := e.chans[ch].c
 	stamped := e.timing.stamp(ch, t)
 	var err error
-	var indexed Reorderer // the channel queued the task where its Reorder finds it
+	var indexed reorderer // the channel queued the task where its Reorder finds it
 	if how.push == nil && how.handle != nil {
-		indexed, _ = channel.(Reorderer)
+		indexed, _ = channel.(reorderer)
 	}
 	switch {
 	case how.push != nil:

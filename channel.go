@@ -70,3 +70,7 @@ func SourceOf(c Channel) Source {
 	}
 	return c.source()
 }
+
+// Order is the key a channel ordered a task by: a priority, a deadline, or
+// neither (the zero Order).
+type Order = task.Order

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,13 +81,45 @@ type engine struct {
 	finish      func() // the root builds its report and logs the close; run by whoever takes live to zero, before done is closed
 }
 
+// queue is how the engine reaches a channel: the channel author's Source
+// less Attach, which the root calls. Every Source is a queue, so a poll or a
+// push costs one dynamic call, as through the Source itself. The optional
+// pollers below are the Source's too, asked for by type assertion.
+type queue interface {
+	Queues() int
+	Push(t Task, o Order) error
+	Requeue(t Task) error
+	Poll(queue int) Task
+	Close(drop bool) []Task
+}
+
+// batchPoller is a channel that polls in batches (buffer.go).
+type batchPoller interface {
+	PollBatch(queue int, ts []Task, keys []Order, share int) int
+}
+
+// orderedPoller is a channel whose tasks keep their key when they yield
+// (order.go).
+type orderedPoller interface {
+	PollOrder(queue int) (Task, Order)
+}
+
+// reorderer is a channel that moves a queued task to a new key (Handle).
+type reorderer interface {
+	PushIndexed(t Task, o Order) error
+	Reorder(t Task, o Order) error
+}
+
+// lener counts a channel's queued tasks: its user-facing Len.
+type lener interface{ Len() int }
+
 // queueRef maps a global queue number to its channel.
 type queueRef struct {
-	c       Source
+	c       queue
 	local   int           // queue number inside the channel
 	ch      int           // channel index
-	ordered OrderedPoller // c, if it orders by a key a yielded task keeps (order.go)
-	batch   BatchPoller   // c, if it polls in batches and has no cap (buffer.go)
+	ordered orderedPoller // c, if it orders by a key a yielded task keeps (order.go)
+	batch   batchPoller   // c, if it polls in batches and has no cap (buffer.go)
 	level   int           // the channel's level
 	// wakeHands: c calls Bits.Wake only outside its locks, so the wake-up
 	// may search for the woken worker (Bits.WakesOutsideLock). Written
@@ -95,8 +128,8 @@ type queueRef struct {
 }
 
 type chanInfo struct {
-	c         Source
-	user      Channel // c's Channel, for Len
+	c         queue
+	user      lener // c's Channel, for Len
 	level     int
 	first     int // global number of its queue 0
 	queues    int
@@ -145,8 +178,8 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*engine,
 
 // chanSpec is one channel of a pool to build, as New validated it.
 type chanSpec struct {
-	src         Source
-	user        Channel // src's, for Len
+	src         queue
+	user        lener // src's Channel, for Len
 	level       int
 	first       int // global number of its queue 0
 	name        any // its key, boxed once, for errors
@@ -205,8 +238,8 @@ func build(sp *poolSpec) (*engine, []int, error) {
 			e.chans[i].pause.setCap(int64(limit))
 		}
 		for q := range c.Queues() {
-			op, _ := c.(OrderedPoller)
-			bp, _ := c.(BatchPoller)
+			op, _ := c.(orderedPoller)
+			bp, _ := c.(batchPoller)
 			if !batches(e.chans[i].capped, cs.level, len(sp.perLevel)) {
 				bp = nil
 			}
@@ -462,3 +495,20 @@ func (e *engine) calledFromTask(ctx context.Context) bool {
 	}
 	return e.callbacks.has(id)
 }
+
+// ended hands the end of task t of channel ch to the channel's OnEnd, if it
+// has one, after the end was counted; a panic in OnEnd goes to the panic
+// handler. t may be a wrapper: OnEnd receives the task as submitted.
+func (e *engine) ended(ch int, t Task, o Outcome) {
+	if ch < 0 || o == 0 || e.chans[ch].onEnd == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.panicked(ch, &PanicError{Value: r, Stack: stack()})
+		}
+	}()
+	e.chans[ch].onEnd(userTask(t), o)
+}
+
+func stack() []byte { return debug.Stack() }

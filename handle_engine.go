@@ -7,7 +7,7 @@ import "errors"
 type handle struct {
 	c       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
 	queued  Task         // c as queued (perhaps timed): what the channel holds
-	src     Reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+	src     reorderer    // the channel, if it indexed the task; nil: it cannot reorder
 	channel any          // the channel's key as boxed at New or AddChannel (chanInfo.name), for errors: a copy, so a slot reused after RemoveChannel does not rename it
 }
 

@@ -85,7 +85,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	if so.handle != nil {
 		hc = newCancellable(context.Background(), e, ch, t, false)
 		t = hc
-		indexed, _ = e.chans[ch].c.(Reorderer)
+		indexed, _ = e.chans[ch].c.(reorderer)
 	}
 	c := e.chans[ch].c
 	e.credited(ch, 1)

@@ -1,9 +1,7 @@
 package smartpool
 
 import (
-	"bytes"
 	"log/slog"
-	"strconv"
 )
 
 // # Logging
@@ -57,36 +55,4 @@ func (p *Pool[K]) logClosed() {
 // separate attributes, the stack frame by frame.
 func (p *Pool[K]) logPanic(msg string, key any, pe *PanicError) {
 	p.log.Error(msg, "channel", key, "panic", pe.Value, "stack", stackFrames(pe.Stack))
-}
-
-// stackFrames presents a debug.Stack trace as a group of attributes, one per
-// frame ("0", "1", ...: "function file:line"), starting at the frame that
-// panicked, so that text and JSON handlers print it readably instead of as
-// one escaped line.
-type stackFrames []byte
-
-// LogValue implements slog.LogValuer.
-func (s stackFrames) LogValue() slog.Value {
-	lines := bytes.Split(bytes.TrimSpace(s), []byte("\n"))
-	var frames []string
-	for i := 1; i+1 < len(lines); i += 2 { // lines[0]: "goroutine N [running]:"
-		fn := string(bytes.TrimSpace(lines[i]))
-		loc := bytes.TrimSpace(lines[i+1])
-		if j := bytes.LastIndex(loc, []byte(" +0x")); j >= 0 {
-			loc = loc[:j]
-		}
-		if bytes.HasPrefix(lines[i], []byte("panic(")) {
-			frames = frames[:0] // the frames above are the recovery's own
-			continue
-		}
-		frames = append(frames, fn+" "+string(loc))
-	}
-	if len(frames) == 0 {
-		return slog.StringValue(string(s))
-	}
-	attrs := make([]slog.Attr, len(frames))
-	for i, f := range frames {
-		attrs[i] = slog.String(strconv.Itoa(i), f)
-	}
-	return slog.GroupValue(attrs...)
 }

@@ -14,21 +14,6 @@ package smartpool
 // channel's Requeue reads it back with Bits.OrderOf and keeps it when it
 // orders by the same kind of key.
 
-import "github.com/smartpool-go/smartpool/task"
-
-// Order is the key a channel ordered a task by: a priority, a deadline, or
-// neither (the zero Order).
-type Order = task.Order
-
-// OrderedPoller is implemented by channels that order their tasks by a key,
-// so that a task that yields keeps its place when it re-enters: the pool
-// calls PollOrder instead of Poll, and hands the Order back to the followup
-// channel's Requeue (see Bits.OrderOf). PollOrder is Poll that also returns
-// the key the task was queued with.
-type OrderedPoller interface {
-	PollOrder(queue int) (Task, Order)
-}
-
 // OrderOf returns the key a yielded task re-entering through Requeue was
 // first ordered by (see OrderedPoller), and false for any other task or if
 // the channel that gave it out orders by no key.

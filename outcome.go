@@ -29,18 +29,3 @@ const (
 	// task (channels.DropOldest).
 	DroppedDisplaced = task.DroppedDisplaced
 )
-
-// ended hands the end of task t of channel ch to the channel's OnEnd, if it
-// has one, after the end was counted; a panic in OnEnd goes to the panic
-// handler. t may be a wrapper: OnEnd receives the task as submitted.
-func (e *engine) ended(ch int, t Task, o Outcome) {
-	if ch < 0 || o == 0 || e.chans[ch].onEnd == nil {
-		return
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			e.panicked(ch, &PanicError{Value: r, Stack: stack()})
-		}
-	}()
-	e.chans[ch].onEnd(userTask(t), o)
-}

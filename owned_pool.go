@@ -75,6 +75,13 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if sp.idleTimeout == 0 {
 		sp.idleTimeout = DefaultIdleTimeout
 	}
+	if sp.timingEvery == 0 {
+		sp.timingEvery = DefaultTimingEvery
+	}
+	stallAfter := cfg.StallAfter
+	if stallAfter == 0 {
+		stallAfter = DefaultStallAfter
+	}
 	if lo.spare != nil {
 		sp.levelFirst = lo.levelFirst
 	}
@@ -97,7 +104,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, err
 	}
 	e.setAccounting(preQueued)
-	e.stall = newWatchdog(e, cfg.StallAfter, func(ch int) any { return keys[ch] }) // not p: the watchdog holds no pool alive
+	e.stall = newWatchdog(e, stallAfter, func(ch int) any { return keys[ch] }) // not p: the watchdog holds no pool alive
 	e.finish = func() { p.report = p.buildReport(); p.logClosed() }
 	e.start()
 	p.logStart(workers)

@@ -40,9 +40,6 @@ import (
 	"weak"
 )
 
-// DefaultStallAfter is the stall watchdog's delay when Config.StallAfter is 0.
-const DefaultStallAfter = 10 * time.Second
-
 // watchdog is a pool's stall watchdog. Its timer's callback (check) and stop
 // take mu; Stats reads stalls and stalled from any goroutine.
 type watchdog struct {
@@ -62,14 +59,12 @@ type watchdog struct {
 	since   time.Time // the first check of the current stretch with work queued, every worker busy and no task ended; zero if the last check saw none
 }
 
-// newWatchdog returns the watchdog of e for Config.StallAfter after, nil if
-// after is negative (off); keyOf names channel ch in the log.
+// newWatchdog returns the watchdog of e for Config.StallAfter resolved
+// (after), nil if after is not positive (off); keyOf names channel ch in the
+// log.
 func newWatchdog(e *engine, after time.Duration, keyOf func(ch int) any) *watchdog {
-	switch {
-	case after < 0:
+	if after <= 0 {
 		return nil
-	case after == 0:
-		after = DefaultStallAfter
 	}
 	return &watchdog{pool: weak.Make(e), after: after, keyOf: keyOf}
 }
@@ -336,6 +331,38 @@ func (t taskStacks) LogValue() slog.Value {
 	}
 	if n := t.found - len(t.stacks); n > 0 {
 		attrs = append(attrs, slog.Int("omitted", n))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// stackFrames presents a debug.Stack trace as a group of attributes, one per
+// frame ("0", "1", ...: "function file:line"), starting at the frame that
+// panicked, so that text and JSON handlers print it readably instead of as
+// one escaped line.
+type stackFrames []byte
+
+// LogValue implements slog.LogValuer.
+func (s stackFrames) LogValue() slog.Value {
+	lines := bytes.Split(bytes.TrimSpace(s), []byte("\n"))
+	var frames []string
+	for i := 1; i+1 < len(lines); i += 2 { // lines[0]: "goroutine N [running]:"
+		fn := string(bytes.TrimSpace(lines[i]))
+		loc := bytes.TrimSpace(lines[i+1])
+		if j := bytes.LastIndex(loc, []byte(" +0x")); j >= 0 {
+			loc = loc[:j]
+		}
+		if bytes.HasPrefix(lines[i], []byte("panic(")) {
+			frames = frames[:0] // the frames above are the recovery's own
+			continue
+		}
+		frames = append(frames, fn+" "+string(loc))
+	}
+	if len(frames) == 0 {
+		return slog.StringValue(string(s))
+	}
+	attrs := make([]slog.Attr, len(frames))
+	for i, f := range frames {
+		attrs[i] = slog.String(strconv.Itoa(i), f)
 	}
 	return slog.GroupValue(attrs...)
 }

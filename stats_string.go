@@ -2,9 +2,10 @@ package smartpool
 
 import (
 	"fmt"
-	"github.com/smartpool-go/smartpool/internal/show"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/smartpool-go/smartpool/internal/show"
 )
 
 // String prints the stats as a small table: a line of pool figures (stalls

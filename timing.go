@@ -28,10 +28,6 @@ import (
 // Nothing here takes a lock. The histograms are shared by all workers of a
 // channel; with sampling their atomic adds are rare.
 
-// DefaultTimingEvery is the sampling rate when Config.TimingEvery is 0: one
-// task in DefaultTimingEvery is timed.
-const DefaultTimingEvery = 64
-
 // timing is a pool's clock and per-channel histograms. Read-only after New
 // except the histograms' counters.
 type timing struct {
@@ -69,11 +65,7 @@ func (l *lazyHistogram) snapshot() Timing {
 
 func newTiming(every, channels int) timing {
 	tm := timing{epoch: time.Now(), chans: make([]chanTiming, channels)}
-	switch {
-	case every < 0:
-	case every == 0:
-		tm.every = DefaultTimingEvery
-	default:
+	if every > 0 { // resolved by New: 0 is off here
 		tm.every = uint32(min(every, 1<<31))
 	}
 	if tm.every > 1 {

@@ -433,3 +433,9 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 	finished = true
 	return true
 }
+
+// MaxQuantum is the largest Config.Quantum: the most tasks a worker takes
+// from a queue under one hold of its lock.
+const MaxQuantum = batchMax
+
+

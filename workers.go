@@ -181,3 +181,8 @@ func (e *engine) setWorkers(n int) error {
 	}
 	return nil
 }
+
+// MaxWorkers is the largest Workers value New accepts.
+const MaxWorkers = 1 << 16
+
+
