@@ -70,7 +70,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 		var err error
 		admitted := false
 		ch, err = pin.unpinned(ch, func() (err error) {
-			Yield(ctx, func() { err = e.admitWait(ctx) }) // a plain wait on a goroutine that runs no task
+			yieldFor(ctx, func() { err = e.admitWait(ctx) }) // a plain wait on a goroutine that runs no task
 			admitted = err == nil
 			return err
 		})
@@ -127,7 +127,7 @@ func (e *engine) submitContext(ctx context.Context, ch int, t Task, how submitMo
 			err = pin.holdInstead(ch) // the wait is in ch: a removal of ch waits for it, and ends it by closing ch
 		}
 		if err == nil {
-			Yield(ctx, func() { err = pw.PushWait(ctx, stamped) })
+			yieldFor(ctx, func() { err = pw.PushWait(ctx, stamped) })
 		}
 	}
 	switch {

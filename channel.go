@@ -1,6 +1,9 @@
 package smartpool
 
-import "github.com/smartpool-go/smartpool/task"
+import (
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/task"
+)
 
 // Task is a unit of work. Run is called once, on a worker goroutine, with a
 // context that carries the pool's task handle and is cancelled when a Close
@@ -65,7 +68,7 @@ var _ interface{ source() Source } = Plug{}
 // value not made by its constructor). Composite channels (channels.Multi)
 // reach their inner channels' Sources through it.
 func SourceOf(c Channel) Source {
-	if isNil(c) {
+	if nilcheck.Nil(c) {
 		return nil
 	}
 	return c.source()

@@ -1,8 +1,6 @@
 package smartpool
 
 import (
-	"errors"
-
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -22,7 +20,7 @@ var (
 	ErrFull = task.ErrFull
 	// ErrUnknownKey is returned by Pool.Submit for a key the configuration
 	// does not list; the error returned names the key and wraps it.
-	ErrUnknownKey = errors.New("smartpool: unknown channel key")
+	ErrUnknownKey = task.ErrUnknownKey
 	// ErrCloseFromTask is returned by OwnedPool.Close when it is called from
 	// one of the pool's own tasks (whatever context it passes) or from a
 	// callback the pool waits for (OnEnd, the panic handler): the close is

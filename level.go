@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -66,11 +67,11 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 				return nil, configErr(errDuplicateKey, "key %v is listed twice", p.Key)
 			}
 			ch := b.Channel(p.Key)
-			if isNil(ch) {
+			if nilcheck.Nil(ch) {
 				return nil, configErr(errNilChannel, "Channel(%v) returned nil", p.Key)
 			}
 			src := SourceOf(ch)
-			if isNil(src) {
+			if nilcheck.Nil(src) {
 				return nil, configErr(errNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
 			}
 			if err := checkCaps(p); err != nil {
@@ -115,20 +116,6 @@ func checkCaps[K comparable](p ChannelParams[K]) error {
 		return configErr(errCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
 	}
 	return nil
-}
-
-// isNil reports whether an interface value (a Channel, a Picker) is nil or
-// holds a nil pointer, map, slice or func, which a behavior's switch over keys
-// returns easily.
-func isNil(x any) bool {
-	if x == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(x); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 // constructorOf guesses the constructor of c's type by the Go convention,

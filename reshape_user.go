@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
 
 // RemovePolicy says what RemoveChannel does with the tasks a channel holds.
@@ -55,7 +57,7 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	switch {
 	case rs == nil:
 		return configErr(errNotConfigured, "AddChannel(%v): the pool was built without Config.Spare", key)
-	case isNil(c):
+	case nilcheck.Nil(c):
 		return configErr(errNilChannel, "AddChannel(%v): the channel is nil", key)
 	case level < 0 || level >= len(rs.levelFirst):
 		return configErr(errLevelFull, "AddChannel(%v): level %d: the pool has levels 0 to %d", key, level, len(rs.levelFirst)-1)
@@ -66,7 +68,7 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 		return err
 	}
 	src := SourceOf(c)
-	if isNil(src) {
+	if nilcheck.Nil(src) {
 		return configErr(errNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
 	}
 	n := src.Queues()

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/nilcheck"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -58,7 +59,7 @@ func (e *engine) newPicker() (p scheduler.Picker) {
 		}
 	}()
 	p = e.sched.NewPicker()
-	if isNil(p) {
+	if nilcheck.Nil(p) {
 		e.log.Error("smartpool: the scheduler's NewPicker returned nil; the worker serves the highest level with work")
 		return nil
 	}

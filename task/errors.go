@@ -17,6 +17,10 @@ var (
 	// ErrFull is returned by a non-blocking submit to a bounded channel
 	// that has no room, or to a pool whose in-flight limit is reached.
 	ErrFull = errors.New("smartpool: full")
+	// ErrUnknownKey is returned by a by-key call (Pool.Submit) for a key
+	// the pool's configuration does not list; the error returned names the
+	// key and wraps it.
+	ErrUnknownKey = errors.New("smartpool: unknown channel key")
 	// ErrNoQueues is returned by a channel that has no queues, such as a
 	// zero channels.Bounded or a channels.Keyed without a limit: New refuses
 	// it (wrapped in ErrConfig) and its submit methods return it.
