@@ -121,7 +121,9 @@ package smartpool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -216,7 +218,7 @@ type slot struct {
 type removal struct {
 	policy int32
 	done   chan struct{} // closed when detached; stats set before
-	stats  any           // ChannelStats[K]
+	stats  chanCensus    // the channel's final counts
 }
 
 // counts are a slot's cumulative end counters.
@@ -498,4 +500,286 @@ func isDone(c <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// reshapes reports whether the pool was built with Config.Spare, which
+// AddChannel and RemoveChannel need.
+func (e *engine) reshapes() bool { return e.reshape != nil }
+
+// adding is the root's part of an AddChannel: the key, which the engine
+// does not know.
+type adding struct {
+	// check applies the key's rules under the reshape lock and returns
+	// the followup's channel index and key (-1: the channel itself).
+	check func() (followup int, followupKey any, err error)
+	// claim records the key of slot i, under the lock, before the
+	// channel is attached.
+	claim func(i int)
+	// attach is the channel's Attach, outside the lock.
+	attach func(b Bits) error
+	// publish serves the key from slot i, under the lock, once attached.
+	publish func(i int)
+}
+
+// addChannel is AddChannel's engine half, for the channel cs (its name the
+// key): it claims a slot and contiguous room in its level, attaches it and
+// has its key published; see "Reshaping".
+func (e *engine) addChannel(cs *chanSpec, a adding) error {
+	rs := e.reshape
+	key := cs.name
+	if cs.level < 0 || cs.level >= len(rs.levelFirst) {
+		return configErr(errLevelFull, "AddChannel(%v): level %d: the pool has levels 0 to %d", key, cs.level, len(rs.levelFirst)-1)
+	}
+	n := cs.src.Queues()
+	if n < 1 {
+		return configErr(ErrNoQueues, "AddChannel(%v): the channel has %d queues, at least 1 needed", key, n)
+	}
+	rs.mu.Lock()
+	if e.stopped.Load() {
+		rs.mu.Unlock()
+		return poolClosed("AddChannel")
+	}
+	f, err := e.checkAdd(cs, a.check)
+	if err != nil {
+		rs.mu.Unlock()
+		return err
+	}
+	settled := e.settled()
+	i := rs.claimSlot(settled)
+	first := -1
+	if i >= 0 {
+		first = rs.claimRoom(settled, cs.level, n, i)
+		if first < 0 {
+			rs.free = append([]int{i}, rs.free...)
+		}
+	}
+	if first < 0 {
+		rs.mu.Unlock()
+		return configErr(errLevelFull, "AddChannel(%v): level %d has no room for %d contiguous queues (Config.Spare; room freed by RemoveChannel is reused)", key, cs.level, n)
+	}
+	if f < 0 {
+		f = i
+	}
+	att := new(attachment)
+	att.state.Store(attPending)
+	att.decl.Store(true)
+	e.fillSlot(i, first, cs, f)
+	a.claim(i)
+	rs.slots[i] = slot{state: slotPending, att: att, base: e.slotCounts(i)}
+	rs.mu.Unlock()
+
+	err = a.attach(Bits{e: e, base: first, n: n, att: att})
+	att.decl.Store(false)
+
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if err != nil || e.stopped.Load() {
+		att.state.Store(attDetached)
+		e.clearRoom(first, n)
+		rs.release(i, first, n, rs.gen.Add(1), 0) // its key was never published
+		switch {
+		case err == nil:
+			return poolClosed("AddChannel")
+		case errors.Is(err, ErrAttached):
+			return configErr(err, "AddChannel(%v): the channel already belongs to a pool", key)
+		}
+		return configErr(fmt.Errorf("%w: %w", ErrAttached, err), "AddChannel(%v): the channel refused Attach: %v", key, err)
+	}
+	for q := first; q < first+n; q++ {
+		e.queues[q].wakeHands = att.wakesOutside.Load() // no worker reads it before the channel sets a bit
+	}
+	e.chans[i].accounted.Store(e.admit.on && !att.admits.Load())
+	rs.slots[i].state = slotLive
+	a.publish(i)
+	att.state.Store(attLive) // open: submits are served from here
+	return nil
+}
+
+// checkAdd applies AddChannel's followup rules to the index check gives;
+// it returns the followup's channel index, -1 for the channel itself. Under
+// mu.
+func (e *engine) checkAdd(cs *chanSpec, check func() (int, any, error)) (int, error) {
+	j, followup, err := check()
+	if err != nil || j < 0 {
+		return j, err
+	}
+	key := cs.name
+	switch {
+	case e.reshape.slots[j].state != slotLive:
+		return 0, configErr(errFollowup, "AddChannel(%v): followup %v is being removed", key, followup)
+	case e.chans[j].capped && e.chans[j].holdsYield:
+		return 0, configErr(errFollowup, "AddChannel(%v): followup %v has a MaxInFlight cap", key, followup)
+	case cs.coc && !e.chans[j].coc:
+		return 0, configErr(errFollowup, "AddChannel(%v): it completes on close but its followup %v does not", key, followup)
+	}
+	return j, nil
+}
+
+// fillSlot writes slot i's tables for channel c, whose queues start at
+// global queue first. The slot is free and its grace passed: nothing reads
+// it. Under mu.
+func (e *engine) fillSlot(i, first int, cs *chanSpec, followup int) {
+	c, level := cs.src, cs.level
+	ci := &e.chans[i]
+	ci.c, ci.user, ci.level, ci.first, ci.queues = c, cs.user, level, first, c.Queues()
+	ci.coc, ci.onEnd, ci.tracked = cs.coc, cs.onEnd, true
+	ci.name = cs.name
+	ci.capped, ci.holdsYield = false, false
+	ci.maxRunning.Store(0)
+	ci.pause.paused.Store(false) // a slot reused after a removal starts unpaused (pause.go)
+	ci.pause.setCap(0)
+	if limit := max(cs.maxRunning, cs.maxInFlight); limit > 0 {
+		ci.capped, ci.holdsYield = true, cs.maxInFlight > 0
+		ci.maxRunning.Store(int64(limit))
+		ci.pause.setCap(int64(limit))
+	}
+	ci.running.Store(0)
+	ci.credit.Store(0)
+	ci.removal.Store(0)
+	e.followup[i] = followup
+	e.timing.chans[i].wait.p.Store(nil)
+	e.timing.chans[i].run.p.Store(nil)
+	op, _ := c.(orderedPoller)
+	bp, _ := c.(batchPoller)
+	if !batches(ci.capped, level, e.field.Levels()) {
+		bp = nil
+	}
+	for q := range ci.queues {
+		e.queues[first+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: level}
+	}
+}
+
+// removing is the root's part of a RemoveChannel: the key, which the
+// engine does not know.
+type removing struct {
+	// lookup finds the channel's index, under the reshape lock.
+	lookup func() (int, bool)
+	// unpublish stops serving the key, under the lock, as the channel
+	// detaches.
+	unpublish func()
+}
+
+// removeChannel is RemoveChannel's engine half for the channel named key
+// (its policy Drop if drop, else Drain): it returns the channel's final
+// counts once it detached; see "Reshaping".
+func (e *engine) removeChannel(ctx context.Context, key any, drop bool, r removing) (*chanCensus, error) {
+	rs := e.reshape
+	rs.mu.Lock()
+	i, ok := r.lookup()
+	if !ok {
+		rs.mu.Unlock()
+		return nil, unknownKey(key)
+	}
+	sl := &rs.slots[i]
+	if sl.state == slotLive {
+		if err := e.checkRemove(ctx, i, key); err != nil {
+			rs.mu.Unlock()
+			return nil, err
+		}
+		sl.state, sl.rm = slotRemoving, &removal{done: make(chan struct{})}
+	}
+	rm, ci := sl.rm, &e.chans[i]
+	want := removeDraining
+	if drop {
+		want = removeDropping
+	}
+	start := rm.policy < want
+	if start {
+		rm.policy = want
+		ci.removal.Store(want) // workers drop from here, if dropping
+		sl.att.state.Store(attRemoving)
+	}
+	c, user := ci.c, ci.user
+	rs.mu.Unlock()
+	if start {
+		e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
+		ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
+		e.dropTasks(i, c.Close(want == removeDropping))
+		ci.held.Add(-1)
+	}
+	var err error
+	yieldFor(ctx, func() {
+		err = waitUntil(ctx, func() bool {
+			return isDone(rm.done) || user.Len() == 0 && ci.held.Load() == 0
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	g, keyed := e.detach(i, rm, r.unpublish)
+	if g > 0 {
+		// A call from a task waits for the workers only: the task may run
+		// inside a pinned call of its own goroutine (a Bounded's CallerRuns
+		// run), which would wait for itself; the slot is freed later, as
+		// AddChannel looks.
+		fromTask := e.calledFromTask(ctx)
+		yieldFor(ctx, func() {
+			_ = waitUntil(ctx, func() bool {
+				if e.settled() < g {
+					return false
+				}
+				if fromTask {
+					return true
+				}
+				rs.mu.Lock()
+				defer rs.mu.Unlock()
+				return rs.keysGraced(keyed)
+			})
+		})
+	}
+	return &rm.stats, nil
+}
+
+// checkRemove applies RemoveChannel's rules to live channel i. Under mu.
+func (e *engine) checkRemove(ctx context.Context, i int, key any) error {
+	rs := e.reshape
+	if e.stopped.Load() {
+		return poolClosed("RemoveChannel")
+	}
+	for j := range rs.slots {
+		if j != i && rs.listed(j) && e.followup[j] == i {
+			return configErr(errRemove, "RemoveChannel(%v): it is the followup of %v: remove that channel first", key, e.chans[j].name)
+		}
+	}
+	if tc := taskOf(ctx); tc != nil && tc.e == e && (tc.cur != nil && (tc.cur.ch == i || tc.detached && tc.origin == i) || slices.Contains(tc.inline, i)) {
+		return configErr(errRemove, "RemoveChannel(%v): called from one of its own tasks, which it would wait for", key)
+	}
+	if cb := callbackOf(); cb != nil && cb.e == e && cb.cur.ch == i { // the task counts in held until its callbacks returned
+		return configErr(errRemove, "RemoveChannel(%v): called from the OnEnd or panic handler of one of its tasks, which it would wait for", key)
+	}
+	return nil
+}
+
+// detach ends removal rm of channel index i once its tasks all ended (see
+// "Reshaping", 4) and returns the grace generation its room waits for and
+// the epoch the by-key callers' grace of its slot waits for; 0 if a
+// concurrent call detached it already.
+func (e *engine) detach(i int, rm *removal, unpublish func()) (uint64, uint64) {
+	rs := e.reshape
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if isDone(rm.done) {
+		return 0, 0
+	}
+	sl, ci := &rs.slots[i], &e.chans[i]
+	n := e.slotCounts(i).minus(sl.base)
+	st := chanCensus{slot: i, level: ci.level, coc: ci.coc,
+		wait: e.timing.chans[i].wait.snapshot(), run: e.timing.chans[i].run.snapshot()}
+	st.ran, st.panicked, st.goexited, st.dropped, st.cancelled = n.ran, n.panicked, n.goexited, n.dropped, n.cancelled
+	if ci.capped {
+		st.cap = int(ci.maxRunning.Load())
+	}
+	rs.removed = rs.removed.plus(n)
+	sl.att.state.Store(attDetached)
+	unpublish()
+	e.timers.stopChannel(i) // after the map: see schedule
+	// Every caller that loaded an earlier map pinned an epoch up to the
+	// current one: the slot waits until all of those drained.
+	keyed := rs.epoch.Load() + 1
+	e.clearRoom(ci.first, ci.queues)
+	g := rs.gen.Add(1)
+	rs.release(i, ci.first, ci.queues, g, keyed)
+	rm.stats = st
+	close(rm.done)
+	return g, keyed
 }

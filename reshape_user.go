@@ -2,9 +2,7 @@ package smartpool
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
@@ -51,16 +49,12 @@ func (p RemovePolicy) String() string {
 // changed: c is not attached. It is safe for concurrent use; it may be
 // called from a task.
 func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, followup K) error {
-	e := p.e
-	rs := e.reshape
 	key := params.Key
 	switch {
-	case rs == nil:
+	case !p.e.reshapes():
 		return configErr(errNotConfigured, "AddChannel(%v): the pool was built without Config.Spare", key)
 	case nilcheck.Nil(c):
 		return configErr(errNilChannel, "AddChannel(%v): the channel is nil", key)
-	case level < 0 || level >= len(rs.levelFirst):
-		return configErr(errLevelFull, "AddChannel(%v): level %d: the pool has levels 0 to %d", key, level, len(rs.levelFirst)-1)
 	case params.MaxInFlight > 0 && followup == key:
 		return configErr(errFollowup, "AddChannel(%v): a channel with a MaxInFlight cap cannot be its own followup", key)
 	}
@@ -71,134 +65,39 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	if nilcheck.Nil(src) {
 		return configErr(errNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
 	}
-	n := src.Queues()
-	if n < 1 {
-		return configErr(ErrNoQueues, "AddChannel(%v): the channel has %d queues, at least 1 needed", key, n)
-	}
-	rs.mu.Lock()
-	if e.stopped.Load() {
-		rs.mu.Unlock()
-		return poolClosed("AddChannel")
-	}
-	index := *p.index.Load()
-	f, err := p.checkAdd(index, params, followup)
-	if err != nil {
-		rs.mu.Unlock()
-		return err
-	}
-	settled := e.settled()
-	i := rs.claimSlot(settled)
-	first := -1
-	if i >= 0 {
-		first = rs.claimRoom(settled, level, n, i)
-		if first < 0 {
-			rs.free = append([]int{i}, rs.free...)
-		}
-	}
-	if first < 0 {
-		rs.mu.Unlock()
-		return configErr(errLevelFull, "AddChannel(%v): level %d has no room for %d contiguous queues (Config.Spare; room freed by RemoveChannel is reused)", key, level, n)
-	}
-	if f < 0 {
-		f = i
-	}
-	att := new(attachment)
-	att.state.Store(attPending)
-	att.decl.Store(true)
-	p.fillSlot(i, level, first, params, c, src, f)
-	rs.slots[i] = slot{state: slotPending, att: att, base: e.slotCounts(i)}
-	rs.mu.Unlock()
-
-	err = src.Attach(Bits{e: e, base: first, n: n, att: att})
-	att.decl.Store(false)
-
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if err != nil || e.stopped.Load() {
-		att.state.Store(attDetached)
-		e.clearRoom(first, n)
-		rs.release(i, first, n, rs.gen.Add(1), 0) // its key was never published
-		switch {
-		case err == nil:
-			return poolClosed("AddChannel")
-		case errors.Is(err, ErrAttached):
-			return configErr(err, "AddChannel(%v): the channel already belongs to a pool", key)
-		}
-		return configErr(fmt.Errorf("%w: %w", ErrAttached, err), "AddChannel(%v): the channel refused Attach: %v", key, err)
-	}
-	for q := first; q < first+n; q++ {
-		e.queues[q].wakeHands = att.wakesOutside.Load() // no worker reads it before the channel sets a bit
-	}
-	e.chans[i].accounted.Store(e.admit.on && !att.admits.Load())
-	rs.slots[i].state = slotLive
-	index = *p.index.Load() // another AddChannel may have published while c attached
-	m := make(map[K]int, len(index)+1)
-	for k, v := range index {
-		m[k] = v
-	}
-	m[key] = i
-	p.index.Store(&m)
-	att.state.Store(attLive) // open: submits are served from here
-	return nil
-}
-
-// checkAdd applies AddChannel's key and followup rules; it returns the
-// followup's channel index, -1 for the channel itself. Under mu.
-func (p *Pool[K]) checkAdd(index map[K]int, params ChannelParams[K], followup K) (int, error) {
-	e, key := p.e, params.Key
-	if _, dup := index[key]; dup {
-		return 0, configErr(errDuplicateKey, "AddChannel(%v): the key is in use", key)
-	}
-	if followup == key {
-		return -1, nil
-	}
-	j, ok := index[followup]
-	switch {
-	case !ok:
-		return 0, configErr(errFollowup, "AddChannel(%v): followup %v: no channel has that key", key, followup)
-	case e.reshape.slots[j].state != slotLive:
-		return 0, configErr(errFollowup, "AddChannel(%v): followup %v is being removed", key, followup)
-	case e.chans[j].capped && e.chans[j].holdsYield:
-		return 0, configErr(errFollowup, "AddChannel(%v): followup %v has a MaxInFlight cap", key, followup)
-	case params.CompleteOnClose && !e.chans[j].coc:
-		return 0, configErr(errFollowup, "AddChannel(%v): it completes on close but its followup %v does not", key, followup)
-	}
-	return j, nil
-}
-
-// fillSlot writes slot i's tables for channel c, whose queues start at
-// global queue first. The slot is free and its grace passed: nothing reads
-// it. Under mu.
-func (p *Pool[K]) fillSlot(i, level, first int, params ChannelParams[K], user Channel, c Source, followup int) {
-	e := p.e
-	ci := &e.chans[i]
-	ci.c, ci.user, ci.level, ci.first, ci.queues = c, user, level, first, c.Queues()
-	ci.coc, ci.onEnd, ci.tracked = params.CompleteOnClose, params.OnEnd, true
-	ci.name = params.Key
-	ci.capped, ci.holdsYield = false, false
-	ci.maxRunning.Store(0)
-	ci.pause.paused.Store(false) // a slot reused after a removal starts unpaused (pause.go)
-	ci.pause.setCap(0)
-	if limit := max(params.MaxRunning, params.MaxInFlight); limit > 0 {
-		ci.capped, ci.holdsYield = true, params.MaxInFlight > 0
-		ci.maxRunning.Store(int64(limit))
-		ci.pause.setCap(int64(limit))
-	}
-	ci.running.Store(0)
-	ci.credit.Store(0)
-	ci.removal.Store(0)
-	e.followup[i] = followup
-	p.keys[i] = params.Key
-	e.timing.chans[i].wait.p.Store(nil)
-	e.timing.chans[i].run.p.Store(nil)
-	op, _ := c.(OrderedPoller)
-	bp, _ := c.(BatchPoller)
-	if !batches(ci.capped, level, e.field.Levels()) {
-		bp = nil
-	}
-	for q := range ci.queues {
-		e.queues[first+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: level}
-	}
+	cs := chanSpec{src: src, user: c, level: level, name: key, coc: params.CompleteOnClose, onEnd: params.OnEnd,
+		maxRunning: params.MaxRunning, maxInFlight: params.MaxInFlight}
+	return p.e.addChannel(&cs, adding{
+		// Under the reshape lock: the key's rules, against the index
+		// published now.
+		check: func() (int, any, error) {
+			index := *p.index.Load()
+			if _, dup := index[key]; dup {
+				return 0, nil, configErr(errDuplicateKey, "AddChannel(%v): the key is in use", key)
+			}
+			if followup == key {
+				return -1, nil, nil
+			}
+			j, ok := index[followup]
+			if !ok {
+				return 0, nil, configErr(errFollowup, "AddChannel(%v): followup %v: no channel has that key", key, followup)
+			}
+			return j, followup, nil
+		},
+		claim:  func(i int) { p.keys[i] = key },
+		attach: func(b Bits) error { return src.Attach(b) },
+		// Under the reshape lock, once c attached: another AddChannel may
+		// have published meanwhile.
+		publish: func(i int) {
+			index := *p.index.Load()
+			m := make(map[K]int, len(index)+1)
+			for k, v := range index {
+				m[k] = v
+			}
+			m[key] = i
+			p.index.Store(&m)
+		},
+	})
 }
 
 // RemoveChannel removes the channel named key from a running pool built
@@ -262,141 +161,30 @@ func (p *Pool[K]) fillSlot(i, level, first int, params ChannelParams[K], user Ch
 // Stats.Removed sums the final counts of every channel removed, which
 // Stats.Total includes.
 func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy) (ChannelStats[K], error) {
-	e := p.e
-	rs := e.reshape
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	switch {
-	case rs == nil:
+	case !p.e.reshapes():
 		return ChannelStats[K]{}, configErr(errNotConfigured, "RemoveChannel(%v): the pool was built without Config.Spare", key)
 	case policy != Drain && policy != Drop:
 		return ChannelStats[K]{}, configErr(errRemove, "RemoveChannel(%v): policy %v: want Drain or Drop", key, policy)
 	}
-	rs.mu.Lock()
-	i, ok := p.lookup(key)
-	if !ok {
-		rs.mu.Unlock()
-		return ChannelStats[K]{}, unknownKey(key)
-	}
-	sl := &rs.slots[i]
-	if sl.state == slotLive {
-		if err := p.checkRemove(ctx, i, key); err != nil {
-			rs.mu.Unlock()
-			return ChannelStats[K]{}, err
-		}
-		sl.state, sl.rm = slotRemoving, &removal{done: make(chan struct{})}
-	}
-	rm, ci := sl.rm, &e.chans[i]
-	want := removeDraining
-	if policy == Drop {
-		want = removeDropping
-	}
-	start := rm.policy < want
-	if start {
-		rm.policy = want
-		ci.removal.Store(want) // workers drop from here, if dropping
-		sl.att.state.Store(attRemoving)
-	}
-	c, user := ci.c, ci.user
-	rs.mu.Unlock()
-	if start {
-		e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
-		ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
-		e.dropTasks(i, c.Close(want == removeDropping))
-		ci.held.Add(-1)
-	}
-	var err error
-	Yield(ctx, func() {
-		err = waitUntil(ctx, func() bool {
-			return isDone(rm.done) || user.Len() == 0 && ci.held.Load() == 0
-		})
+	c, err := p.e.removeChannel(ctx, key, policy == Drop, removing{
+		lookup: func() (int, bool) { return p.lookup(key) },
+		unpublish: func() {
+			old := *p.index.Load()
+			m := make(map[K]int, len(old))
+			for k, v := range old {
+				if k != key {
+					m[k] = v
+				}
+			}
+			p.index.Store(&m)
+		},
 	})
 	if err != nil {
 		return ChannelStats[K]{}, err
 	}
-	g, keyed := p.detach(i, rm)
-	if g > 0 {
-		// A call from a task waits for the workers only: the task may run
-		// inside a pinned call of its own goroutine (a Bounded's CallerRuns
-		// run), which would wait for itself; the slot is freed later, as
-		// AddChannel looks.
-		fromTask := e.calledFromTask(ctx)
-		Yield(ctx, func() {
-			_ = waitUntil(ctx, func() bool {
-				if e.settled() < g {
-					return false
-				}
-				if fromTask {
-					return true
-				}
-				rs.mu.Lock()
-				defer rs.mu.Unlock()
-				return rs.keysGraced(keyed)
-			})
-		})
-	}
-	return rm.stats.(ChannelStats[K]), nil
-}
-
-// checkRemove applies RemoveChannel's rules to live channel i. Under mu.
-func (p *Pool[K]) checkRemove(ctx context.Context, i int, key K) error {
-	e, rs := p.e, p.e.reshape
-	if e.stopped.Load() {
-		return poolClosed("RemoveChannel")
-	}
-	for j := range rs.slots {
-		if j != i && rs.listed(j) && e.followup[j] == i {
-			return configErr(errRemove, "RemoveChannel(%v): it is the followup of %v: remove that channel first", key, p.keys[j])
-		}
-	}
-	if tc := taskOf(ctx); tc != nil && tc.e == e && (tc.cur != nil && (tc.cur.ch == i || tc.detached && tc.origin == i) || slices.Contains(tc.inline, i)) {
-		return configErr(errRemove, "RemoveChannel(%v): called from one of its own tasks, which it would wait for", key)
-	}
-	if cb := callbackOf(); cb != nil && cb.e == e && cb.cur.ch == i { // the task counts in held until its callbacks returned
-		return configErr(errRemove, "RemoveChannel(%v): called from the OnEnd or panic handler of one of its tasks, which it would wait for", key)
-	}
-	return nil
-}
-
-// detach ends removal rm of channel index i once its tasks all ended (see
-// "Reshaping", 4) and returns the grace generation its room waits for and
-// the epoch the by-key callers' grace of its slot waits for; 0 if a
-// concurrent call detached it already.
-func (p *Pool[K]) detach(i int, rm *removal) (uint64, uint64) {
-	e, rs := p.e, p.e.reshape
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if isDone(rm.done) {
-		return 0, 0
-	}
-	sl, ci := &rs.slots[i], &e.chans[i]
-	n := e.slotCounts(i).minus(sl.base)
-	key := p.keys[i]
-	st := ChannelStats[K]{Key: key, Level: ci.level, CompleteOnClose: ci.coc,
-		Wait: e.timing.chans[i].wait.snapshot(), Run: e.timing.chans[i].run.snapshot()}
-	st.Ran, st.Panicked, st.Goexited, st.Dropped, st.Cancelled = n.ran, n.panicked, n.goexited, n.dropped, n.cancelled
-	if ci.capped {
-		st.Cap = int(ci.maxRunning.Load())
-	}
-	rs.removed = rs.removed.plus(n)
-	sl.att.state.Store(attDetached)
-	old := *p.index.Load()
-	m := make(map[K]int, len(old))
-	for k, v := range old {
-		if k != key {
-			m[k] = v
-		}
-	}
-	p.index.Store(&m)
-	e.timers.stopChannel(i) // after the map: see schedule
-	// Every caller that loaded an earlier map pinned an epoch up to the
-	// current one: the slot waits until all of those drained.
-	keyed := rs.epoch.Load() + 1
-	e.clearRoom(ci.first, ci.queues)
-	g := rs.gen.Add(1)
-	rs.release(i, ci.first, ci.queues, g, keyed)
-	rm.stats = st
-	close(rm.done)
-	return g, keyed
+	return channelStats(key, c), nil
 }
