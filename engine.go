@@ -288,9 +288,13 @@ func (e *engine) attachAll(n int, attach func(ch int, b Bits) error) error {
 	return nil
 }
 
-// start opens admission and launches the workers. Nothing before it starts a
-// goroutine, so a failed New leaves none behind.
-func (e *engine) start() {
+// start opens admission and launches the workers, with the stall watchdog
+// after stallAfter (not positive: none) naming channels by keyOf; finish
+// runs once the pool has closed, before closed() is. Nothing before it
+// starts a goroutine, so a failed New leaves none behind.
+func (e *engine) start(stallAfter time.Duration, keyOf func(ch int) any, finish func()) {
+	e.stall = newWatchdog(e, stallAfter, keyOf)
+	e.finish = finish
 	e.live.Store(1) // the closer's share
 	e.stopped.Store(false)
 	close(e.started)
@@ -302,6 +306,46 @@ func (e *engine) start() {
 		// PRESTART, mutant 13).
 		e.wake()
 	}
+}
+
+// closed returns a channel closed once the pool has closed.
+func (e *engine) closed() <-chan struct{} { return e.done }
+
+// close starts the close and waits for it until ctx ends: OwnedPool.Close
+// without its report. It returns ErrCloseFromTask when the caller is one
+// the pool waits for, and ctx.Err() when ctx ended first, after cancelling
+// every task's context.
+func (e *engine) close(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if e.closer.Load() == gid.Current() {
+		// From the OnEnd of a task this goroutine's first Close is dropping:
+		// the close has started, and startClose must not be entered again.
+		return ErrCloseFromTask
+	}
+	e.startClose()
+	if e.calledFromTask(ctx) {
+		return ErrCloseFromTask
+	}
+	select {
+	case <-e.done:
+		return nil
+	default:
+	}
+	yieldFor(ctx, func() {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+		}
+	})
+	select {
+	case <-e.done: // also when both are ready: the pool closed, say so
+		return nil
+	default:
+	}
+	e.cancelTasks()
+	return ctx.Err()
 }
 
 // worker returns worker i, nil if it was not created yet.

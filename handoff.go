@@ -2,7 +2,6 @@ package smartpool
 
 import (
 	"context"
-	"errors"
 
 	"github.com/smartpool-go/smartpool/task"
 )
@@ -54,71 +53,17 @@ func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Contex
 
 // HandoffTask is Handoff for a Task value.
 func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option) error {
-	e := p.e
 	tc := taskOf(ctx)
 	switch {
-	case tc == nil || tc.e != e:
+	case tc == nil || tc.e != p.e:
 		return ErrNotInTask
 	case nilTask(t):
 		return ErrNilTask
 	}
-	defer e.unpin(e.pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
 	ch, ok := p.lookup(key)
 	if !ok {
 		return unknownKey(key)
 	}
-	so, err := gather(Order{}, opts)
-	if err == nil && so.ctx != nil {
-		err = &optionError{what: "WithContext in Handoff: a continuation holds its chain's unit, not a context"}
-	}
-	if err != nil {
-		return p.named(key, err)
-	}
-	transfer := e.admit.on && !tc.handedOff
-	if !transfer {
-		if err := e.admitNow(1); err != nil {
-			return err
-		}
-	}
-	var hc *cancellable // WithHandle's wrapper: what Handle.Cancel claims
-	var indexed Reorderer
-	if so.handle != nil {
-		hc = newCancellable(context.Background(), e, ch, t, false)
-		t = hc
-		indexed, _ = e.chans[ch].c.(reorderer)
-	}
-	c := e.chans[ch].c
-	e.credited(ch, 1)
-	if indexed != nil {
-		err = indexed.PushIndexed(t, so.order)
-	} else {
-		err = c.Push(t, so.order)
-	}
-	if errors.Is(err, ErrClosed) && tc.w != nil {
-		// Draining: the work goes on, like a yielded task's re-entry. The
-		// calling task holds a worker, which looks for work again when the
-		// task ends, so t cannot be stranded by workers exiting. Requeue
-		// indexes nothing: the handle cannot move t.
-		indexed = nil
-		err = c.Requeue(t)
-	}
-	if hc != nil {
-		if err != nil {
-			hc.refused()
-		} else {
-			*so.handle = handle{c: hc, queued: t, src: indexed, channel: e.chans[ch].name}
-			hc.pushed()
-		}
-	}
-	switch {
-	case err != nil && !transfer:
-		e.queuedUnitsDone(ch, 1)
-	case err != nil:
-		// An accounted channel's task that came without a unit may have
-		// taken t's credit, and with it the caller's unit.
-		tc.handedOff = e.chans[ch].accounted.Load() && !e.takeCredit(ch)
-	case transfer:
-		tc.handedOff = true
-	}
-	return p.named(key, err)
+	return p.e.handoff(tc, ch, t, opts)
 }

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"runtime"
 
-	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -104,9 +103,8 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		return nil, err
 	}
 	e.setAccounting(preQueued)
-	e.stall = newWatchdog(e, stallAfter, func(ch int) any { return keys[ch] }) // not p: the watchdog holds no pool alive
-	e.finish = func() { p.report = p.buildReport(); p.logClosed() }
-	e.start()
+	e.start(stallAfter, func(ch int) any { return keys[ch] }, // not p: the watchdog holds no pool alive
+		func() { p.report = p.buildReport(); p.logClosed() })
 	p.logStart(workers)
 	return &OwnedPool[K]{pool: p}, nil
 }
@@ -142,40 +140,13 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // finish while the caller runs. Called from a task of another pool, the wait
 // gives that task's worker back (see Yield).
 func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
-	e := o.pool.e
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	o.pool.logClosing()
-	if e.closer.Load() == gid.Current() {
-		// From the OnEnd of a task this goroutine's first Close is dropping:
-		// the close has started, and startClose must not be entered again.
-		return o.pool.Stats(), ErrCloseFromTask
+	if err := o.pool.e.close(ctx); err != nil {
+		return o.pool.Stats(), err
 	}
-	e.startClose()
-	if e.calledFromTask(ctx) {
-		return o.pool.Stats(), ErrCloseFromTask
-	}
-	select {
-	case <-e.done:
-		return o.pool.report, nil
-	default:
-	}
-	Yield(ctx, func() {
-		select {
-		case <-e.done:
-		case <-ctx.Done():
-		}
-	})
-	select {
-	case <-e.done: // also when both are ready: the pool closed, say so
-		return o.pool.report, nil
-	default:
-	}
-	e.cancelTasks()
-	return o.pool.Stats(), ctx.Err()
+	return o.pool.report, nil
 }
 
 // Done returns a channel that is closed when the pool has closed (after a
 // Close call started it and the last worker exited).
-func (o *OwnedPool[K]) Done() <-chan struct{} { return o.pool.e.done }
+func (o *OwnedPool[K]) Done() <-chan struct{} { return o.pool.e.closed() }

@@ -138,7 +138,7 @@ func (s State) String() string {
 // State returns the pool's current lifecycle stage.
 func (p *Pool[K]) State() State {
 	select {
-	case <-p.e.done:
+	case <-p.e.closed():
 		return Closed
 	default:
 	}

@@ -75,6 +75,7 @@ package smartpool
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -470,4 +471,66 @@ func yieldFor(ctx context.Context, wait func()) {
 	tc.suspend()
 	wait()
 	tc.reenter()
+}
+
+// handoff is Pool.HandoffTask for channel ch, from task tc of this pool:
+// t continues tc's chain, taking over its unit of the in-flight limit.
+func (e *engine) handoff(tc *taskContext, ch int, t Task, opts []Option) error {
+	so, err := gather(Order{}, opts)
+	if err == nil && so.ctx != nil {
+		err = &optionError{what: "WithContext in Handoff: a continuation holds its chain's unit, not a context"}
+	}
+	if err != nil {
+		return withChannel(e.chans[ch].name, err)
+	}
+	transfer := e.admit.on && !tc.handedOff
+	if !transfer {
+		if err := e.admitNow(1); err != nil {
+			return err
+		}
+	}
+	var hc *cancellable // WithHandle's wrapper: what Handle.Cancel claims
+	var indexed Reorderer
+	if so.handle != nil {
+		hc = newCancellable(context.Background(), e, ch, t, false)
+		t = hc
+		indexed, _ = e.chans[ch].c.(reorderer)
+	}
+	c := e.chans[ch].c
+	e.credited(ch, 1)
+	if indexed != nil {
+		err = indexed.PushIndexed(t, so.order)
+	} else {
+		err = c.Push(t, so.order)
+	}
+	if errors.Is(err, ErrClosed) && tc.w != nil {
+		// Draining: the work goes on, like a yielded task's re-entry. The
+		// calling task holds a worker, which looks for work again when the
+		// task ends, so t cannot be stranded by workers exiting. Requeue
+		// indexes nothing: the handle cannot move t.
+		indexed = nil
+		err = c.Requeue(t)
+	}
+	if hc != nil {
+		if err != nil {
+			hc.refused()
+		} else {
+			*so.handle = handle{c: hc, queued: t, src: indexed, channel: e.chans[ch].name}
+			hc.pushed()
+		}
+	}
+	switch {
+	case err != nil && !transfer:
+		e.queuedUnitsDone(ch, 1)
+	case err != nil:
+		// An accounted channel's task that came without a unit may have
+		// taken t's credit, and with it the caller's unit.
+		tc.handedOff = e.chans[ch].accounted.Load() && !e.takeCredit(ch)
+	case transfer:
+		tc.handedOff = true
+	}
+	if err == nil {
+		return nil
+	}
+	return withChannel(e.chans[ch].name, err) // a key the channel's option error lacks
 }
