@@ -308,6 +308,20 @@ func (e *engine) start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 	}
 }
 
+// stopping reports whether admission stopped: Close started (or the pool
+// never started). One atomic load.
+func (e *engine) stopping() bool { return e.stopped.Load() }
+
+// onPanic sets the handler of the panics of tasks that have no Future or
+// Group to take them; set by New before any worker starts.
+func (e *engine) onPanic(f func(ch int, p *PanicError)) { e.panicked = f }
+
+// reportPanic hands a task's panic to the pool's handler.
+func (e *engine) reportPanic(ch int, p *PanicError) { e.panicked(ch, p) }
+
+// startedAt returns when the pool was built: the start of Close's rate.
+func (e *engine) startedAt() time.Time { return e.timing.epoch }
+
 // closed returns a channel closed once the pool has closed.
 func (e *engine) closed() <-chan struct{} { return e.done }
 

@@ -35,4 +35,4 @@ func WorkerCounts[K comparable](p *Pool[K]) (created, parkedGoroutines, orphans 
 // SetAfterLookup makes p's by-key Submit without options call f between its
 // lookup of the key and its push (a pool with Config.Spare only). Set it
 // before any such submit.
-func SetAfterLookup[K comparable](p *Pool[K], f func()) { p.e.reshape.afterLookup = f }
+func SetAfterLookup[K comparable](p *Pool[K], f func()) { p.e.setAfterLookup(f) }

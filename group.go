@@ -333,7 +333,7 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pin *keyPin) {
 	e := g.p.e
 	err := r.ctx.Err()
-	if err == nil && (e.stopped.Load() || !e.holdUnlessRemoving(ch)) { // a removal of ch started (hold.go)
+	if err == nil && (e.stopping() || !e.holdUnlessRemoving(ch)) { // a removal of ch started (hold.go)
 		err = ErrClosed
 	}
 	if err == nil {
@@ -490,7 +490,7 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 			recoveredPanic(ctx)
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
 			if !g.fail(t.r, pe) {
-				g.p.e.panicked(t.ch, pe) // the group reports its first error only
+				g.p.e.reportPanic(t.ch, pe) // the group reports its first error only
 			}
 		default:
 			if tc := taskOf(ctx); tc != nil && tc.dropped {

@@ -56,7 +56,7 @@ func (p *Pool[K]) SubmitTask(key K, t Task, opts ...Option) error {
 // submit is Submit and SubmitTask once t is known not to be nil (Submit
 // skips nilTask's reflection: a func value is checked with ==).
 func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
-	if p.e.stopped.Load() {
+	if p.e.stopping() {
 		return ErrClosed
 	}
 	if len(opts) != 0 {
@@ -70,8 +70,8 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if !ok {
 		return unknownKey(key)
 	}
-	if k >= 0 && p.e.reshape.afterLookup != nil {
-		p.e.reshape.afterLookup()
+	if k >= 0 {
+		p.e.lookedUp()
 	}
 	return p.e.submit(i, t, Order{}, nil)
 }
@@ -142,7 +142,7 @@ func (p *Pool[K]) State() State {
 		return Closed
 	default:
 	}
-	if p.e.stopped.Load() {
+	if p.e.stopping() {
 		return Closing
 	}
 	return Running
@@ -150,7 +150,7 @@ func (p *Pool[K]) State() State {
 
 func (p *Pool[K]) setPanicHandler(h func(K, *PanicError)) {
 	p.onPanic = h
-	p.e.panicked = func(ch int, pe *PanicError) {
+	p.e.onPanic(func(ch int, pe *PanicError) {
 		defer func() {
 			if r := recover(); r != nil {
 				p.logPanic("smartpool: panic handler panicked", p.keys[ch], &PanicError{Value: r, Stack: stack()})
@@ -161,5 +161,5 @@ func (p *Pool[K]) setPanicHandler(h func(K, *PanicError)) {
 			return
 		}
 		p.onPanic(p.keys[ch], pe)
-	}
+	})
 }

@@ -167,7 +167,7 @@ func timingOf(t Timing) Timing {
 func (p *Pool[K]) buildReport() *Report[K] {
 	r := p.Stats()
 	r.Rate = 0
-	if life := time.Since(p.e.timing.epoch).Seconds(); life > 0 {
+	if life := time.Since(p.e.startedAt()).Seconds(); life > 0 {
 		r.Rate = float64(r.Total().Finished()) / life
 	}
 	return r

@@ -502,6 +502,17 @@ func isDone(c <-chan struct{}) bool {
 	}
 }
 
+// lookedUp runs the test hook between a by-key submit's lookup and its
+// push (export_test.go), in a pool with Config.Spare.
+func (e *engine) lookedUp() {
+	if f := e.reshape.afterLookup; f != nil {
+		f()
+	}
+}
+
+// setAfterLookup sets the hook lookedUp runs; tests only.
+func (e *engine) setAfterLookup(f func()) { e.reshape.afterLookup = f }
+
 // reshapes reports whether the pool was built with Config.Spare, which
 // AddChannel and RemoveChannel need.
 func (e *engine) reshapes() bool { return e.reshape != nil }

@@ -50,7 +50,7 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 	if fn == nil {
 		return nil, ErrNilTask
 	}
-	if p.e.stopped.Load() {
+	if p.e.stopping() {
 		return nil, ErrClosed
 	}
 	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)

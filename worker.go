@@ -437,5 +437,3 @@ func (w *worker) run(tc *taskContext, t Task, q *queueRef) (ok bool) {
 // MaxQuantum is the largest Config.Quantum: the most tasks a worker takes
 // from a queue under one hold of its lock.
 const MaxQuantum = batchMax
-
-

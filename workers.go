@@ -184,5 +184,3 @@ func (e *engine) setWorkers(n int) error {
 
 // MaxWorkers is the largest Workers value New accepts.
 const MaxWorkers = 1 << 16
-
-

@@ -21,7 +21,7 @@ hot=(
 	". (*stamped).Unwrap"
 	". (*runBuffer).buffered"
 	". (*runBuffer).empty"
-	". Func.Run"
+	"./task Func.Run"
 	". Bits.Attached"
 	". Bits.Closed"
 	". Bits.Closing"
