@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -172,3 +173,16 @@ const DefaultStallAfter = 10 * time.Second
 // DefaultTimingEvery is the sampling rate when Config.TimingEvery is 0: one
 // task in DefaultTimingEvery is timed.
 const DefaultTimingEvery = 64
+
+// MaxWorkers is the largest Config.Workers and SetWorkers argument.
+const MaxWorkers = 1 << 16
+
+// MaxQuantum is the largest Config.Quantum: the most tasks a worker takes
+// from one queue of a level in a row, and what it takes by default while
+// the tasks are short.
+const MaxQuantum = 8
+
+// The engine sizes its tables by the same bounds: a constant overflows if
+// they differ.
+const _ = uint(MaxWorkers-engine.MaxWorkers) + uint(engine.MaxWorkers-MaxWorkers) +
+	uint(MaxQuantum-engine.MaxQuantum) + uint(engine.MaxQuantum-MaxQuantum)

@@ -1,5 +1,7 @@
 package smartpool
 
+import "github.com/smartpool-go/smartpool/internal/engine"
+
 // Source is the side of a channel the pool talks to: everything a channel
 // author implements beyond the channel's own submit methods. A channel is a
 // user-facing type (its constructor, its submit methods, Len) that embeds a
@@ -126,7 +128,7 @@ package smartpool
 // workers and submitters.
 type Source interface {
 	Queues() int
-	Attach(b Bits) error
+	Attach(b engine.Bits) error
 	Push(t Task, o Order) error
 	Requeue(t Task) error
 	Poll(queue int) Task
@@ -194,3 +196,10 @@ type BatchPoller interface {
 	// returns it. PollBatch keeps the bit rule as Poll does.
 	PollBatch(queue int, ts []Task, keys []Order, share int) int
 }
+
+// Bits is a channel's handle on the availability bits of its queues.
+type Bits = engine.Bits
+
+// Unordered is the error a channel's Push returns for an Order with a key it
+// does not order by.
+func Unordered(o Order) error { return engine.Unordered(o) }

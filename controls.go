@@ -1,5 +1,7 @@
 package smartpool
 
+import "github.com/smartpool-go/smartpool/internal/engine"
+
 // SetLimit changes the pool's in-flight limit (Config.Limit) at run time.
 // A raised limit admits waiting submitters at once; a lowered one revokes
 // nothing: admissions stop until enough admitted tasks finish. A limit of 0
@@ -10,7 +12,7 @@ package smartpool
 // wrapping ErrConfig for a pool created without a limit (such a pool keeps
 // no count, so that it pays nothing for the feature), or wrapping ErrConfig
 // and ErrBadLimit for n < 0, and ErrClosed once Close started.
-func (p *Pool[K]) SetLimit(n int) error { return p.e.setLimit(n) }
+func (p *Pool[K]) SetLimit(n int) error { return p.e.SetLimit(n) }
 
 // SetCap changes the MaxRunning or MaxInFlight cap of the channel named key
 // at run time, effective for the next task taken from it (tasks already
@@ -24,12 +26,12 @@ func (p *Pool[K]) SetLimit(n int) error { return p.e.setLimit(n) }
 // channels keep no count, so that they pay nothing for the feature) or
 // wrapping ErrConfig and ErrBadLimit for n < 0.
 func (p *Pool[K]) SetCap(key K, n int) error {
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
 	i, ok := p.lookup(key)
 	if !ok {
-		return unknownKey(key)
+		return engine.UnknownKey(key)
 	}
-	return p.e.setCap(i, key, n)
+	return p.e.SetCap(i, key, n)
 }
 
 // Pause stops the workers taking tasks of the channel named key until
@@ -62,12 +64,12 @@ func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
 func (p *Pool[K]) Resume(key K) error { return p.setPaused(key, false, "Resume") }
 
 func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
 	i, ok := p.lookup(key)
 	if !ok {
-		return unknownKey(key)
+		return engine.UnknownKey(key)
 	}
-	return p.e.setPaused(i, key, paused, call)
+	return p.e.SetPaused(i, key, paused, call)
 }
 
 // SetWorkers changes the number of workers at run time. When n is higher,
@@ -77,4 +79,4 @@ func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
 // worker picks it up), unless Close has started by then: they then help
 // finish the drain. n must be between 1 and MaxWorkers: it returns an error
 // wrapping ErrConfig otherwise, and ErrClosed once Close started.
-func (p *Pool[K]) SetWorkers(n int) error { return p.e.setWorkers(n) }
+func (p *Pool[K]) SetWorkers(n int) error { return p.e.SetWorkers(n) }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -88,7 +89,7 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 		if r := recover(); r != nil {
 			recoveredPanic(ctx)
 			t.f.resolve(zero, &PanicError{Value: r, Stack: debug.Stack()})
-		} else if tc := taskOf(ctx); tc != nil && tc.dropped {
+		} else if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 			t.f.resolve(zero, ErrDropped)
 		} else {
 			t.f.resolve(zero, ErrGoexit)
@@ -100,14 +101,14 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 }
 
 // dropped resolves a task the pool dropped before it ran.
-func (t *futureTask[T]) dropped() {
+func (t *futureTask[T]) Dropped() {
 	var zero T
 	t.f.resolve(zero, ErrDropped)
 }
 
 // cancelled resolves a task whose submitter's context ended while it was
 // queued (SubmitTask with WithContext).
-func (t *futureTask[T]) cancelled(err error) {
+func (t *futureTask[T]) Cancelled(err error) {
 	var zero T
 	t.f.resolve(zero, err)
 }
@@ -117,10 +118,10 @@ func (t *futureTask[T]) cancelled(err error) {
 // counts the task as panicked, not ran, and does not report it again, also
 // when a channel ran it on the submitting goroutine (Bits.RunHere).
 func recoveredPanic(ctx context.Context) {
-	if tc := taskOf(ctx); tc != nil {
-		tc.recovered = true
-	} else if run, ok := ctx.Value(inlineKey{}).(*inlineRun); ok {
-		run.recovered = true // run by Bits.RunHere
+	if tc := engine.TaskOf(ctx); tc != nil {
+		tc.Recovered = true
+	} else if run, ok := ctx.Value(engine.InlineKey{}).(*engine.InlineRun); ok {
+		run.Recovered = true // run by Bits.RunHere
 	}
 }
 
@@ -142,7 +143,7 @@ func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]
 // ErrClosed, ErrUnknownKey, ErrOption, ErrFull, ctx.Err() of WithContext)
 // resolves the Future at once; so does WithContext's context ending while
 // fn is queued (with ctx.Err()), and a drop (with ErrDropped).
-func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...Option) *Future[T] {
+func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...engine.Option) *Future[T] {
 	if fn == nil {
 		f := newFuture[T]()
 		var zero T
@@ -184,3 +185,13 @@ func Recv[T any](ctx context.Context, ch <-chan T) (v T, ok bool, err error) {
 	})
 	return v, ok, err
 }
+
+// The engine ends futures and group tasks through these hooks: a method
+// renamed by mistake would otherwise be skipped silently.
+var (
+	_ engine.Droppable        = (*futureTask[any])(nil)
+	_ engine.CancelHook       = (*futureTask[any])(nil)
+	_ engine.Droppable        = (*groupTask[int])(nil)
+	_ engine.CancelHook       = (*groupTask[int])(nil)
+	_ engine.HandleCancelHook = (*groupTask[int])(nil)
+)

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
@@ -179,7 +180,7 @@ func (g *Group[K]) SetLimit(n int) {
 // see WithHandle), and h.Reprioritize and h.SetDeadline move it in an
 // ordered channel as for Submit. A Go that runs fn itself leaves h as it
 // was.
-func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option) {
+func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...engine.Option) {
 	g.spawn(key, fn, true, opts)
 }
 
@@ -193,24 +194,24 @@ func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option)
 // false with the group's context still live means "no room".
 // opts are Go's; WithHandle(&h) fills h exactly when TryGo reports true (it
 // never runs fn itself).
-func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Option) bool {
+func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...engine.Option) bool {
 	return g.spawn(key, fn, false, opts)
 }
 
 // errNoRoom is enter's refusal when the group is at its limit.
 var errNoRoom = errors.New("no room in the group")
 
-func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
+func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []engine.Option) bool {
 	var t *groupTask[K]
-	pin := g.p.e.pinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go), and keyPin
+	pin := g.p.e.PinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go), and keyPin
 		i, err := g.p.find(key)
 		if t != nil {
 			t.ch = i // found again after submitContext's wait for a unit: t is pushed there next
 		}
 		return i, err
 	})
-	defer pin.unpin()
-	ch, err := pin.find()
+	defer pin.Unpin()
+	ch, err := pin.Find()
 	switch {
 	case fn == nil:
 		g.fail(g.current(), ErrNilTask)
@@ -219,9 +220,9 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.fail(g.current(), err)
 		return false
 	}
-	so, err := gather(Order{}, opts)
-	if err == nil && so.ctx != nil {
-		err = &optionError{what: "WithContext in Group.Go: a group's tasks live by the group's context"}
+	so, err := engine.Gather(Order{}, opts)
+	if err == nil && so.Ctx != nil {
+		err = &engine.OptionError{What: "WithContext in Group.Go: a group's tasks live by the group's context"}
 	}
 	if err != nil {
 		g.fail(g.current(), g.p.named(key, err))
@@ -242,7 +243,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		return true
 	}
 	t = &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
-	err = g.p.named(key, g.p.e.submitContext(r.ctx, ch, t, submitMode{order: so.order, wait: wait, room: wait, handle: so.handle}, &pin))
+	err = g.p.named(key, g.p.e.SubmitContext(r.ctx, ch, t, engine.SubmitMode{Order: so.Order, Wait: wait, Room: wait, Handle: so.Handle}, &pin))
 	switch {
 	case err == nil:
 		return true
@@ -265,7 +266,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 // Group); any other caller waits for a place until the round's context
 // ends: unpinned (see keyPin), so it returns ch, the index of the caller's
 // channel, found again after a wait, or ErrClosed if it was removed.
-func (g *Group[K]) enter(ch int, wait bool, pin *keyPin) (r *round, _ int, help bool, err error) {
+func (g *Group[K]) enter(ch int, wait bool, pin *engine.KeyPin) (r *round, _ int, help bool, err error) {
 	g.mu.Lock()
 	r = g.roundLocked()
 	tried := false // to help: a capped channel may have no slot (help.go)
@@ -277,7 +278,7 @@ func (g *Group[K]) enter(ch int, wait bool, pin *keyPin) (r *round, _ int, help 
 		if !tried && g.ownTaskLocked(r.ctx) {
 			tried = true
 			g.mu.Unlock()
-			if g.p.e.inlineSlot(ch) {
+			if g.p.e.InlineSlot(ch) {
 				return r, ch, true, nil
 			}
 			g.mu.Lock()
@@ -291,7 +292,7 @@ func (g *Group[K]) enter(ch int, wait bool, pin *keyPin) (r *round, _ int, help 
 		if err := r.ctx.Err(); err != nil {
 			return r, ch, false, err
 		}
-		if ch, err = pin.unpinned(ch, func() error {
+		if ch, err = pin.Unpinned(ch, func() error {
 			Yield(r.ctx, func() {
 				select {
 				case <-room:
@@ -317,11 +318,11 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 	if g.inline[gid.Current()] > 0 {
 		return true
 	}
-	tc := g.p.e.helper(ctx)
+	tc := g.p.e.Helper(ctx)
 	if tc == nil {
 		return false
 	}
-	gt, ok := userTask(tc.task).(*groupTask[K])
+	gt, ok := engine.UserTask(tc.Task).(*groupTask[K])
 	return ok && gt.g == g
 }
 
@@ -330,18 +331,18 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 // takes no place, unit or slot of its own. Like any Go, it queues nothing
 // once the round's context ended or the pool's Close started. The run
 // counts in ch's held, in place of pin, the caller's (see keyPin).
-func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pin *keyPin) {
+func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pin *engine.KeyPin) {
 	e := g.p.e
 	err := r.ctx.Err()
-	if err == nil && (e.stopping() || !e.holdUnlessRemoving(ch)) { // a removal of ch started (hold.go)
+	if err == nil && (e.Stopping() || !e.HoldUnlessRemoving(ch)) { // a removal of ch started (hold.go)
 		err = ErrClosed
 	}
 	if err == nil {
-		pin.heldInline() // held in ch until the run ends: no other removal waits for it
+		pin.HeldInline() // held in ch until the run ends: no other removal waits for it
 	}
 	if err != nil {
-		if e.chans[ch].capped {
-			e.release(ch) // the slot inlineSlot took
+		if e.Chans[ch].Capped {
+			e.Release(ch) // the slot inlineSlot took
 		}
 		if err == ErrClosed {
 			g.fail(r, err)
@@ -351,21 +352,21 @@ func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pi
 		return
 	}
 	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch, shared: true}
-	if tc := e.helper(r.ctx); tc != nil {
-		e.runInline(tc, ch, tc, t) // gives the slot back
+	if tc := e.Helper(r.ctx); tc != nil {
+		e.RunInline(tc, ch, tc, t) // gives the slot back
 		return
 	}
-	if e.chans[ch].capped {
-		defer e.release(ch)
+	if e.Chans[ch].Capped {
+		defer e.Release(ch)
 	}
-	e.runHere(ch, context.Background(), t) // a guest of a goroutine outside the pool (Bits.RunHere)
+	e.RunHere(ch, context.Background(), t) // a guest of a goroutine outside the pool (Bits.RunHere)
 }
 
 // enterInline counts t in inline if the calling goroutine runs it as
 // another task's guest rather than as the task a worker polled, and returns
 // the goroutine's gid for leaveInline, or 0. It runs on t's goroutine.
 func (g *Group[K]) enterInline(ctx context.Context, t *groupTask[K]) uintptr {
-	if tc := taskOf(ctx); tc != nil && userTask(tc.task) == Task(t) {
+	if tc := engine.TaskOf(ctx); tc != nil && engine.UserTask(tc.Task) == Task(t) {
 		return 0 // ownTaskLocked finds it through the task context
 	}
 	id := gid.Current()
@@ -463,7 +464,7 @@ type groupContext struct {
 // Value returns the run's task handle for the pool's key and the group
 // context's value for any other.
 func (c *groupContext) Value(key any) any {
-	if key == (taskKey{}) {
+	if key == (engine.TaskKey{}) {
 		return c.task.Value(key)
 	}
 	return c.Context.Value(key)
@@ -490,10 +491,10 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 			recoveredPanic(ctx)
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
 			if !g.fail(t.r, pe) {
-				g.p.e.reportPanic(t.ch, pe) // the group reports its first error only
+				g.p.e.ReportPanic(t.ch, pe) // the group reports its first error only
 			}
 		default:
-			if tc := taskOf(ctx); tc != nil && tc.dropped {
+			if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 				g.fail(t.r, ErrDropped)
 			} else {
 				g.fail(t.r, ErrGoexit)
@@ -508,22 +509,22 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 }
 
 // dropped resolves a task the pool dropped before it ran.
-func (t *groupTask[K]) dropped() {
+func (t *groupTask[K]) Dropped() {
 	t.g.fail(t.r, ErrDropped)
 	t.g.leave()
 }
 
 // cancelled resolves a task skipped because the round's context ended.
-func (t *groupTask[K]) cancelled(err error) {
+func (t *groupTask[K]) Cancelled(err error) {
 	t.g.failContext(t.r, err)
 	t.g.leave()
 }
 
-// cancelledByHandle resolves a task a Handle cancelled before it started:
+// CancelledByHandle resolves a task a Handle cancelled before it started:
 // as if fn had returned context.Canceled without running (see WithHandle).
 // It is the task's own error, so unlike the context's (failContext) each
 // cancelled task records one, in CollectErrors mode too.
-func (t *groupTask[K]) cancelledByHandle() {
+func (t *groupTask[K]) CancelledByHandle() {
 	t.g.fail(t.r, context.Canceled)
 	t.g.leave()
 }

@@ -36,7 +36,7 @@ type round struct {
 // closed pool). Called with mu held, or before the group is shared.
 func (g *Group[K]) newRound() *round {
 	ctx, cancel := context.WithCancelCause(g.parent)
-	base := g.p.e.base
+	base := g.p.e.Base
 	r := &round{ctx: ctx, cancel: cancel, stop: context.AfterFunc(base, func() { cancel(context.Cause(base)) })}
 	r.collect.Store(g.collect)
 	return r

@@ -3,6 +3,7 @@ package smartpool
 import (
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -37,11 +38,11 @@ var ErrNotQueued = task.ErrNotQueued
 //
 // A Handoff's Cancel ends its chain there: the unit of the in-flight limit
 // the continuation took over is released at once, as any cancelled task's.
-func WithHandle(h *Handle) Option {
+func WithHandle(h *Handle) engine.Option {
 	if h == nil {
-		return Option{}
+		return engine.Option{}
 	}
-	return handleOption(&h.h)
+	return engine.HandleOption(&h.h)
 }
 
 // Handle is a submitter's hold on a queued task, filled by a submit given
@@ -52,7 +53,7 @@ func WithHandle(h *Handle) Option {
 //
 // A Handle is a small value; copies act on the same task. Its methods are
 // safe for concurrent use, with each other and with the pool's workers.
-type Handle struct{ h handle }
+type Handle struct{ h engine.Handle }
 
 // Cancel ends the task as Cancelled if it has not started, and reports
 // whether it did. The task is then handled as one whose WithContext context
@@ -66,7 +67,7 @@ type Handle struct{ h handle }
 //
 // The cancelled task stays in its queue until a worker reaches it and
 // skips it, as a cancelled WithContext task does (Len counts it till then).
-func (h *Handle) Cancel() bool { return h != nil && h.h.cancel() }
+func (h *Handle) Cancel() bool { return h != nil && h.h.Cancel() }
 
 // Reprioritize gives the queued task priority p in its channels.Priority:
 // it moves in the queue, under the channel's lock, to where a task
@@ -82,7 +83,7 @@ func (h *Handle) Reprioritize(p int) error {
 	if h == nil {
 		return ErrNotQueued
 	}
-	return h.h.reorder(Order{Priority: p, HasPriority: true})
+	return h.h.Reorder(Order{Priority: p, HasPriority: true})
 }
 
 // SetDeadline gives the queued task deadline t in its channels.Deadline:
@@ -94,5 +95,5 @@ func (h *Handle) SetDeadline(t time.Time) error {
 	if h == nil {
 		return ErrNotQueued
 	}
-	return h.h.reorder(Order{Deadline: t, HasDeadline: true})
+	return h.h.Reorder(Order{Deadline: t, HasDeadline: true})
 }

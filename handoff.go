@@ -3,6 +3,7 @@ package smartpool
 import (
 	"context"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -41,9 +42,9 @@ var ErrNotInTask = task.ErrNotInTask
 // h.Reprioritize and h.SetDeadline move it in an ordered channel. A
 // continuation queued during Close goes in as a re-entry (Requeue), which
 // no channel indexes: its h cancels but does not move it.
-func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context), opts ...Option) error {
+func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context), opts ...engine.Option) error {
 	if fn == nil {
-		if tc := taskOf(ctx); tc == nil || tc.e != p.e {
+		if tc := engine.TaskOf(ctx); tc == nil || tc.E != p.e {
 			return ErrNotInTask
 		}
 		return ErrNilTask
@@ -52,18 +53,18 @@ func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Contex
 }
 
 // HandoffTask is Handoff for a Task value.
-func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option) error {
-	tc := taskOf(ctx)
+func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...engine.Option) error {
+	tc := engine.TaskOf(ctx)
 	switch {
-	case tc == nil || tc.e != p.e:
+	case tc == nil || tc.E != p.e:
 		return ErrNotInTask
-	case nilTask(t):
+	case engine.NilTask(t):
 		return ErrNilTask
 	}
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
 	ch, ok := p.lookup(key)
 	if !ok {
-		return unknownKey(key)
+		return engine.UnknownKey(key)
 	}
-	return p.e.handoff(tc, ch, t, opts)
+	return p.e.Handoff(tc, ch, t, opts)
 }

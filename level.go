@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/smartpool-go/smartpool/internal/avail"
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
@@ -35,10 +36,10 @@ type layout[K comparable] struct {
 func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], error) {
 	levels := max(len(cfg.Levels), len(cfg.Spare))
 	if levels == 0 {
-		return nil, configErr(errNoLevels, "Config.Levels is empty: a pool needs at least one level")
+		return nil, engine.ConfigErr(engine.ErrNoLevels, "Config.Levels is empty: a pool needs at least one level")
 	}
 	if levels > scheduler.MaxLevels {
-		return nil, configErr(errTooManyQueues, "%d levels, at most %d", levels, scheduler.MaxLevels)
+		return nil, engine.ConfigErr(engine.ErrTooManyQueues, "%d levels, at most %d", levels, scheduler.MaxLevels)
 	}
 	lo := &layout[K]{index: make(map[K]int), perLevel: make([]int, levels), levelFirst: make([]int, levels)}
 	if cfg.Spare != nil {
@@ -58,31 +59,31 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 		}
 		switch {
 		case spare < 0:
-			return nil, configErr(ErrBadLimit, "Spare[%d] = %d: want 0 or more", l, spare)
+			return nil, engine.ConfigErr(ErrBadLimit, "Spare[%d] = %d: want 0 or more", l, spare)
 		case len(lv) == 0 && spare == 0:
-			return nil, configErr(errEmptyLevel, "level %d has no channels", l)
+			return nil, engine.ConfigErr(engine.ErrEmptyLevel, "level %d has no channels", l)
 		}
 		for _, p := range lv {
 			if _, dup := lo.index[p.Key]; dup {
-				return nil, configErr(errDuplicateKey, "key %v is listed twice", p.Key)
+				return nil, engine.ConfigErr(engine.ErrDuplicateKey, "key %v is listed twice", p.Key)
 			}
 			ch := b.Channel(p.Key)
 			if nilcheck.Nil(ch) {
-				return nil, configErr(errNilChannel, "Channel(%v) returned nil", p.Key)
+				return nil, engine.ConfigErr(engine.ErrNilChannel, "Channel(%v) returned nil", p.Key)
 			}
 			src := SourceOf(ch)
 			if nilcheck.Nil(src) {
-				return nil, configErr(errNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
+				return nil, engine.ConfigErr(engine.ErrNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
 			}
 			if err := checkCaps(p); err != nil {
 				return nil, err
 			}
 			n := src.Queues()
 			if n < 1 {
-				return nil, configErr(ErrNoQueues, "channel %v has %d queues, at least 1 needed", p.Key, n)
+				return nil, engine.ConfigErr(ErrNoQueues, "channel %v has %d queues, at least 1 needed", p.Key, n)
 			}
 			if queues+n > avail.MaxQueues {
-				return nil, configErr(errTooManyQueues, "more than %d queues", avail.MaxQueues)
+				return nil, engine.ConfigErr(engine.ErrTooManyQueues, "more than %d queues", avail.MaxQueues)
 			}
 			lo.index[p.Key] = len(lo.keys)
 			lo.keys = append(lo.keys, p.Key)
@@ -95,7 +96,7 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			queues += n
 		}
 		if queues+spare > avail.MaxQueues {
-			return nil, configErr(errTooManyQueues, "more than %d queues", avail.MaxQueues)
+			return nil, engine.ConfigErr(engine.ErrTooManyQueues, "more than %d queues", avail.MaxQueues)
 		}
 		lo.perLevel[l] += spare
 		queues += spare
@@ -109,11 +110,11 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 func checkCaps[K comparable](p ChannelParams[K]) error {
 	switch {
 	case p.MaxRunning < 0:
-		return configErr(ErrBadLimit, "channel %v: MaxRunning = %d: want 0 (no cap) or more", p.Key, p.MaxRunning)
+		return engine.ConfigErr(ErrBadLimit, "channel %v: MaxRunning = %d: want 0 (no cap) or more", p.Key, p.MaxRunning)
 	case p.MaxInFlight < 0:
-		return configErr(ErrBadLimit, "channel %v: MaxInFlight = %d: want 0 (no cap) or more", p.Key, p.MaxInFlight)
+		return engine.ConfigErr(ErrBadLimit, "channel %v: MaxInFlight = %d: want 0 (no cap) or more", p.Key, p.MaxInFlight)
 	case p.MaxRunning > 0 && p.MaxInFlight > 0:
-		return configErr(errCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
+		return engine.ConfigErr(engine.ErrCapBoth, "channel %v sets both MaxRunning (%d) and MaxInFlight (%d): set at most one", p.Key, p.MaxRunning, p.MaxInFlight)
 	}
 	return nil
 }
@@ -131,13 +132,13 @@ func constructorOf(c Channel) string {
 
 // attachOne binds channel i to the pool of b, through its Source's Attach.
 // A channel that refuses (already attached to another pool) fails New.
-func (lo *layout[K]) attachOne(i int, b Bits) error {
+func (lo *layout[K]) attachOne(i int, b engine.Bits) error {
 	err := lo.sources[i].Attach(b)
 	switch {
 	case errors.Is(err, ErrAttached):
-		return configErr(err, "channel %v already belongs to a pool", lo.keys[i])
+		return engine.ConfigErr(err, "channel %v already belongs to a pool", lo.keys[i])
 	case err != nil:
-		return configErr(fmt.Errorf("%w: %w", ErrAttached, err), "channel %v refused Attach: %v", lo.keys[i], err)
+		return engine.ConfigErr(fmt.Errorf("%w: %w", ErrAttached, err), "channel %v refused Attach: %v", lo.keys[i], err)
 	}
 	return nil
 }

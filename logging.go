@@ -2,6 +2,8 @@ package smartpool
 
 import (
 	"log/slog"
+
+	"github.com/smartpool-go/smartpool/internal/engine"
 )
 
 // # Logging
@@ -27,7 +29,7 @@ func logger(l *slog.Logger) *slog.Logger {
 }
 
 func (p *Pool[K]) logStart(workers int) {
-	p.log.Info("smartpool: pool started", "workers", workers, "levels", p.e.field.Levels(), "channels", len(p.keys))
+	p.log.Info("smartpool: pool started", "workers", workers, "levels", p.e.Field.Levels(), "channels", len(p.keys))
 }
 
 // logClosing logs the first Close call.
@@ -54,5 +56,5 @@ func (p *Pool[K]) logClosed() {
 // logPanic logs a panic no handler took: its value and its stack as
 // separate attributes, the stack frame by frame.
 func (p *Pool[K]) logPanic(msg string, key any, pe *PanicError) {
-	p.log.Error(msg, "channel", key, "panic", pe.Value, "stack", stackFrames(pe.Stack))
+	p.log.Error(msg, "channel", key, "panic", pe.Value, "stack", engine.StackFrames(pe.Stack))
 }

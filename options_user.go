@@ -4,8 +4,23 @@ import (
 	"context"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/task"
 )
+
+// Option adjusts one submit. Every submit takes the same options, by key
+// (Pool.Submit, Pool.SubmitTask, Go, Group.Go) and through a channel's own
+// submit methods:
+//
+//	err := pool.Submit("render", fn, smartpool.WithContext(ctx), smartpool.WithDeadline(due))
+//
+// An option the channel cannot honour (a deadline for a FIFO) makes the
+// submit fail with an error wrapping ErrOption; it is never ignored. The
+// zero Option does nothing. Passing options allocates nothing.
+//
+// Option is defined by the pool's engine; it is opaque: only the With
+// functions make one.
+type Option = engine.Option
 
 // ErrOption is wrapped by the error of a submit given an option its channel
 // cannot honour: a deadline for a channel that does not order by deadline,
@@ -32,20 +47,20 @@ var ErrOption = task.ErrOption
 // context.Background(), one object with a context that only carries values,
 // and four with one that can be cancelled. A nil ctx means
 // context.Background().
-func WithContext(ctx context.Context) Option {
+func WithContext(ctx context.Context) engine.Option {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return contextOption(ctx)
+	return engine.ContextOption(ctx)
 }
 
 // WithDeadline orders the task by deadline t in a channel that orders by
 // deadline (channels.Deadline, or a channels.Multi of them): earliest first,
 // and late (see channels.DropLate) once t has passed. Any other channel
 // refuses it with ErrOption.
-func WithDeadline(t time.Time) Option { return deadlineOption(t) }
+func WithDeadline(t time.Time) engine.Option { return engine.DeadlineOption(t) }
 
 // WithPriority orders the task by priority p in a channel that orders by
 // priority (channels.Priority, or a channels.Multi of them): highest first.
 // Any other channel refuses it with ErrOption.
-func WithPriority(p int) Option { return priorityOption(p) }
+func WithPriority(p int) engine.Option { return engine.PriorityOption(p) }

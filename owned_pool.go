@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
@@ -29,26 +30,26 @@ type OwnedPool[K comparable] struct {
 // return ErrClosed, so nothing is queued before New.
 func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if b == nil {
-		return nil, configErr(errNilBehavior, "New(nil): the PoolBehavior is nil")
+		return nil, engine.ConfigErr(engine.ErrNilBehavior, "New(nil): the PoolBehavior is nil")
 	}
 	if v := reflect.ValueOf(b); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil, configErr(errNilBehavior, "New(%T(nil)): the PoolBehavior is a nil pointer", b)
+		return nil, engine.ConfigErr(engine.ErrNilBehavior, "New(%T(nil)): the PoolBehavior is a nil pointer", b)
 	}
 	cfg := b.Config()
 	workers := cfg.Workers
 	switch {
 	case workers < 0:
-		return nil, configErr(errWorkers, "Workers = %d: want 0 (GOMAXPROCS) to %d", workers, MaxWorkers)
-	case workers > MaxWorkers:
-		return nil, configErr(errWorkers, "Workers = %d: want 0 (GOMAXPROCS) to %d", workers, MaxWorkers)
+		return nil, engine.ConfigErr(engine.ErrWorkers, "Workers = %d: want 0 (GOMAXPROCS) to %d", workers, engine.MaxWorkers)
+	case workers > engine.MaxWorkers:
+		return nil, engine.ConfigErr(engine.ErrWorkers, "Workers = %d: want 0 (GOMAXPROCS) to %d", workers, engine.MaxWorkers)
 	case workers == 0:
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Limit < 0 {
-		return nil, configErr(ErrBadLimit, "Limit = %d: want 0 (no limit) or more", cfg.Limit)
+		return nil, engine.ConfigErr(ErrBadLimit, "Limit = %d: want 0 (no limit) or more", cfg.Limit)
 	}
-	if cfg.Quantum < 0 || cfg.Quantum > MaxQuantum {
-		return nil, configErr(errQuantum, "Quantum = %d: want 0 to %d", cfg.Quantum, MaxQuantum)
+	if cfg.Quantum < 0 || cfg.Quantum > engine.MaxQuantum {
+		return nil, engine.ConfigErr(engine.ErrQuantum, "Quantum = %d: want 0 to %d", cfg.Quantum, engine.MaxQuantum)
 	}
 	sched := cfg.Schedule
 	if sched == nil {
@@ -58,52 +59,52 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startScheduler(sched, len(lo.perLevel)); err != nil {
+	if err := engine.StartScheduler(sched, len(lo.perLevel)); err != nil {
 		return nil, err
 	}
 	follow, err := followups(b, lo)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Schedule == nil || strictPriority(sched) {
+	if cfg.Schedule == nil || engine.StrictPriority(sched) {
 		sched = nil // workers serve the highest level with work without a picker (worker.pick), and batch
 	}
-	sp := &poolSpec{perLevel: lo.perLevel, slots: lo.slots, workers: workers, sched: sched, followup: follow,
-		idleTimeout: cfg.IdleTimeout, quantum: cfg.Quantum, timingEvery: cfg.TimingEvery, limit: cfg.Limit,
-		chans: make([]chanSpec, len(lo.sources))}
-	if sp.idleTimeout == 0 {
-		sp.idleTimeout = DefaultIdleTimeout
+	sp := &engine.PoolSpec{PerLevel: lo.perLevel, Slots: lo.slots, Workers: workers, Sched: sched, Followup: follow,
+		IdleTimeout: cfg.IdleTimeout, Quantum: cfg.Quantum, TimingEvery: cfg.TimingEvery, Limit: cfg.Limit,
+		Chans: make([]engine.ChanSpec, len(lo.sources))}
+	if sp.IdleTimeout == 0 {
+		sp.IdleTimeout = DefaultIdleTimeout
 	}
-	if sp.timingEvery == 0 {
-		sp.timingEvery = DefaultTimingEvery
+	if sp.TimingEvery == 0 {
+		sp.TimingEvery = DefaultTimingEvery
 	}
 	stallAfter := cfg.StallAfter
 	if stallAfter == 0 {
 		stallAfter = DefaultStallAfter
 	}
 	if lo.spare != nil {
-		sp.levelFirst = lo.levelFirst
+		sp.LevelFirst = lo.levelFirst
 	}
 	for i, c := range lo.sources {
-		sp.chans[i] = chanSpec{src: c, user: lo.channels[i], level: lo.level[i], first: lo.first[i], name: lo.keys[i],
-			coc: lo.params[i].CompleteOnClose, onEnd: lo.params[i].OnEnd,
-			maxRunning: lo.params[i].MaxRunning, maxInFlight: lo.params[i].MaxInFlight}
+		sp.Chans[i] = engine.ChanSpec{Src: c, User: lo.channels[i], Level: lo.level[i], First: lo.first[i], Name: lo.keys[i],
+			Coc: lo.params[i].CompleteOnClose, OnEnd: lo.params[i].OnEnd,
+			MaxRunning: lo.params[i].MaxRunning, MaxInFlight: lo.params[i].MaxInFlight}
 	}
 	keys := append(lo.keys, make([]K, lo.slots-len(lo.keys))...) // spare slots: set by AddChannel
 	p := &Pool[K]{keys: keys, log: logger(cfg.Logger)}
 	p.index.Store(&lo.index)
-	sp.log = p.log
-	e, preQueued, err := build(sp)
+	sp.Log = p.log
+	e, preQueued, err := engine.Build(sp)
 	if err != nil {
 		return nil, err
 	}
 	p.e = e
 	p.setPanicHandler(cfg.PanicHandler)
-	if err := e.attachAll(len(lo.sources), lo.attachOne); err != nil {
+	if err := e.AttachAll(len(lo.sources), lo.attachOne); err != nil {
 		return nil, err
 	}
-	e.setAccounting(preQueued)
-	e.start(stallAfter, func(ch int) any { return keys[ch] }, // not p: the watchdog holds no pool alive
+	e.SetAccounting(preQueued)
+	e.Start(stallAfter, func(ch int) any { return keys[ch] }, // not p: the watchdog holds no pool alive
 		func() { p.report = p.buildReport(); p.logClosed() })
 	p.logStart(workers)
 	return &OwnedPool[K]{pool: p}, nil
@@ -141,7 +142,7 @@ func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 // gives that task's worker back (see Yield).
 func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	o.pool.logClosing()
-	if err := o.pool.e.close(ctx); err != nil {
+	if err := o.pool.e.Close(ctx); err != nil {
 		return o.pool.Stats(), err
 	}
 	return o.pool.report, nil
@@ -149,4 +150,4 @@ func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 
 // Done returns a channel that is closed when the pool has closed (after a
 // Close call started it and the last worker exited).
-func (o *OwnedPool[K]) Done() <-chan struct{} { return o.pool.e.closed() }
+func (o *OwnedPool[K]) Done() <-chan struct{} { return o.pool.e.Closed() }

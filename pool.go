@@ -5,12 +5,14 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool/internal/engine"
 )
 
 // Pool is the shareable handle of a running pool: submit by key, read stats.
 // Get it from OwnedPool.Pool. All methods are safe for concurrent use.
 type Pool[K comparable] struct {
-	e *engine
+	e *engine.Engine
 	// keys maps a channel index to its key: read-only, but for the slots
 	// AddChannel fills (written under reshaper.mu before the channel can
 	// take a task). index maps a key to its channel index: a map never
@@ -36,7 +38,7 @@ type Pool[K comparable] struct {
 // list, then one wrapping ErrOption for an option the channel cannot honour,
 // then ErrFull or, with WithContext, ctx.Err() if ctx ended first, then the
 // channel's error.
-func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...Option) error {
+func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...engine.Option) error {
 	if fn == nil {
 		return ErrNilTask
 	}
@@ -46,8 +48,8 @@ func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...Option) er
 // SubmitTask is Submit for a Task value: a type of the user's that can be
 // reused, or a task made by NewFuture (resolved with ctx.Err() if
 // WithContext cancels it, ErrDropped if it is dropped).
-func (p *Pool[K]) SubmitTask(key K, t Task, opts ...Option) error {
-	if nilTask(t) {
+func (p *Pool[K]) SubmitTask(key K, t Task, opts ...engine.Option) error {
+	if engine.NilTask(t) {
 		return ErrNilTask
 	}
 	return p.submit(key, t, opts)
@@ -55,45 +57,45 @@ func (p *Pool[K]) SubmitTask(key K, t Task, opts ...Option) error {
 
 // submit is Submit and SubmitTask once t is known not to be nil (Submit
 // skips nilTask's reflection: a func value is checked with ==).
-func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
-	if p.e.stopping() {
+func (p *Pool[K]) submit(key K, t Task, opts []engine.Option) error {
+	if p.e.Stopping() {
 		return ErrClosed
 	}
 	if len(opts) != 0 {
 		return p.submitWith(key, t, opts)
 	}
-	k := p.e.pin() // see "Reshaping", 6 (reshape.go)
+	k := p.e.Pin() // see "Reshaping", 6 (reshape.go)
 	// Deferred: the channel's Push may run t on this goroutine (a Bounded
 	// that runs on the caller when full), and t may call runtime.Goexit.
-	defer p.e.unpin(k)
+	defer p.e.Unpin(k)
 	i, ok := p.lookup(key)
 	if !ok {
-		return unknownKey(key)
+		return engine.UnknownKey(key)
 	}
 	if k >= 0 {
-		p.e.lookedUp()
+		p.e.LookedUp()
 	}
-	return p.e.submit(i, t, Order{}, nil)
+	return p.e.Submit(i, t, Order{}, nil)
 }
 
 // submitWith is submit given options: pinned until it returns, whether it
 // runs t inline, which may end its goroutine, or waits (WithContext; for a
 // unit, unpinned: see keyPin).
-func (p *Pool[K]) submitWith(key K, t Task, opts []Option) error {
-	pin := p.e.pinKey(func() (int, error) { return p.find(key) })
-	defer pin.unpin()
-	i, err := pin.find()
+func (p *Pool[K]) submitWith(key K, t Task, opts []engine.Option) error {
+	pin := p.e.PinKey(func() (int, error) { return p.find(key) })
+	defer pin.Unpin()
+	i, err := pin.Find()
 	if err != nil {
 		return err
 	}
-	return p.named(key, p.e.submitWith(i, t, Order{}, opts, nil, &pin))
+	return p.named(key, p.e.SubmitWith(i, t, Order{}, opts, nil, &pin))
 }
 
 // find is lookup's answer as an error for an unknown key.
 func (p *Pool[K]) find(key K) (int, error) {
 	i, ok := p.lookup(key)
 	if !ok {
-		return 0, unknownKey(key)
+		return 0, engine.UnknownKey(key)
 	}
 	return i, nil
 }
@@ -110,7 +112,7 @@ func (p *Pool[K]) named(key K, err error) error {
 	if err == nil {
 		return nil // before boxing key and errors.As, whose target escapes: no allocation on success
 	}
-	return withChannel(key, err)
+	return engine.WithChannel(key, err)
 }
 
 // State is a pool's lifecycle stage. It only moves forward.
@@ -138,11 +140,11 @@ func (s State) String() string {
 // State returns the pool's current lifecycle stage.
 func (p *Pool[K]) State() State {
 	select {
-	case <-p.e.closed():
+	case <-p.e.Closed():
 		return Closed
 	default:
 	}
-	if p.e.stopping() {
+	if p.e.Stopping() {
 		return Closing
 	}
 	return Running
@@ -150,10 +152,10 @@ func (p *Pool[K]) State() State {
 
 func (p *Pool[K]) setPanicHandler(h func(K, *PanicError)) {
 	p.onPanic = h
-	p.e.onPanic(func(ch int, pe *PanicError) {
+	p.e.OnPanic(func(ch int, pe *PanicError) {
 		defer func() {
 			if r := recover(); r != nil {
-				p.logPanic("smartpool: panic handler panicked", p.keys[ch], &PanicError{Value: r, Stack: stack()})
+				p.logPanic("smartpool: panic handler panicked", p.keys[ch], &PanicError{Value: r, Stack: engine.Stack()})
 			}
 		}()
 		if p.onPanic == nil {

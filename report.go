@@ -3,6 +3,8 @@ package smartpool
 import (
 	"sync"
 	"time"
+
+	"github.com/smartpool-go/smartpool/internal/engine"
 )
 
 // ChannelStats counts one channel's tasks. Counts only grow.
@@ -129,36 +131,43 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool[K]) Stats() *Stats[K] {
-	var c census
+	var c engine.Census
 	var keys []K
-	p.e.count(&c, func() {
-		keys = make([]K, len(c.chans))
-		for i := range c.chans {
-			keys[i] = p.keys[c.chans[i].slot]
+	p.e.Count(&c, func() {
+		keys = make([]K, len(c.Chans))
+		for i := range c.Chans {
+			keys[i] = p.keys[c.Chans[i].Slot]
 		}
 	})
-	s := &Stats[K]{Workers: c.workers, Live: c.live, Wakeups: c.wakeups, Suspended: c.suspended, Limit: c.limit,
-		Admitted: c.admitted, Waiting: c.waiting, Busy: c.busy, Stalls: c.stalls, Stalled: c.stalled,
-		Channels: make([]ChannelStats[K], len(c.chans))}
-	for i := range c.chans {
-		s.Channels[i] = channelStats(keys[i], &c.chans[i])
+	s := &Stats[K]{Workers: c.Workers, Live: c.Live, Wakeups: c.Wakeups, Suspended: c.Suspended, Limit: c.Limit,
+		Admitted: c.Admitted, Waiting: c.Waiting, Busy: c.Busy, Stalls: c.Stalls, Stalled: c.Stalled,
+		Channels: make([]ChannelStats[K], len(c.Chans))}
+	for i := range c.Chans {
+		s.Channels[i] = channelStats(keys[i], &c.Chans[i])
 	}
-	s.Removed = channelStats(*new(K), &c.removed)
+	s.Removed = channelStats(*new(K), &c.Removed)
 	s.Rate = p.rate.update(s.Total().Finished())
 	return s
 }
 
 // channelStats gives a channel's counts its key.
-func channelStats[K comparable](key K, c *chanCensus) ChannelStats[K] {
-	return ChannelStats[K]{Key: key, Level: c.level, CompleteOnClose: c.coc, Queued: c.queued, Paused: c.paused,
-		Cap: c.cap, Held: c.held, Ran: c.ran, Panicked: c.panicked, Goexited: c.goexited, Dropped: c.dropped,
-		Cancelled: c.cancelled, Yielded: c.yielded, Running: c.running, Wait: timingOf(c.wait), Run: timingOf(c.run),
-		Removing: c.removing}
+func channelStats[K comparable](key K, c *engine.ChanCensus) ChannelStats[K] {
+	return ChannelStats[K]{Key: key, Level: c.Level, CompleteOnClose: c.Coc, Queued: c.Queued, Paused: c.Paused,
+		Cap: c.Cap, Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Goexited: c.Goexited, Dropped: c.Dropped,
+		Cancelled: c.Cancelled, Yielded: c.Yielded, Running: c.Running, Wait: timingOf(c.Wait), Run: timingOf(c.Run),
+		Removing: c.Removing}
 }
 
 // timingOf copies the engine's histogram summary into the user's type.
-func timingOf(t Timing) Timing {
-	return t
+func timingOf(t engine.Timing) Timing {
+	if t.Count == 0 {
+		return Timing{}
+	}
+	bs := make([]TimingBucket, len(t.Buckets))
+	for i, b := range t.Buckets {
+		bs[i] = TimingBucket(b)
+	}
+	return Timing{Count: t.Count, Sum: t.Sum, P50: t.P50, P90: t.P90, P99: t.P99, Max: t.Max, Buckets: bs}
 }
 
 // buildReport builds Close's report: the Stats of the pool as it closes,
@@ -167,7 +176,7 @@ func timingOf(t Timing) Timing {
 func (p *Pool[K]) buildReport() *Report[K] {
 	r := p.Stats()
 	r.Rate = 0
-	if life := time.Since(p.e.startedAt()).Seconds(); life > 0 {
+	if life := time.Since(p.e.StartedAt()).Seconds(); life > 0 {
 		r.Rate = float64(r.Total().Finished()) / life
 	}
 	return r
@@ -197,4 +206,28 @@ func (r *rateWindow) update(done uint64) float64 {
 		r.at, r.done = now, done
 	}
 	return r.rate
+}
+
+// Timing summarises the durations a pool recorded for one channel: queue
+// waits or run times. Count and the buckets cover every recorded task; with
+// sampling (Config.TimingEvery) that is about one task in n, so quantiles
+// stay representative while Count is a fraction of the tasks. Zero when
+// nothing was recorded.
+type Timing struct {
+	Count         uint64        // durations recorded
+	Sum           time.Duration // their total
+	P50, P90, P99 time.Duration // quantiles, within a bucket's width (25%)
+	Max           time.Duration // the longest recorded
+	// Buckets counts the recorded durations shorter than each bound, cumulative,
+	// at every power of two of nanoseconds from 1.024µs to about 68.7s: the
+	// shape exporters need (a Prometheus histogram). Durations above the
+	// last bound count only in Count.
+	Buckets []TimingBucket
+}
+
+// TimingBucket is one cumulative bucket of a Timing: Count durations were
+// shorter than Le.
+type TimingBucket struct {
+	Le    time.Duration
+	Count uint64
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
 )
 
@@ -51,44 +52,44 @@ func (p RemovePolicy) String() string {
 func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, followup K) error {
 	key := params.Key
 	switch {
-	case !p.e.reshapes():
-		return configErr(errNotConfigured, "AddChannel(%v): the pool was built without Config.Spare", key)
+	case !p.e.Reshapes():
+		return engine.ConfigErr(engine.ErrNotConfigured, "AddChannel(%v): the pool was built without Config.Spare", key)
 	case nilcheck.Nil(c):
-		return configErr(errNilChannel, "AddChannel(%v): the channel is nil", key)
+		return engine.ConfigErr(engine.ErrNilChannel, "AddChannel(%v): the channel is nil", key)
 	case params.MaxInFlight > 0 && followup == key:
-		return configErr(errFollowup, "AddChannel(%v): a channel with a MaxInFlight cap cannot be its own followup", key)
+		return engine.ConfigErr(engine.ErrFollowup, "AddChannel(%v): a channel with a MaxInFlight cap cannot be its own followup", key)
 	}
 	if err := checkCaps(params); err != nil {
 		return err
 	}
 	src := SourceOf(c)
 	if nilcheck.Nil(src) {
-		return configErr(errNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
+		return engine.ConfigErr(engine.ErrNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
 	}
-	cs := chanSpec{src: src, user: c, level: level, name: key, coc: params.CompleteOnClose, onEnd: params.OnEnd,
-		maxRunning: params.MaxRunning, maxInFlight: params.MaxInFlight}
-	return p.e.addChannel(&cs, adding{
+	cs := engine.ChanSpec{Src: src, User: c, Level: level, Name: key, Coc: params.CompleteOnClose, OnEnd: params.OnEnd,
+		MaxRunning: params.MaxRunning, MaxInFlight: params.MaxInFlight}
+	return p.e.AddChannel(&cs, engine.Adding{
 		// Under the reshape lock: the key's rules, against the index
 		// published now.
-		check: func() (int, any, error) {
+		Check: func() (int, any, error) {
 			index := *p.index.Load()
 			if _, dup := index[key]; dup {
-				return 0, nil, configErr(errDuplicateKey, "AddChannel(%v): the key is in use", key)
+				return 0, nil, engine.ConfigErr(engine.ErrDuplicateKey, "AddChannel(%v): the key is in use", key)
 			}
 			if followup == key {
 				return -1, nil, nil
 			}
 			j, ok := index[followup]
 			if !ok {
-				return 0, nil, configErr(errFollowup, "AddChannel(%v): followup %v: no channel has that key", key, followup)
+				return 0, nil, engine.ConfigErr(engine.ErrFollowup, "AddChannel(%v): followup %v: no channel has that key", key, followup)
 			}
 			return j, followup, nil
 		},
-		claim:  func(i int) { p.keys[i] = key },
-		attach: func(b Bits) error { return src.Attach(b) },
+		Claim:  func(i int) { p.keys[i] = key },
+		Attach: func(b engine.Bits) error { return src.Attach(b) },
 		// Under the reshape lock, once c attached: another AddChannel may
 		// have published meanwhile.
-		publish: func(i int) {
+		Publish: func(i int) {
 			index := *p.index.Load()
 			m := make(map[K]int, len(index)+1)
 			for k, v := range index {
@@ -165,14 +166,14 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 		ctx = context.Background()
 	}
 	switch {
-	case !p.e.reshapes():
-		return ChannelStats[K]{}, configErr(errNotConfigured, "RemoveChannel(%v): the pool was built without Config.Spare", key)
+	case !p.e.Reshapes():
+		return ChannelStats[K]{}, engine.ConfigErr(engine.ErrNotConfigured, "RemoveChannel(%v): the pool was built without Config.Spare", key)
 	case policy != Drain && policy != Drop:
-		return ChannelStats[K]{}, configErr(errRemove, "RemoveChannel(%v): policy %v: want Drain or Drop", key, policy)
+		return ChannelStats[K]{}, engine.ConfigErr(engine.ErrRemove, "RemoveChannel(%v): policy %v: want Drain or Drop", key, policy)
 	}
-	c, err := p.e.removeChannel(ctx, key, policy == Drop, removing{
-		lookup: func() (int, bool) { return p.lookup(key) },
-		unpublish: func() {
+	c, err := p.e.RemoveChannel(ctx, key, policy == Drop, engine.Removing{
+		Lookup: func() (int, bool) { return p.lookup(key) },
+		Unpublish: func() {
 			old := *p.index.Load()
 			m := make(map[K]int, len(old))
 			for k, v := range old {

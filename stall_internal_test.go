@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/smartpool-go/smartpool/internal/engine"
 )
 
 // unclosedPool is a behavior of one channel that never holds a task.
@@ -19,7 +21,7 @@ func (b unclosedPool) Followup(k int) int  { return k }
 // The watchdog's timer holds the pool only weakly: a pool dropped without
 // Close is collected, and its timer stops with it.
 func TestStall_DroppedPoolIsCollected(t *testing.T) {
-	w := func() weak.Pointer[engine] {
+	w := func() weak.Pointer[engine.Engine] {
 		o, err := New[int](unclosedPool{c: emptyChannel{}})
 		if err != nil {
 			t.Fatal(err)
@@ -42,10 +44,10 @@ type emptyChannel struct{}
 
 func (c emptyChannel) source() Source { return c }
 
-func (emptyChannel) Queues() int            { return 1 }
-func (emptyChannel) Attach(Bits) error      { return nil }
-func (emptyChannel) Push(Task, Order) error { return ErrClosed }
-func (emptyChannel) Requeue(Task) error     { return ErrClosed }
-func (emptyChannel) Poll(int) Task          { return nil }
-func (emptyChannel) Len() int               { return 0 }
-func (emptyChannel) Close(bool) []Task      { return nil }
+func (emptyChannel) Queues() int              { return 1 }
+func (emptyChannel) Attach(engine.Bits) error { return nil }
+func (emptyChannel) Push(Task, Order) error   { return ErrClosed }
+func (emptyChannel) Requeue(Task) error       { return ErrClosed }
+func (emptyChannel) Poll(int) Task            { return nil }
+func (emptyChannel) Len() int                 { return 0 }
+func (emptyChannel) Close(bool) []Task        { return nil }

@@ -3,6 +3,7 @@ package smartpool
 import (
 	"fmt"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/internal/standalone"
 	"github.com/smartpool-go/smartpool/scheduler"
 )
@@ -29,14 +30,14 @@ func attachStandalone(x any, known bool, onEnd any) error {
 		return fmt.Errorf("smartpool: standalone: %T holds no Source", x)
 	}
 	n := c.Queues()
-	e, err := newEngine([]int{n}, 0, scheduler.HighestFirst())
+	e, err := engine.NewEngine([]int{n}, 0, scheduler.HighestFirst())
 	if err != nil {
 		return err
 	}
-	e.standalone = true
-	e.stopped.Store(false)
+	e.Standalone = true
+	e.Stopped.Store(false)
 	if !known {
-		return c.Attach(Bits{e: e, n: n})
+		return c.Attach(engine.Bits{E: e, N: n})
 	}
 	var end func(Task, Outcome)
 	if onEnd != nil {
@@ -44,12 +45,12 @@ func attachStandalone(x any, known bool, onEnd any) error {
 			return fmt.Errorf("smartpool: standalone: onEnd is a %T, not a func(Task, Outcome)", onEnd)
 		}
 	}
-	e.chans = []chanInfo{{c: c, user: ch, queues: n, onEnd: end}}
+	e.Chans = []engine.ChanInfo{{C: c, User: ch, Queues: n, OnEnd: end}}
 	for q := range n {
-		e.queues = append(e.queues, queueRef{c: c, local: q})
+		e.Queues = append(e.Queues, engine.QueueRef{C: c, Local: q})
 	}
-	e.timing = newTiming(-1, 1) // untimed
-	e.timing.link()
-	e.panicked = func(_ int, p *PanicError) { panic(p) } // no handler: the test sees it
-	return c.Attach(Bits{e: e, n: n})
+	e.Timing = engine.NewTiming(-1, 1) // untimed
+	e.Timing.Link()
+	e.Panicked = func(_ int, p *PanicError) { panic(p) } // no handler: the test sees it
+	return c.Attach(engine.Bits{E: e, N: n})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -50,18 +51,18 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 	if fn == nil {
 		return nil, ErrNilTask
 	}
-	if p.e.stopping() {
+	if p.e.Stopping() {
 		return nil, ErrClosed
 	}
-	defer p.e.unpin(p.e.pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
 	if _, ok := p.lookup(key); !ok {
-		return nil, unknownKey(key)
+		return nil, engine.UnknownKey(key)
 	}
 	lookup := func() (int, bool) { return p.lookup(key) }
-	tm, err := p.e.timers.add(at, every, missed == CatchUp, Func(fn), lookup)
+	tm, err := p.e.Timers.Add(at, every, missed == CatchUp, Func(fn), lookup)
 	if err != nil {
-		if err == errGone {
-			return nil, unknownKey(key)
+		if err == engine.ErrGone {
+			return nil, engine.UnknownKey(key)
 		}
 		return nil, err
 	}
@@ -74,13 +75,13 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 // in-flight limit) is skipped and an Every timer carries on; any other
 // submit error stops the timer. Close stops every timer of the pool and
 // waits for a firing in progress. Safe for concurrent use.
-type Timer struct{ t *timer }
+type Timer struct{ t *engine.Timer }
 
 // Stop cancels the Timer's future firings. It reports whether it stopped an
 // active timer (false if it had already fired its last, was stopped, or the
 // pool closed). A firing already in progress completes.
-func (tm *Timer) Stop() bool { return tm.t.stop() }
+func (tm *Timer) Stop() bool { return tm.t.Stop() }
 
 // Skipped returns the number of firings refused with ErrFull (a full
 // bounded channel, the pool's in-flight limit) and so skipped.
-func (tm *Timer) Skipped() uint64 { return tm.t.skipped.Load() }
+func (tm *Timer) Skipped() uint64 { return tm.t.Skipped.Load() }

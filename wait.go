@@ -1,6 +1,10 @@
 package smartpool
 
-import "context"
+import (
+	"context"
+
+	"github.com/smartpool-go/smartpool/internal/engine"
+)
 
 // Yield runs wait without holding a worker: called from a pool task's
 // goroutine, it gives the task's worker back to the pool while wait runs,
@@ -31,6 +35,6 @@ import "context"
 // the worker back.
 func Yield(ctx context.Context, wait func()) {
 	if wait != nil {
-		yieldFor(ctx, wait)
+		engine.YieldFor(ctx, wait)
 	}
 }

@@ -1,0 +1,260 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
+	"github.com/smartpool-go/smartpool/task"
+)
+
+// # In-flight limit on work units
+//
+// Config.Limit caps the work units admitted and not finished, pool-wide: a
+// task takes a unit when it enters a channel (Submit, WithContext, a
+// channel's own submit method through Bits.Admit) and keeps it while it is
+// queued, runs, yields and re-enters, until it ends (ran, panicked, called
+// runtime.Goexit, was dropped or cancelled). Handoff passes the calling
+// task's unit to the task it submits, so that a pipeline A -> B never needs
+// a second unit to finish the first. That rules out the deadlock of a task
+// that holds a slot while it waits for one (Paul Khuong's critique of
+// generic pools).
+//
+// held is changed only by compare-and-swap below limit (admit) and by
+// release; a lowered limit revokes nothing: admissions stop until held drops
+// below it. Waiters (WithContext, Bits.AdmitWait) park on free, a channel
+// that release closes and replaces when someone waits: a waiter registers
+// (waiters+1), takes free, then tries again, so a release that it missed
+// happened after its registration and sees waiters > 0. Pools without a
+// limit never touch these fields.
+
+type admission struct {
+	on      bool // Config.Limit > 0; read-only after New
+	Limit   atomic.Int64
+	Held    atomic.Int64 // units admitted and not released
+	waiters atomic.Int32 // goroutines blocked in admitWait
+	mu      sync.Mutex
+	free    chan struct{} // closed when units free up while someone waits; guarded by mu
+}
+
+// tryAdmit takes k units if that many are free.
+func (a *admission) tryAdmit(k int64) bool {
+	for {
+		n := a.Held.Load()
+		if n+k > a.Limit.Load() {
+			return false
+		}
+		if a.Held.CompareAndSwap(n, n+k) {
+			return true
+		}
+	}
+}
+
+// release gives back n units and wakes the waiters, if any.
+func (a *admission) Release(n int64) {
+	a.Held.Add(-n)
+	if a.waiters.Load() > 0 {
+		a.broadcast()
+	}
+}
+
+func (a *admission) broadcast() {
+	a.mu.Lock()
+	if a.free != nil {
+		close(a.free)
+		a.free = nil
+	}
+	a.mu.Unlock()
+}
+
+// awaitStart returns nil once the pool has started and admits, waiting for
+// New to finish if need be: a goroutine a channel starts in Attach waits
+// for its first unit instead of being refused. It returns ErrClosed if New
+// failed or Close started, or ctx.Err(); and an error wrapping ErrConfig,
+// at once, if called by New's own goroutine (from Attach), which would wait
+// for itself.
+func (e *Engine) awaitStart(ctx context.Context) error {
+	select {
+	case <-e.started:
+	default:
+		if gid.Current() == e.attacher {
+			return ConfigErr(errAdmitInAttach, "Bits.AdmitWait called from Attach would wait for New, which waits for Attach: call it from the goroutines Attach starts")
+		}
+	}
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if e.Stopped.Load() { // New failed (the pool never started), or Close began
+		return task.ErrClosed
+	}
+	return nil
+}
+
+// admitWait takes a unit, waiting until one frees, ctx ends (ctx.Err()) or
+// the pool stops admission (ErrClosed).
+func (e *Engine) admitWait(ctx context.Context) error {
+	a := &e.admit
+	for {
+		if e.Stopped.Load() {
+			if err := e.awaitStart(ctx); err != nil {
+				return err
+			}
+		}
+		if a.tryAdmit(1) {
+			return nil
+		}
+		a.waiters.Add(1)
+		a.mu.Lock()
+		if a.free == nil {
+			a.free = make(chan struct{})
+		}
+		free := a.free
+		a.mu.Unlock()
+		// Look again now that a release or a Close will close free: one that
+		// came before registering closed an older channel, or none.
+		if e.Stopped.Load() {
+			a.waiters.Add(-1)
+			return task.ErrClosed
+		}
+		if a.tryAdmit(1) {
+			a.waiters.Add(-1)
+			return nil
+		}
+		var err error
+		select {
+		case <-free:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		a.waiters.Add(-1)
+		if e.Stopped.Load() {
+			return task.ErrClosed // Close released every waiter; its ctx may have ended since
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// admitNow takes k units without waiting: errLimitFull if fewer are free.
+func (e *Engine) admitNow(k int) error {
+	if e.admit.on && !e.admit.tryAdmit(int64(k)) {
+		return errLimitFull
+	}
+	return nil
+}
+
+// errLimitFull is ErrFull from the in-flight limit: it says which limit,
+// and how to wait for a unit instead. It is built once, so a producer that
+// retries on it allocates nothing.
+var errLimitFull = fmt.Errorf("%w: the pool's in-flight limit (Config.Limit) is reached; submit WithContext(ctx) to wait for a unit", task.ErrFull)
+
+// unitDone releases the unit of a task that ended or was never queued.
+func (e *Engine) unitDone() { e.unitsDone(1) }
+
+func (e *Engine) unitsDone(k int) {
+	if e.admit.on && k > 0 {
+		e.admit.Release(int64(k))
+	}
+}
+
+// Admit takes n units of the pool's in-flight limit, all or none, for tasks
+// about to be queued by one of the channel's own submit methods (Push and
+// Requeue get tasks the pool admitted). It returns ErrFull when fewer are
+// free, and nil at once if the pool has no limit or b belongs to no pool. A
+// channel that then does not queue a task after all calls Refund.
+func (b Bits) Admit(n int) error {
+	if b.E == nil || !b.E.admit.on {
+		return nil
+	}
+	if err := b.E.admitNow(n); err != nil {
+		return err
+	}
+	b.E.credited(b.E.channelOf(b), n)
+	return nil
+}
+
+// AdmitWait is Admit for blocking submit methods: it waits for a unit until
+// ctx ends (returning ctx.Err()) or the pool's Close starts (ErrClosed).
+// Called by a goroutine the channel started in Attach, before New returned,
+// it first waits for the pool to start (ErrClosed if New fails); called
+// from Attach itself, which New waits for, it returns an error wrapping
+// ErrConfig at once. A pool without a limit has no unit to wait for, but
+// the rest holds as well: AdmitWait returns nil once the pool runs, so that
+// a channel never queues work that no pool will run. It returns nil at
+// once if b belongs to no pool.
+func (b Bits) AdmitWait(ctx context.Context) error {
+	if b.E == nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !b.E.admit.on {
+		if b.E.Stopped.Load() { // not started yet, New failed, or Close began
+			return b.E.awaitStart(ctx)
+		}
+		return nil
+	}
+	if err := b.E.admitWait(ctx); err != nil {
+		return err
+	}
+	b.E.credited(b.E.channelOf(b), 1)
+	return nil
+}
+
+// Refund gives back n units that Admit or AdmitWait took (or that the pool
+// took for Push) for tasks the channel did not queue after all, such as a
+// task it ran on the caller's goroutine instead.
+func (b Bits) Refund(n int) {
+	if b.E != nil {
+		b.E.queuedUnitsDone(b.E.channelOf(b), n)
+	}
+}
+
+// Discard is called by a channel that throws away a queued task the pool
+// never ran, outside the channel's lock, with why it did: DroppedLate (a
+// late deadline) or DroppedDisplaced (a displaced oldest task). The pool
+// ends the task as dropped, as Close ends the tasks it drops: it releases
+// the task's unit of the in-flight limit, counts it in ChannelStats.Dropped,
+// resolves its Future or Group with ErrDropped and passes it to
+// ChannelParams.OnEnd with why. A task its submitter cancelled was reported
+// already, and a yielded task re-entering ends itself as dropped: Discard
+// reports false for them, and true when it ended t as dropped now (so a
+// channel counts its own drops alike). Discard each task once. Called
+// outside Poll, it comes between Hold, with the lock held as the task left
+// the queue, and Unhold (see Source, "Held tasks").
+func (b Bits) Discard(t task.Task, why task.Outcome) bool {
+	if b.E == nil {
+		return true
+	}
+	if !why.Dropped() {
+		why = task.DroppedOnClose
+	}
+	ch := b.E.channelOf(b)
+	if ch < 0 { // a slice of no queues, or a standalone engine: no channel to count in
+		_, ok := b.E.discard(-1, t)
+		return ok
+	}
+	return b.E.dropQueued(ch, t, why)
+}
+
+// setLimit is Pool.SetLimit.
+func (e *Engine) SetLimit(n int) error {
+	a := &e.admit
+	switch {
+	case !a.on:
+		return ConfigErr(ErrNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
+	case n < 0:
+		return ConfigErr(task.ErrBadLimit, "SetLimit(%d): a limit must be at least 0", n)
+	case e.Stopped.Load():
+		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
+	}
+	a.Limit.Store(int64(n))
+	a.broadcast()
+	return nil
+}

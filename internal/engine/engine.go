@@ -1,0 +1,573 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/smartpool-go/smartpool/internal/avail"
+	"github.com/smartpool-go/smartpool/internal/gid"
+	"github.com/smartpool-go/smartpool/internal/idle"
+	"github.com/smartpool-go/smartpool/scheduler"
+	"github.com/smartpool-go/smartpool/task"
+)
+
+// pad keeps hot atomics on cache lines of their own.
+type pad [64]byte
+
+// engine is the key-agnostic heart of a pool: bits, queues, workers, close
+// state. Pool[K] and OwnedPool[K] wrap it with the user's key type.
+type Engine struct {
+	Field    *avail.Field
+	Queues   []QueueRef   // by global queue number; read-only after New
+	Chans    []ChanInfo   // by channel index; read-only after New except counters
+	Workers  workerTable  // by number, created on first need (workers.go)
+	Followup []int        // channel index -> followup channel index; read-only
+	Log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
+	Idle     *idle.Stack
+	procs    int32                            // runtime.GOMAXPROCS(0) at New: the bound of a burst's hand-overs (park.go)
+	Quantum  int32                            // Config.Quantum: tasks in a row from one queue of a level (worker.pollLevel); 0: by the tasks' length (worker.quantum)
+	Sched    scheduler.Scheduler              // makes the workers' pickers; nil for the default, highest first
+	Panicked func(ch int, p *task.PanicError) // the typed handler, wrapped
+
+	_       pad
+	waking  atomic.Bool   // a woken worker has not yet found work or parked (park.go)
+	Wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
+	// buffered counts the workers' non-empty run buffers: one more by the
+	// fill that makes a buffer non-empty, one less by the claim that empties
+	// it (buffer.go). Work the summary does not show, so the sleep and
+	// wake-up protocol reads it with the summary (hasWork).
+	buffered atomic.Int32
+	_        pad
+
+	admit         admission // Config.Limit (admit.go)
+	admitDeclared []bool    // per queue: its channel declared AdmitsOwnSubmits (credit.go); written during New only, then nil
+	_             pad
+
+	target atomic.Int32 // workers wanted: those numbered below it run (workers.go)
+	born   atomic.Int32 // workers created: those numbered below it exist (workers.go)
+	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
+
+	IdleTimeout time.Duration // Config.IdleTimeout resolved; <= 0: parked goroutines stay (park.go)
+
+	spares chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
+
+	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
+	Stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
+	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
+	closing   atomic.Bool   // set by startClose after every channel is closed
+	started   chan struct{} // closed by start, or by a New that failed after Attach (admitWait waits for it)
+	attacher  uintptr       // the goroutine running New (gid), whose Attach calls must not wait for start; written before Attach
+	Live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
+	closeOnce sync.Once     // guards startClose
+	done      chan struct{} // closed when the close has finished, after finish ran
+
+	closer    atomic.Uintptr // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
+	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+
+	Timers schedules // After, At, Every
+	Timing timing    // wait and run histograms (timing.go)
+	stall  *watchdog // Config.StallAfter (stall.go); nil when off; set by New before start
+
+	Standalone bool // a channel's test harness, not a pool: never started (standalone.go)
+
+	reshape *reshaper // Config.Spare: run-time channels (reshape.go); nil otherwise. Set by New, read-only
+
+	Base        context.Context // parent of every task context
+	cancelTasks context.CancelFunc
+	finish      func() // the root builds its report and logs the close; run by whoever takes live to zero, before done is closed
+}
+
+// queue is how the engine reaches a channel: the channel author's Source
+// less Attach, which the root calls. Every Source is a queue, so a poll or a
+// push costs one dynamic call, as through the Source itself. The optional
+// pollers below are the Source's too, asked for by type assertion.
+type queue interface {
+	Queues() int
+	Push(t task.Task, o task.Order) error
+	Requeue(t task.Task) error
+	Poll(queue int) task.Task
+	Close(drop bool) []task.Task
+}
+
+// batchPoller is a channel that polls in batches (buffer.go).
+type batchPoller interface {
+	PollBatch(queue int, ts []task.Task, keys []task.Order, share int) int
+}
+
+// orderedPoller is a channel whose tasks keep their key when they yield
+// (order.go).
+type orderedPoller interface {
+	PollOrder(queue int) (task.Task, task.Order)
+}
+
+// reorderer is a channel that moves a queued task to a new key (Handle).
+type reorderer interface {
+	PushIndexed(t task.Task, o task.Order) error
+	Reorder(t task.Task, o task.Order) error
+}
+
+// lener counts a channel's queued tasks: its user-facing Len.
+type lener interface{ Len() int }
+
+// queueRef maps a global queue number to its channel.
+type QueueRef struct {
+	C       queue
+	Local   int           // queue number inside the channel
+	ch      int           // channel index
+	ordered orderedPoller // c, if it orders by a key a yielded task keeps (order.go)
+	batch   batchPoller   // c, if it polls in batches and has no cap (buffer.go)
+	Level   int           // the channel's level
+	// wakeHands: c calls Bits.Wake only outside its locks, so the wake-up
+	// may search for the woken worker (Bits.WakesOutsideLock). Written
+	// during Attach, read-only once New returned.
+	wakeHands bool
+}
+
+type ChanInfo struct {
+	C         queue
+	User      lener // c's Channel, for Len
+	Level     int
+	First     int // global number of its queue 0
+	Queues    int
+	Coc       bool
+	OnEnd     func(task.Task, task.Outcome) // ChannelParams.OnEnd; read-only
+	Name      any                           // the channel's key, boxed once (New, AddChannel) for the errors of its Handles; read-only while attached
+	Dropped   atomic.Uint64
+	Cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
+	Suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
+	accounted atomic.Bool   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
+	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
+	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
+	inline    taskStats     // its tasks the channel ran on a submitting goroutine (Bits.RunHere); any goroutine adds
+
+	Capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
+	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
+	MaxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
+	Running    atomic.Int64 // slots reserved, when capped
+
+	// Reshaping (reshape.go), only in a pool with Config.Spare. tracked is
+	// set by New for every slot of such a pool, read-only. held counts the
+	// tasks taken from this channel and not yet ended (polls in progress,
+	// buffered, running, yielded): a worker adds before it polls, whoever
+	// ends the task subtracts after OnEnd. removal is the policy of a
+	// removal in progress (removeDraining, removeDropping), 0 otherwise;
+	// written by RemoveChannel, read by workers as they take a task.
+	tracked bool
+	Held    atomic.Int64
+	removal atomic.Int32
+
+	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
+}
+
+func NewEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine, error) {
+	field, err := avail.New(perLevel)
+	if err != nil {
+		return nil, ConfigErr(ErrTooManyQueues, "%v", err)
+	}
+	e := &Engine{Field: field, Idle: new(idle.Stack), procs: int32(runtime.GOMAXPROCS(0)), spares: newSpares(workers), Sched: sched, done: make(chan struct{}), started: make(chan struct{})}
+	e.Timers = schedules{E: e, active: map[*Timer]struct{}{}}
+	e.Base, e.cancelTasks = context.WithCancel(context.Background())
+	e.target.Store(int32(workers))
+	e.Stopped.Store(true) // no channel admits a task before start (Bits.Closed)
+	return e, nil
+}
+
+// chanSpec is one channel of a pool to build, as New validated it.
+type ChanSpec struct {
+	Src         queue
+	User        lener // src's Channel, for Len
+	Level       int
+	First       int // global number of its queue 0
+	Name        any // its key, boxed once, for errors
+	Coc         bool
+	OnEnd       func(task.Task, task.Outcome)
+	MaxRunning  int
+	MaxInFlight int
+}
+
+// poolSpec is a validated configuration, without the user's key type.
+type PoolSpec struct {
+	PerLevel    []int // queues per level, spare room included
+	LevelFirst  []int // with Config.Spare: each level's first global queue; nil without
+	Slots       int   // the channel table's size: the listed channels, plus one per spare queue
+	Workers     int
+	Sched       scheduler.Scheduler // nil: the workers serve the highest level with work, without a picker
+	Followup    []int               // channel index -> followup channel index, for the listed channels
+	IdleTimeout time.Duration
+	Quantum     int
+	TimingEvery int
+	Limit       int
+	Log         *slog.Logger
+	Chans       []ChanSpec // the listed channels
+}
+
+// build makes the engine of a pool, its channels not yet attached, and
+// returns each channel's tasks queued before Attach (with a limit: New
+// admitted them, and they hold units).
+func Build(sp *PoolSpec) (*Engine, []int, error) {
+	e, err := NewEngine(sp.PerLevel, sp.Workers, sp.Sched)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.Log = sp.Log
+	e.Followup = append(sp.Followup, make([]int, sp.Slots-len(sp.Followup))...) // spare slots: set by AddChannel
+	e.IdleTimeout = sp.IdleTimeout
+	e.Quantum = int32(sp.Quantum)
+	e.Timing = NewTiming(sp.TimingEvery, sp.Slots)
+	e.Timing.Link()
+	e.Chans = make([]ChanInfo, sp.Slots)
+	total := 0
+	for _, n := range sp.PerLevel {
+		total += n
+	}
+	e.Queues = make([]QueueRef, 0, total)
+	if sp.LevelFirst != nil {
+		e.reshape = newReshaper(sp.PerLevel, sp.LevelFirst, sp.Slots, len(sp.Chans))
+	}
+	for i, cs := range sp.Chans {
+		c := cs.Src
+		e.Chans[i] = ChanInfo{C: c, User: cs.User, Level: cs.Level, First: cs.First, Queues: c.Queues(),
+			Name: cs.Name, Coc: cs.Coc, OnEnd: cs.OnEnd, tracked: e.reshape != nil}
+		if limit := max(cs.MaxRunning, cs.MaxInFlight); limit > 0 {
+			e.Chans[i].Capped, e.Chans[i].holdsYield = true, cs.MaxInFlight > 0
+			e.Chans[i].MaxRunning.Store(int64(limit))
+			e.Chans[i].pause.SetCap(int64(limit))
+		}
+		for q := range c.Queues() {
+			op, _ := c.(orderedPoller)
+			bp, _ := c.(batchPoller)
+			if !batches(e.Chans[i].Capped, cs.Level, len(sp.PerLevel)) {
+				bp = nil
+			}
+			e.Queues = e.Queues[:cs.First+q+1] // spare room before it stays zero: AddChannel fills it
+			e.Queues[cs.First+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, Level: cs.Level}
+		}
+		if e.reshape != nil {
+			e.reshape.own(cs.First, c.Queues(), i)
+		}
+	}
+	e.Queues = e.Queues[:cap(e.Queues)]
+	// The limit is set before Attach: a channel may start goroutines there
+	// that admit tasks (Bits.AdmitWait waits for start).
+	preQueued := make([]int, len(sp.Chans))
+	if sp.Limit > 0 {
+		e.admit.on = true
+		e.admit.Limit.Store(int64(sp.Limit))
+		for i, cs := range sp.Chans {
+			// A channel of the contract refuses tasks until attached; one
+			// that queued some anyway gets them run, each holding a unit.
+			preQueued[i] = cs.User.Len()
+			e.admit.Held.Add(int64(preQueued[i]))
+		}
+	}
+	e.admitDeclared = make([]bool, len(e.Queues))
+	return e, preQueued, nil
+}
+
+// attachAll hands each of the n listed channels its Bits through attach,
+// on the goroutine running New. If one refuses, New fails: the channels
+// attached so far refuse submits (stopped) and may be attached again, and
+// their goroutines waiting for a unit get ErrClosed.
+func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
+	e.attacher = gid.Current()
+	for i := range n {
+		var att *attachment
+		if e.reshape != nil {
+			att = e.reshape.Slots[i].att // a listed channel is removable too
+		}
+		if err := attach(i, Bits{E: e, Base: e.Chans[i].First, N: e.Chans[i].Queues, att: att}); err != nil {
+			e.failed.Store(true)
+			close(e.started)
+			return err
+		}
+	}
+	return nil
+}
+
+// start opens admission and launches the workers, with the stall watchdog
+// after stallAfter (not positive: none) naming channels by keyOf; finish
+// runs once the pool has closed, before closed() is. Nothing before it
+// starts a goroutine, so a failed New leaves none behind.
+func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish func()) {
+	e.stall = newWatchdog(e, stallAfter, keyOf)
+	e.finish = finish
+	e.Live.Store(1) // the closer's share
+	e.Stopped.Store(false)
+	close(e.started)
+	e.stall.Start()
+	e.startWorkers()
+	if e.Field.Summary() != 0 {
+		// A channel's own goroutine queued tasks between Attach and now;
+		// its wake-up found no worker to create (live was zero; park.pml
+		// PRESTART, mutant 13).
+		e.wake()
+	}
+}
+
+// stopping reports whether admission stopped: Close started (or the pool
+// never started). One atomic load.
+func (e *Engine) Stopping() bool { return e.Stopped.Load() }
+
+// onPanic sets the handler of the panics of tasks that have no Future or
+// Group to take them; set by New before any worker starts.
+func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.Panicked = f }
+
+// reportPanic hands a task's panic to the pool's handler.
+func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.Panicked(ch, p) }
+
+// startedAt returns when the pool was built: the start of Close's rate.
+func (e *Engine) StartedAt() time.Time { return e.Timing.epoch }
+
+// closed returns a channel closed once the pool has closed.
+func (e *Engine) Closed() <-chan struct{} { return e.done }
+
+// close starts the close and waits for it until ctx ends: OwnedPool.Close
+// without its report. It returns ErrCloseFromTask when the caller is one
+// the pool waits for, and ctx.Err() when ctx ended first, after cancelling
+// every task's context.
+func (e *Engine) Close(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if e.closer.Load() == gid.Current() {
+		// From the OnEnd of a task this goroutine's first Close is dropping:
+		// the close has started, and startClose must not be entered again.
+		return task.ErrCloseFromTask
+	}
+	e.startClose()
+	if e.calledFromTask(ctx) {
+		return task.ErrCloseFromTask
+	}
+	select {
+	case <-e.done:
+		return nil
+	default:
+	}
+	YieldFor(ctx, func() {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+		}
+	})
+	select {
+	case <-e.done: // also when both are ready: the pool closed, say so
+		return nil
+	default:
+	}
+	e.cancelTasks()
+	return ctx.Err()
+}
+
+// worker returns worker i, nil if it was not created yet.
+func (e *Engine) worker(i int) *Worker { return e.Workers.get(i) }
+
+// exit is called by each worker goroutine as it ends, and once by the closer.
+func (e *Engine) exit() {
+	if e.Live.Add(-1) == 0 {
+		e.stall.Stop(e) // before the report, which counts its stalls
+		e.finish()
+		e.cancelTasks()
+		close(e.done)
+	}
+}
+
+// share takes a share of live for a new worker, or for a goroutine outside
+// the pool whose work must end before the pool finishes (cancel.go); it
+// reports false, taking nothing, once the pool finished (or before it
+// started). The holder gives it back with exit.
+func (e *Engine) share() bool {
+	for l := e.Live.Load(); l > 0; l = e.Live.Load() {
+		if e.Live.CompareAndSwap(l, l+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// submit queues t in channel ch without waiting, ordered by o: refused
+// once Close started, then a unit of the in-flight limit, then push (nil:
+// the channel's Push).
+func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, task.Order) error) error {
+	if e.Stopped.Load() {
+		return task.ErrClosed
+	}
+	if err := e.admitNow(1); err != nil {
+		return err
+	}
+	e.credited(ch, 1)
+	var err error
+	if push == nil { // not a method value: that would allocate on the hot path
+		err = e.Chans[ch].C.Push(e.Timing.stamp(ch, t), o)
+	} else {
+		err = push(e.Timing.stamp(ch, t), o)
+	}
+	if err != nil {
+		e.queuedUnitsDone(ch, 1)
+	}
+	return err
+}
+
+// startClose stops admission and starts the drain, once. See OwnedPool.Close.
+func (e *Engine) startClose() {
+	e.closeOnce.Do(func() {
+		e.closer.Store(gid.Current()) // its dropped tasks' OnEnd may call Close (owned_pool.go)
+		defer e.closer.Store(0)
+		e.Timers.Close()
+		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
+		e.Stopped.Store(true)
+		e.resize.Unlock()
+		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
+		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
+		dropped := make([][]task.Task, len(e.Chans))
+		present := e.reshape.present(len(e.Chans)) // AddChannel refuses from here on
+		for i := range e.Chans {
+			if present[i] {
+				if e.Chans[i].tracked {
+					// What Close(true) takes out is in neither the queue nor
+					// held until dropTasks below: a removal waiting for both
+					// must not detach meanwhile (reshape.go; reshape.pml,
+					// mutant asis-closeheld).
+					e.Chans[i].Held.Add(1)
+				}
+				dropped[i] = e.Chans[i].C.Close(!e.Chans[i].Coc)
+			}
+		}
+		e.closing.Store(true)
+		e.wakeAll()
+		if e.born.Load() == 0 && e.Field.Summary() != 0 {
+			// Tasks queued before admission stopped, and no worker yet: their
+			// submitter's wake-up may come after this closer's share of live
+			// is gone, too late to create one (workers.go; close.pml,
+			// mutant asis-closebear). Worker 0, once created, never retires
+			// (target >= 1), so it drains them.
+			e.bear(false, false)
+		}
+		for i, ts := range dropped {
+			e.dropTasks(i, ts)
+			if present[i] && e.Chans[i].tracked {
+				e.Chans[i].Held.Add(-1)
+			}
+		}
+		e.exit() // the closer's share of live
+	})
+}
+
+// dropTasks reports tasks removed from channel ch by Close (see dropQueued).
+func (e *Engine) dropTasks(ch int, ts []task.Task) {
+	for _, t := range ts {
+		e.dropQueued(ch, t, task.DroppedOnClose)
+	}
+}
+
+// dropQueued ends a queued task of channel ch that the pool will not run,
+// whatever dropped it (Close, a channel through Bits.Discard): it releases
+// the task's unit, counts it as dropped, resolves its Future or Group, and
+// hands it to the channel's OnEnd with why, in that order, outside every
+// pool lock, and reports true. Nothing is left to report (false) if its
+// submitter cancelled it
+// (counted already), or if it is a yielded task's resumption, whose
+// goroutine is told instead and ends itself as dropped from its origin
+// channel (taskContext.endDropped).
+func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome) bool {
+	if r, ok := t.(*resumption); ok {
+		r.drop()
+		return false
+	}
+	t, ok := e.discard(ch, t)
+	if !ok {
+		return false
+	}
+	e.Chans[ch].Dropped.Add(1)
+	if d, ok := t.(Droppable); ok {
+		d.Dropped()
+	}
+	e.ended(ch, t, why)
+	return true
+}
+
+// discard releases the unit of a queued task of channel ch the pool will
+// not run and returns the task as the user submitted it, seen through
+// WithContext's wrapper and any channel's (Unwrapper); false if its
+// submitter cancelled it, which was reported already.
+func (e *Engine) discard(ch int, t task.Task) (task.Task, bool) {
+	if c := cancellableOf(t); c != nil && !c.Claim(claimedDropped, true) {
+		if ch >= 0 && e.Chans[ch].accounted.Load() {
+			e.takeCredit(ch) // the cancellation released its unit; its credit leaves with it
+		}
+		return nil, false
+	}
+	e.queuedUnitsDone(ch, 1)
+	return UserTask(t), true
+}
+
+// cancellableOf returns WithContext's wrapper inside t, or nil.
+func cancellableOf(t task.Task) *cancellable {
+	for {
+		switch tt := t.(type) {
+		case *cancellable:
+			return tt
+		case task.Unwrapper:
+			t = tt.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// userTask returns t as the user submitted it, seen through WithContext's
+// wrapper and any channel's (Unwrapper).
+func UserTask(t task.Task) task.Task {
+	for {
+		switch tt := t.(type) {
+		case *cancellable:
+			t = tt.Task
+		case task.Unwrapper:
+			t = tt.Unwrap()
+		default:
+			return t
+		}
+	}
+}
+
+// Droppable is implemented by the library's own task types (futures,
+// scopes) that must resolve when Close drops them.
+type Droppable interface{ Dropped() }
+
+// calledFromTask reports whether the pool cannot finish while the calling
+// goroutine waits: it runs a task of this pool, or one of the callbacks the
+// pool waits for (OnEnd, a panic handler, a scheduler's Pick: on a worker
+// between two tasks, or a cancelled task's OnEnd: see callbacks), or ctx is
+// (or derives from) a task's context, which from any goroutine would hang
+// as surely.
+func (e *Engine) calledFromTask(ctx context.Context) bool {
+	if tc := taskValue(ctx); tc != nil && tc.E == e {
+		return true
+	}
+	id := gid.Current()
+	if tc := carrierOf(id); tc != nil && tc.E == e {
+		return true
+	}
+	return e.callbacks.has(id)
+}
+
+// ended hands the end of task t of channel ch to the channel's OnEnd, if it
+// has one, after the end was counted; a panic in OnEnd goes to the panic
+// handler. t may be a wrapper: OnEnd receives the task as submitted.
+func (e *Engine) ended(ch int, t task.Task, o task.Outcome) {
+	if ch < 0 || o == 0 || e.Chans[ch].OnEnd == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.Panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+		}
+	}()
+	e.Chans[ch].OnEnd(UserTask(t), o)
+}
+
+func Stack() []byte { return debug.Stack() }

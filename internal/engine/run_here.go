@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/smartpool-go/smartpool/task"
+)
+
+// RunHere runs t on the calling goroutine, for a channel that runs a task
+// instead of queueing it (channels.CallerRuns), and counts its outcome in the
+// channel's Stats as a worker's run would be: Ran, Panicked or Goexited. A
+// panic is recovered and sent to the pool's panic handler (or to the task's
+// Future or Group); runtime.Goexit is counted and then ends the calling
+// goroutine, as it would without the pool. The task's context is ctx, which
+// is context.Background() if nil. Its waits are plain waits, except on the
+// goroutine of a pool task, whose worker they give back (see Yield).
+//
+// The channel must have given back the task's unit of Config.Limit first
+// (Bits.Refund), since the task never enters the pool; in a pool with
+// Config.Spare it holds the task (Bits.Hold) under its lock, as for
+// RunInTask. Without a pool (zero Bits) RunHere just runs t and lets a
+// panic through.
+func (b Bits) RunHere(ctx context.Context, t task.Task) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ch := -1
+	if b.E != nil {
+		ch = b.E.channelOf(b)
+	}
+	if ch < 0 { // no pool, or no channel to count in (a standalone engine)
+		t.Run(ctx)
+		return
+	}
+	b.E.track(ch) // within the channel's Hold: counted whatever a removal does
+	b.E.RunHere(ch, ctx, t)
+}
+
+// inlineKey marks the context of a task RunHere runs, so that a Future or
+// Group that recovers the task's panic can say so (recoveredPanic).
+type InlineKey struct{}
+
+// inlineRun is what RunHere learns about the task it runs; only the calling
+// goroutine touches it.
+type InlineRun struct {
+	Recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
+	Skipped   bool // WithContext's wrapper skipped it: cancelled, and counted so
+}
+
+type inlineContext struct {
+	context.Context
+	Run *InlineRun
+}
+
+func (c inlineContext) Value(key any) any {
+	if key == (InlineKey{}) {
+		return c.Run
+	}
+	return c.Context.Value(key)
+}
+
+// runHere runs t for channel ch on the calling goroutine, counted in held
+// (track or holdUnlessRemoving: hold.go), which it ends last.
+func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
+	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
+	stats := &e.Chans[ch].inline
+	run := &InlineRun{}
+	// On a pool task's goroutine, recoveredPanic marks that task: keep its
+	// own flag apart from t's, as runInline does.
+	host := TaskOf(ctx)
+	var hostRecovered bool
+	if host != nil {
+		hostRecovered, host.Recovered = host.Recovered, false
+		host.inline = append(host.inline, ch) // see runInline
+	}
+	finished := false
+	defer func() {
+		if host != nil {
+			run.Recovered = run.Recovered || host.Recovered
+			host.Recovered = hostRecovered
+			host.inline = host.inline[:len(host.inline)-1]
+		}
+		if finished {
+			return
+		}
+		if r := recover(); r != nil {
+			stats.Panicked.Add(1)
+			e.Panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+			e.ended(ch, t, task.Panicked)
+			return
+		}
+		stats.Goexited.Add(1) // runtime.Goexit: it goes on unwinding the caller
+		e.ended(ch, t, task.Goexited)
+	}()
+	t.Run(inlineContext{Context: ctx, Run: run})
+	finished = true
+	recovered := run.Recovered || (host != nil && host.Recovered)
+	switch {
+	case run.Skipped:
+	case recovered:
+		stats.Panicked.Add(1)
+		e.ended(ch, t, task.Panicked)
+	default:
+		stats.Ran.Add(1)
+		e.ended(ch, t, task.Ran)
+	}
+}

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/smartpool-go/smartpool/task"
+)
+
+// timer is the engine side of a Timer: its firing and its stop.
+type Timer struct {
+	s       *schedules
+	ch      int
+	Task    task.Task
+	every   time.Duration // 0 for one-shot
+	catchUp bool          // missed ticks fire back to back (CatchUp), not once (Skip)
+	Skipped atomic.Uint64 // firings refused with ErrFull
+
+	// guarded by s.mu
+	t       *time.Timer
+	next    time.Time // the grid point the pending firing is for
+	Stopped bool
+}
+
+// schedules tracks a pool's timers so Close can stop them.
+type schedules struct {
+	E      *Engine
+	mu     sync.Mutex
+	Closed bool                // guarded by mu
+	active map[*Timer]struct{} // guarded by mu
+	firing sync.WaitGroup      // firings in progress
+}
+
+func (tm *Timer) stopLocked() bool {
+	if tm.Stopped {
+		return false
+	}
+	tm.Stopped = true
+	tm.t.Stop()
+	delete(tm.s.active, tm)
+	return true
+}
+
+// fire runs on the runtime's timer goroutine: submit, then arm the next tick.
+func (tm *Timer) fire() {
+	s := tm.s
+	// Pinned before it reads stopped: a removal stops the channel's
+	// timers before it flips the epoch, so a firing that pinned after
+	// the flip sees its timer stopped, and one pinned before holds the
+	// slot until its submit returned (see "Reshaping", 6).
+	k := s.E.Pin()
+	s.mu.Lock()
+	if tm.Stopped || s.Closed {
+		s.mu.Unlock()
+		s.E.Unpin(k)
+		return
+	}
+	s.firing.Add(1)
+	s.mu.Unlock()
+	defer s.firing.Done()
+
+	err := func() error {
+		defer s.E.Unpin(k) // deferred: Push may run the task here, and it may Goexit
+		return s.E.Submit(tm.ch, tm.Task, task.Order{}, nil)
+	}()
+	if errors.Is(err, task.ErrFull) {
+		tm.Skipped.Add(1)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tm.Stopped {
+		return
+	}
+	if err != nil && !errors.Is(err, task.ErrFull) || tm.every == 0 {
+		tm.stopLocked()
+		return
+	}
+	now := time.Now()
+	tm.next = tm.next.Add(tm.every)
+	if !tm.catchUp && !tm.next.After(now) {
+		behind := now.Sub(tm.next)/tm.every + 1
+		tm.next = tm.next.Add(behind * tm.every)
+	}
+	tm.t.Reset(tm.next.Sub(now))
+}
+
+// stopChannel stops the timers of channel index ch, which a removal
+// detached (reshape.go).
+func (s *schedules) stopChannel(ch int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tm := range s.active {
+		if tm.ch == ch {
+			tm.stopLocked()
+		}
+	}
+}
+
+// close stops every timer and waits for firings in progress.
+func (s *schedules) Close() {
+	s.mu.Lock()
+	s.Closed = true
+	for tm := range s.active {
+		tm.stopLocked()
+	}
+	s.mu.Unlock()
+	s.firing.Wait()
+}
+
+// errGone is add's error when lookup no longer finds the channel.
+var ErrGone = errors.New("channel gone")
+
+// add schedules t for channel lookup() at at, then every every (0: once),
+// unless the pool is closing (ErrClosed) or lookup fails under mu (errGone).
+// Looked up under mu: a removal publishes the map without the key before
+// stopChannel takes mu, so a timer registered here is either seen by
+// stopChannel or made for the channel present now.
+func (s *schedules) Add(at time.Time, every time.Duration, catchUp bool, t task.Task, lookup func() (int, bool)) (*Timer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Closed {
+		return nil, task.ErrClosed
+	}
+	ch, ok := lookup()
+	if !ok {
+		return nil, ErrGone
+	}
+	tm := &Timer{s: s, ch: ch, Task: t, every: every, catchUp: catchUp}
+	tm.next = at
+	tm.t = time.AfterFunc(time.Until(at), tm.fire)
+	s.active[tm] = struct{}{}
+	return tm, nil
+}
+
+// stop is Timer.Stop.
+func (tm *Timer) Stop() bool {
+	tm.s.mu.Lock()
+	defer tm.s.mu.Unlock()
+	return tm.stopLocked()
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/smartpool-go/smartpool/task"
+)
+
+// # Timing: queue waits and run times
+//
+// Every channel has two histograms (histogram.go): the queue wait of its
+// tasks (submit to start, and for a yielded task re-entry to restart) and
+// their run time (start to end, including any time spent yielded). Timing
+// costs clock reads, so by default only a sample of tasks is timed
+// (Config.TimingEvery):
+//
+//   - wait: a task submitted through the pool (Submit, SubmitTask,
+//     WithContext, Go, futures, groups, timers) is picked at random with
+//     probability 1/n and wrapped in a stamped task that carries its submit
+//     time (32 bytes, allocated only for the picked ones). Tasks a channel's
+//     own submit methods queue carry no stamp and count in run times only.
+//   - run: every n-th task a worker runs is timed, from one clock read
+//     before it starts to one after it ends. A stamped task the worker times
+//     ends its wait with the worker's start read, so the two share one read.
+//   - re-entry: a yielded task picked at random stamps its resumption.
+//
+// Nothing here takes a lock. The histograms are shared by all workers of a
+// channel; with sampling their atomic adds are rare.
+
+// timing is a pool's clock and per-channel histograms. Read-only after New
+// except the histograms' counters.
+type timing struct {
+	every uint32    // 0: off; 1: every task; n: one in n
+	odds  uint32    // pick when a random uint32 is below it: 2^32/every
+	epoch time.Time // clock readings are nanoseconds since epoch (monotonic)
+	Chans []chanTiming
+}
+
+// chanTiming holds one channel's histograms, allocated on first use (1.4 kB
+// each): a pool of thousands of channels pays only for those it times.
+type chanTiming struct {
+	tm        *timing
+	Wait, Run lazyHistogram
+}
+
+// lazyHistogram is a histogram allocated by its first record.
+type lazyHistogram struct{ p atomic.Pointer[histogram] }
+
+func (l *lazyHistogram) record(d int64) {
+	h := l.p.Load()
+	if h == nil {
+		l.p.CompareAndSwap(nil, new(histogram))
+		h = l.p.Load()
+	}
+	h.record(d)
+}
+
+func (l *lazyHistogram) snapshot() Timing {
+	if h := l.p.Load(); h != nil {
+		return h.snapshot()
+	}
+	return Timing{}
+}
+
+func NewTiming(every, channels int) timing {
+	tm := timing{epoch: time.Now(), Chans: make([]chanTiming, channels)}
+	if every > 0 { // resolved by New: 0 is off here
+		tm.every = uint32(min(every, 1<<31))
+	}
+	if tm.every > 1 {
+		tm.odds = uint32((1 << 32) / uint64(tm.every))
+	}
+	return tm
+}
+
+// link points every channel's histograms back at tm; tm must not move
+// afterwards (it lives in the engine).
+func (tm *timing) Link() {
+	for i := range tm.Chans {
+		tm.Chans[i].tm = tm
+	}
+}
+
+// now reads the clock.
+func (tm *timing) now() int64 { return int64(time.Since(tm.epoch)) }
+
+// pick reports whether to time one more event: with probability 1/every.
+func (tm *timing) pick() bool {
+	switch tm.every {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	return rand.Uint32() < tm.odds // cheaper than Uint32N: no division
+}
+
+// stamp returns t wrapped with its submit time if it is picked, else t. ch
+// is the channel it is pushed into.
+func (tm *timing) stamp(ch int, t task.Task) task.Task {
+	if !tm.pick() {
+		return t
+	}
+	return &stamped{Task: t, C: &tm.Chans[ch], at: tm.now()}
+}
+
+// stamped is a task timed from its submit: its Run ends the queue wait.
+// Unwrap hands the user's task to drop callbacks.
+type stamped struct {
+	task.Task
+	C  *chanTiming
+	at int64 // clock reading at submit
+}
+
+// Unwrap returns the task as it was submitted.
+func (s *stamped) Unwrap() task.Task { return s.Task }
+
+// Run records the wait, using the worker's start read if it took one, and
+// runs the task.
+func (s *stamped) Run(ctx context.Context) {
+	start := int64(0)
+	if tc, ok := ctx.(*taskContext); ok {
+		start = tc.runStart
+	}
+	if start == 0 {
+		start = s.C.tm.now()
+	}
+	s.C.Wait.record(start - s.at)
+	s.Task.Run(ctx)
+}
+
+// startRun is called by a worker before it runs a task of channel ch on
+// tc: it marks the worker busy with ch and, every n-th task, reads the clock,
+// which it returns and leaves in tc.runStart for a stamped task (0: not
+// timed). The mark is stored only when it changes (an atomic store is a
+// full barrier on amd64): a worker running one channel's tasks back to back
+// stores nothing, and it is cleared only when the worker parks (goIdle).
+func (w *Worker) startRun(tc *taskContext, ch int) int64 {
+	if mark := int32(ch) + 1; w.Running.Load() != mark {
+		w.Running.Store(mark)
+	}
+	tc.runStart = 0
+	tm := &w.E.Timing
+	if tm.every == 0 {
+		return 0
+	}
+	if w.runs++; w.runs < tm.every {
+		return 0
+	}
+	w.runs = 0
+	tc.runStart = tm.now()
+	return tc.runStart
+}
+
+// endRun records a run time for channel ch if start is a clock reading. A
+// task that yielded ends on its own goroutine and calls this directly.
+func (tm *timing) endRun(ch int, start int64) {
+	if start != 0 {
+		tm.Chans[ch].Run.record(tm.now() - start)
+	}
+}
+
+// markReentry stamps a yielded task's re-entry into channel ch, if picked.
+func (tc *taskContext) markReentry() {
+	tc.reenteredAt = 0
+	if tc.E.Timing.pick() {
+		tc.reenteredAt = tc.E.Timing.now()
+	}
+}
+
+// endReentry records a stamped re-entry's wait in channel ch's histogram, as
+// a worker hands its slot to the task.
+func (tc *taskContext) endReentry(ch int) {
+	if at := tc.reenteredAt; at != 0 {
+		tm := &tc.E.Timing
+		tm.Chans[ch].Wait.record(tm.now() - at)
+		tc.reenteredAt = 0
+	}
+}
+
+// Stamp returns t, or, when timing picks it (Config.TimingEvery), t wrapped
+// with the time now so that the pool records its queue wait when it starts.
+// A channel's own submit methods call it on each task they queue, with the
+// channel's lock held or not; Push and Requeue receive tasks the pool
+// stamped already. The wrapper implements Unwrapper, so Discard returns the
+// task as submitted. The zero Bits returns t.
+func (b Bits) Stamp(t task.Task) task.Task {
+	if b.E == nil || t == nil {
+		return t
+	}
+	ch := b.E.channelOf(b)
+	if ch < 0 {
+		return t
+	}
+	return b.E.Timing.stamp(ch, t)
+}
