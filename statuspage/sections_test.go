@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
