@@ -32,8 +32,8 @@ import (
 
 type admission struct {
 	on      bool // Config.Limit > 0; read-only after New
-	Limit   atomic.Int64
-	Held    atomic.Int64 // units admitted and not released
+	limit   atomic.Int64
+	held    atomic.Int64 // units admitted and not released
 	waiters atomic.Int32 // goroutines blocked in admitWait
 	mu      sync.Mutex
 	free    chan struct{} // closed when units free up while someone waits; guarded by mu
@@ -42,19 +42,19 @@ type admission struct {
 // tryAdmit takes k units if that many are free.
 func (a *admission) tryAdmit(k int64) bool {
 	for {
-		n := a.Held.Load()
-		if n+k > a.Limit.Load() {
+		n := a.held.Load()
+		if n+k > a.limit.Load() {
 			return false
 		}
-		if a.Held.CompareAndSwap(n, n+k) {
+		if a.held.CompareAndSwap(n, n+k) {
 			return true
 		}
 	}
 }
 
 // release gives back n units and wakes the waiters, if any.
-func (a *admission) Release(n int64) {
-	a.Held.Add(-n)
+func (a *admission) release(n int64) {
+	a.held.Add(-n)
 	if a.waiters.Load() > 0 {
 		a.broadcast()
 	}
@@ -158,7 +158,7 @@ func (e *Engine) unitDone() { e.unitsDone(1) }
 
 func (e *Engine) unitsDone(k int) {
 	if e.admit.on && k > 0 {
-		e.admit.Release(int64(k))
+		e.admit.release(int64(k))
 	}
 }
 
@@ -254,7 +254,7 @@ func (e *Engine) SetLimit(n int) error {
 	case e.Stopped.Load():
 		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	}
-	a.Limit.Store(int64(n))
+	a.limit.Store(int64(n))
 	a.broadcast()
 	return nil
 }

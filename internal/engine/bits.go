@@ -6,7 +6,7 @@ package engine
 // value; copy it freely.
 type Bits struct {
 	E    *Engine
-	Base int // global number of the channel's queue 0
+	base int // global number of the channel's queue 0
 	N    int
 	att  *attachment // the channel's attachment in a pool with Config.Spare (reshape.go); nil otherwise
 }
@@ -27,7 +27,7 @@ func (b Bits) Slice(i, n int) Bits {
 	if i < 0 || n < 0 || i+n > b.N {
 		panic("smartpool: Bits.Slice out of range")
 	}
-	return Bits{E: b.E, Base: b.Base + i, N: n, att: b.att}
+	return Bits{E: b.E, base: b.base + i, N: n, att: b.att}
 }
 
 // Set marks queue i as holding work. Call it with the channel's lock held.
@@ -79,7 +79,7 @@ func (b Bits) Closing() bool {
 		}
 	}
 	// live counts the closer's share from start until the close ends.
-	return b.E != nil && (b.E.Standalone || b.E.Stopped.Load() && b.E.Live.Load() > 0)
+	return b.E != nil && (b.E.Standalone || b.E.Stopped.Load() && b.E.live.Load() > 0)
 }
 
 // Wake tells the pool that n tasks were added, so that idle workers start.
@@ -87,7 +87,7 @@ func (b Bits) Closing() bool {
 // no worker is idle.
 func (b Bits) Wake(n int) {
 	if b.E != nil && n > 0 && b.att.attached() {
-		b.E.wakeFrom(b.Base)
+		b.E.wakeFrom(b.base)
 	}
 }
 
@@ -113,7 +113,7 @@ func (b Bits) WakesOutsideLock() {
 		return
 	}
 	for i := range b.N {
-		b.E.Queues[b.Base+i].wakeHands = true
+		b.E.Queues[b.base+i].wakeHands = true
 	}
 }
 
@@ -121,5 +121,5 @@ func (b Bits) index(i int) int {
 	if uint(i) >= uint(b.N) {
 		panic("smartpool: queue index out of range")
 	}
-	return b.Base + i
+	return b.base + i
 }

@@ -109,17 +109,17 @@ func (w *Worker) fill(qi int, q *QueueRef) task.Task {
 	}
 	// The workers that may poll it: those created, up to the count (more
 	// are created while the queue keeps work, which a batch leaves).
-	share := max(min(int(w.E.target.Load()), int(w.E.born.Load())), 1)
+	share := max(min(int(w.e.target.Load()), int(w.e.born.Load())), 1)
 	b.mu.Lock()
 	n := min(q.batch.PollBatch(q.Local, b.tasks[:], keys, share), batchMax)
-	if c := &w.E.Chans[q.ch]; c.tracked && n > 1 {
-		c.Held.Add(int64(n - 1)) // buffered tasks are held (reshape.go); pollLevel counted the first
+	if c := &w.e.Chans[q.ch]; c.tracked && n > 1 {
+		c.held.Add(int64(n - 1)) // buffered tasks are held (reshape.go); pollLevel counted the first
 	}
 	var t task.Task
 	if n > 0 {
 		t, b.tasks[0] = b.tasks[0], nil
 		if keys != nil {
-			w.Order = b.keys[0]
+			w.order = b.keys[0]
 		}
 		if n > 1 {
 			b.state.Store(packState(1, n, qi))
@@ -127,7 +127,7 @@ func (w *Worker) fill(qi int, q *QueueRef) task.Task {
 	}
 	b.mu.Unlock()
 	if n > 1 {
-		w.E.bufferFilled()
+		w.e.bufferFilled()
 	}
 	return t
 }
@@ -154,13 +154,13 @@ func (w *Worker) takeBuffered() (task.Task, *QueueRef) {
 			continue // a thief claimed some
 		}
 		if h+1 == end {
-			w.E.buffered.Add(-1) // this claim emptied it
+			w.e.buffered.Add(-1) // this claim emptied it
 		}
 		t := b.tasks[h]
 		b.tasks[h] = nil
-		q := &w.E.Queues[qi]
+		q := &w.e.Queues[qi]
 		if q.ordered != nil {
-			w.Order = b.keys[h]
+			w.order = b.keys[h]
 		}
 		if t != nil { // a channel that broke the contract left a hole: skip it
 			return t, q
@@ -173,7 +173,7 @@ func (w *Worker) takeBuffered() (task.Task, *QueueRef) {
 // looks at every sibling while e.buffered shows a non-empty buffer, and at
 // none otherwise.
 func (w *Worker) steal() (task.Task, *QueueRef) {
-	e := w.E
+	e := w.e
 	n := int(e.born.Load())
 	for i := 1; i < n && e.buffered.Load() != 0; i++ {
 		v := e.worker((w.id + i) % n)
@@ -190,7 +190,7 @@ func (w *Worker) steal() (task.Task, *QueueRef) {
 }
 
 func (w *Worker) stealFrom(v *runBuffer) (task.Task, *QueueRef) {
-	e := w.E
+	e := w.e
 	var got [batchMax]task.Task
 	var keys [batchMax]task.Order
 	k, qi := 0, 0
@@ -219,7 +219,7 @@ func (w *Worker) stealFrom(v *runBuffer) (task.Task, *QueueRef) {
 	}
 	q := &e.Queues[qi]
 	if q.ordered != nil {
-		w.Order = keys[0]
+		w.order = keys[0]
 	}
 	if k > 1 {
 		b := &w.buf

@@ -139,7 +139,7 @@ func (e *Engine) SubmitContext(ctx context.Context, ch int, t task.Task, how Sub
 		e.queuedUnitsDone(ch, 1)
 	case c != nil:
 		if how.Handle != nil {
-			*how.Handle = Handle{C: c, Queued: stamped, Src: indexed, channel: e.Chans[ch].Name}
+			*how.Handle = Handle{c: c, queued: stamped, src: indexed, channel: e.Chans[ch].name}
 		}
 		c.pushed()
 	}
@@ -216,10 +216,10 @@ func (t *withValues) Unwrap() task.Task { return t.Task }
 // cancellable over context.Background(), which registers no AfterFunc.
 type cancellable struct {
 	task.Task
-	Ctx    context.Context // the submitter's: Run checks it, as the AfterFunc may not have run yet
-	E      *Engine
+	ctx    context.Context // the submitter's: Run checks it, as the AfterFunc may not have run yet
+	e      *Engine
 	ch     int
-	Stop   func() bool // unregisters the AfterFunc; set before the task is queued
+	stop   func() bool // unregisters the AfterFunc; set before the task is queued
 	state  atomic.Int32
 	values bool            // Run passes the submitter's values on (vals)
 	vals   submitterValues // the context Run passes, when values; written by Run only
@@ -239,12 +239,12 @@ const (
 // context.Background(), a WithHandle submit's) gets no AfterFunc: it would
 // never run, yet AfterFunc allocates its registration all the same.
 func newCancellable(ctx context.Context, e *Engine, ch int, t task.Task, values bool) *cancellable {
-	c := &cancellable{Task: t, Ctx: ctx, E: e, ch: ch, values: values, vals: submitterValues{values: ctx}}
+	c := &cancellable{Task: t, ctx: ctx, e: e, ch: ch, values: values, vals: submitterValues{values: ctx}}
 	if ctx.Done() == nil {
-		c.Stop = neverStarted
+		c.stop = neverStarted
 		return c
 	}
-	c.Stop = context.AfterFunc(ctx, func() { c.Cancel(false) })
+	c.stop = context.AfterFunc(ctx, func() { c.cancel(false) })
 	return c
 }
 
@@ -258,7 +258,7 @@ func neverStarted() bool { return false }
 // until a cancellation that won has been counted, so that a worker or a
 // Close that goes on after losing sees the count: the report Close returns
 // is exact. The wait spans a few instructions of the cancelling goroutine.
-func (c *cancellable) Claim(how int32, fromQueue bool) bool {
+func (c *cancellable) claim(how int32, fromQueue bool) bool {
 	for {
 		s := c.state.Load()
 		if s != queued && (!fromQueue || s != pushing) {
@@ -266,7 +266,7 @@ func (c *cancellable) Claim(how int32, fromQueue bool) bool {
 		}
 		if c.state.CompareAndSwap(s, how) { // fails only if the submit moved it from pushing to queued
 			if how != cancelling {
-				c.Stop()
+				c.stop()
 			}
 			return true
 		}
@@ -280,8 +280,8 @@ func (c *cancellable) Claim(how int32, fromQueue bool) bool {
 // pushed is called by the submit once Push queued c: from now on its
 // context's end cancels it, and if it ended meanwhile, it cancels it now.
 func (c *cancellable) pushed() {
-	if c.state.CompareAndSwap(pushing, queued) && c.Ctx.Err() != nil {
-		c.Cancel(false)
+	if c.state.CompareAndSwap(pushing, queued) && c.ctx.Err() != nil {
+		c.cancel(false)
 	}
 }
 
@@ -289,14 +289,14 @@ func (c *cancellable) pushed() {
 // nothing else can claim it, and the submit releases its unit.
 func (c *cancellable) refused() {
 	c.state.Store(claimedRefused)
-	c.Stop()
+	c.stop()
 }
 
 // Run runs the task unless its submitter cancelled it first. The context is
 // checked here too: the AfterFunc runs on a goroutine of its own, which may
 // not have been scheduled yet when a worker reaches the task.
 func (c *cancellable) Run(ctx context.Context) {
-	if c.state.Load() == claimedStarted || (c.Ctx.Err() == nil && c.Claim(claimedStarted, true)) { // claimed by a hand-over (park.go), or now
+	if c.state.Load() == claimedStarted || (c.ctx.Err() == nil && c.claim(claimedStarted, true)) { // claimed by a hand-over (park.go), or now
 		if c.values {
 			c.vals.Context = ctx
 			ctx = &c.vals
@@ -308,12 +308,12 @@ func (c *cancellable) Run(ctx context.Context) {
 		// Run by its channel on the submitting goroutine (Bits.RunHere),
 		// which gave its unit back before running it: count, release nothing.
 		c.cancelUnit(true, false)
-		run.Skipped = true
+		run.skipped = true
 		return
 	}
-	c.Cancel(true) // unless the AfterFunc counted it already
-	if tc := TaskOf(ctx); tc != nil && tc.E == c.E {
-		tc.Skipped = true
+	c.cancel(true) // unless the AfterFunc counted it already
+	if tc := TaskOf(ctx); tc != nil && tc.E == c.e {
+		tc.skipped = true
 	}
 }
 
@@ -321,7 +321,7 @@ func (c *cancellable) Run(ctx context.Context) {
 // when the submitter's context ends (on the AfterFunc's goroutine), from
 // the submit if that came first, or from Run (fromQueue) when the context
 // ended before the AfterFunc ran.
-func (c *cancellable) Cancel(fromQueue bool) { c.cancelUnit(fromQueue, true) }
+func (c *cancellable) cancel(fromQueue bool) { c.cancelUnit(fromQueue, true) }
 
 // cancelUnit is cancel, releasing the task's unit of the limit only if
 // release: a task its channel ran on the submitter holds none any more.
@@ -331,24 +331,24 @@ func (c *cancellable) cancelUnit(fromQueue, release bool) { c.cancelWith(fromQue
 // context's error, or for byHandle as a Handle's Cancel (context.Canceled,
 // HandleCancelHook), reporting whether this call cancelled it.
 func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
-	if !c.Claim(cancelling, fromQueue) {
+	if !c.claim(cancelling, fromQueue) {
 		return false
 	}
-	if !fromQueue && c.E.share() {
+	if !fromQueue && c.e.share() {
 		// Off the pool's goroutines (the AfterFunc's, a Handle's caller,
 		// the submit): hold a share of live until OnEnd returned, so that
 		// Close does not return before it. Taken while cancelling, before
 		// whoever meets the task in its queue can go on and exit.
-		defer c.E.exit()
-		if c.E.Chans[c.ch].OnEnd != nil {
+		defer c.e.exit()
+		if c.e.Chans[c.ch].OnEnd != nil {
 			id := gid.Current() // a Close from the OnEnd must not wait for it
-			c.E.callbacks.Add(id)
-			defer c.E.callbacks.remove(id)
+			c.e.callbacks.add(id)
+			defer c.e.callbacks.remove(id)
 		}
 	}
-	c.E.Chans[c.ch].Cancelled.Add(1)
+	c.e.Chans[c.ch].cancelled.Add(1)
 	if release {
-		c.E.unitDone()
+		c.e.unitDone()
 	}
 	c.state.Store(claimedCancelled)
 	if hh, ok := c.Task.(HandleCancelHook); ok && byHandle {
@@ -356,11 +356,11 @@ func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
 	} else if h, ok := c.Task.(CancelHook); ok {
 		err := context.Canceled
 		if !byHandle {
-			err = c.Ctx.Err()
+			err = c.ctx.Err()
 		}
 		h.Cancelled(err)
 	}
-	c.E.ended(c.ch, c.Task, task.Cancelled)
+	c.e.ended(c.ch, c.Task, task.Cancelled)
 	return true
 }
 
@@ -371,6 +371,6 @@ func (c *cancellable) cancelByHandle() bool {
 	if !c.cancelWith(false, true, true) {
 		return false
 	}
-	c.Stop()
+	c.stop()
 	return true
 }

@@ -123,7 +123,7 @@ func (tc *taskContext) waitSpare() *Worker {
 		return nil // full: nobody can reach this context
 	}
 	var timeout <-chan time.Time
-	if d := e.IdleTimeout; d > 0 {
+	if d := e.idleTimeout; d > 0 {
 		timeout = rearm(&tc.timer, d)
 	}
 	for {
@@ -151,8 +151,8 @@ func (tc *taskContext) waitSpare() *Worker {
 func (tc *taskContext) rehire(w *Worker) {
 	tc.Context = tc.E.Base
 	tc.w, tc.cur = w, nil
-	tc.handedOff, tc.Skipped, tc.Recovered, tc.Task, tc.charged = false, false, false, nil, false
-	tc.detached, tc.origin, tc.Order = false, 0, task.Order{}
+	tc.handedOff, tc.skipped, tc.Recovered, tc.Task, tc.charged = false, false, false, nil, false
+	tc.detached, tc.origin, tc.order = false, 0, task.Order{}
 	tc.counted, tc.Dropped, tc.hosted, tc.borrowed = false, false, false, false
 	tc.runStart, tc.reenteredAt = 0, 0
 	tc.inline = nil // empty between tasks: runInline and runHere pop what they push
@@ -181,6 +181,6 @@ func (tc *taskContext) leaveForCallback() {
 	w := tc.w
 	tc.E.share() // succeeds: w's share keeps live above zero until carry hands it on
 	tc.w, tc.gaveWorker = nil, true
-	w.Running.Store(0) // not busy here (timing.go); the next carrier marks it
+	w.running.Store(0) // not busy here (timing.go); the next carrier marks it
 	tc.E.carry(w, false)
 }

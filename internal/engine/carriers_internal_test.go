@@ -15,7 +15,7 @@ func TestRehireResetsEveryField(t *testing.T) {
 	e := &Engine{Base: context.Background()}
 	w1, w2 := &Worker{id: 1}, &Worker{id: 2}
 	tc := newTaskContext(e, w1)
-	kept := map[string]bool{"E": true, "owner": true, "grant": true, "Release": true, "timer": true, "spare": true}
+	kept := map[string]bool{"e": true, "owner": true, "grant": true, "release": true, "timer": true, "spare": true}
 	v := reflect.ValueOf(tc).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)

@@ -25,9 +25,9 @@ type ChanCensus struct {
 }
 
 func (c *ChanCensus) addOutcomes(st *taskStats) {
-	c.Ran += st.Ran.Load()
-	c.Panicked += st.Panicked.Load()
-	c.Goexited += st.Goexited.Load()
+	c.Ran += st.ran.Load()
+	c.Panicked += st.panicked.Load()
+	c.Goexited += st.goexited.Load()
 }
 
 // count fills c with the pool's counters now, then calls name, while the
@@ -35,39 +35,39 @@ func (c *ChanCensus) addOutcomes(st *taskStats) {
 func (e *Engine) Count(c *Census, name func()) {
 	defer e.reshape.lock()()
 	defer name()
-	c.Workers, c.Wakeups, c.Suspended = int(e.target.Load()), e.Wakeups.Load(), e.Suspended()
+	c.Workers, c.Wakeups, c.Suspended = int(e.target.Load()), e.wakeups.Load(), e.suspended()
 	c.Chans = make([]ChanCensus, len(e.Chans))
 	if e.admit.on {
-		c.Limit, c.Admitted = int(e.admit.Limit.Load()), int(e.admit.Held.Load())
+		c.Limit, c.Admitted = int(e.admit.limit.Load()), int(e.admit.held.Load())
 		c.Waiting = int(e.admit.waiters.Load())
 	}
 	if d := e.stall; d != nil {
-		c.Stalls, c.Stalled = d.Stalls.Load(), d.Stalled.Load()
+		c.Stalls, c.Stalled = d.stalls.Load(), d.stalled.Load()
 	}
-	for i, n := range e.Queued() {
+	for i, n := range e.queued() {
 		c.Chans[i].Queued = n
 	}
 	for i := range e.Chans {
 		ch := &c.Chans[i]
-		ch.Slot, ch.Coc, ch.Level = i, e.Chans[i].Coc, e.Chans[i].Level
-		ch.Dropped = e.Chans[i].Dropped.Load()
-		ch.Cancelled = e.Chans[i].Cancelled.Load()
-		ch.Yielded = int(e.Chans[i].Suspended.Load())
+		ch.Slot, ch.Coc, ch.Level = i, e.Chans[i].coc, e.Chans[i].level
+		ch.Dropped = e.Chans[i].dropped.Load()
+		ch.Cancelled = e.Chans[i].cancelled.Load()
+		ch.Yielded = int(e.Chans[i].suspended.Load())
 		if e.Chans[i].Capped {
-			ch.Cap, ch.Held = int(e.Chans[i].pause.Cap.Load()), int(e.Chans[i].Running.Load())
+			ch.Cap, ch.Held = int(e.Chans[i].pause.cap.Load()), int(e.Chans[i].running.Load())
 		}
-		ch.Paused = e.Paused(i)
+		ch.Paused = e.paused(i)
 		ch.addOutcomes(&e.Chans[i].inWait)
 		ch.addOutcomes(&e.Chans[i].inline)
 		e.EachWorker(func(w *Worker) { ch.addOutcomes(&w.stats[i]) })
-		ch.Wait, ch.Run = e.Timing.Chans[i].Wait.snapshot(), e.Timing.Chans[i].Run.snapshot()
+		ch.Wait, ch.Run = e.Timing.chans[i].wait.snapshot(), e.Timing.chans[i].run.snapshot()
 	}
-	live := e.Live.Load() > 0 // zero once the last worker exited: the report's snapshot
+	live := e.live.Load() > 0 // zero once the last worker exited: the report's snapshot
 	e.EachWorker(func(w *Worker) {
 		if live && w.active.Load() && w.Idle.Load() != Orphaned { // in service, and not idle without a goroutine (park.go)
 			c.Live++
 		}
-		if r := w.Running.Load(); r > 0 && int(r) <= len(c.Chans) {
+		if r := w.running.Load(); r > 0 && int(r) <= len(c.Chans) {
 			c.Busy++
 			c.Chans[r-1].Running++
 		}
@@ -83,22 +83,22 @@ func (e *Engine) reshapeCensus(c *Census) {
 	rs := e.reshape
 	out := c.Chans[:0]
 	for i := range c.Chans {
-		sl := &rs.Slots[i]
+		sl := &rs.slots[i]
 		if !rs.listed(i) {
 			continue
 		}
 		ch := c.Chans[i]
-		ch.Ran -= sl.Base.Ran
-		ch.Panicked -= sl.Base.Panicked
-		ch.Goexited -= sl.Base.Goexited
-		ch.Dropped -= sl.Base.Dropped
-		ch.Cancelled -= sl.Base.Cancelled
+		ch.Ran -= sl.base.ran
+		ch.Panicked -= sl.base.panicked
+		ch.Goexited -= sl.base.goexited
+		ch.Dropped -= sl.base.dropped
+		ch.Cancelled -= sl.base.cancelled
 		ch.Removing = sl.state == slotRemoving
 		out = append(out, ch)
 	}
 	c.Chans = out
-	c.Removed.Ran, c.Removed.Panicked, c.Removed.Goexited = rs.Removed.Ran, rs.Removed.Panicked, rs.Removed.Goexited
-	c.Removed.Dropped, c.Removed.Cancelled = rs.Removed.Dropped, rs.Removed.Cancelled
+	c.Removed.Ran, c.Removed.Panicked, c.Removed.Goexited = rs.removed.ran, rs.removed.panicked, rs.removed.goexited
+	c.Removed.Dropped, c.Removed.Cancelled = rs.removed.dropped, rs.removed.cancelled
 }
 
 // queued returns each channel's queued tasks: its Len plus the tasks of its
@@ -106,7 +106,7 @@ func (e *Engine) reshapeCensus(c *Census) {
 // reads (holdBuffers): a batch poll or a steal moving tasks between a
 // channel and a buffer, or between two buffers, in the middle of the read
 // would count them twice, or not at all.
-func (e *Engine) Queued() []int {
+func (e *Engine) queued() []int {
 	q := make([]int, len(e.Chans))
 	for try := 1; ; try++ {
 		n := int(e.born.Load())

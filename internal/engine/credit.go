@@ -45,7 +45,7 @@ func (b Bits) AdmitsOwnSubmits() {
 		return
 	}
 	for i := range b.N {
-		b.E.admitDeclared[b.Base+i] = true
+		b.E.admitDeclared[b.base+i] = true
 	}
 }
 
@@ -63,7 +63,7 @@ func (e *Engine) SetAccounting(preQueued []int) {
 			continue // spare room (reshape.go)
 		}
 		declared := true
-		for q := c.First; q < c.First+c.Queues; q++ {
+		for q := c.first; q < c.first+c.Queues; q++ {
 			declared = declared && e.admitDeclared[q]
 		}
 		c.accounted.Store(e.admit.on && !declared)
@@ -77,10 +77,10 @@ func (e *Engine) SetAccounting(preQueued []int) {
 // channelOf returns the channel index b covers, or -1 for Bits of no queue
 // or of a standalone engine (standalone.go), which lists no channels.
 func (e *Engine) channelOf(b Bits) int {
-	if b.N == 0 || b.Base >= len(e.Queues) {
+	if b.N == 0 || b.base >= len(e.Queues) {
 		return -1
 	}
-	return e.Queues[b.Base].ch
+	return e.Queues[b.base].ch
 }
 
 // credited records that k units entered channel ch with tasks about to be
@@ -113,7 +113,7 @@ func (e *Engine) charge(ch int) bool {
 	if e.takeCredit(ch) {
 		return false
 	}
-	e.admit.Held.Add(1)
+	e.admit.held.Add(1)
 	return true
 }
 

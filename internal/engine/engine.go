@@ -25,18 +25,18 @@ type Engine struct {
 	Field    *avail.Field
 	Queues   []QueueRef   // by global queue number; read-only after New
 	Chans    []ChanInfo   // by channel index; read-only after New except counters
-	Workers  workerTable  // by number, created on first need (workers.go)
-	Followup []int        // channel index -> followup channel index; read-only
-	Log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
+	workers  workerTable  // by number, created on first need (workers.go)
+	followup []int        // channel index -> followup channel index; read-only
+	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
 	Idle     *idle.Stack
 	procs    int32                            // runtime.GOMAXPROCS(0) at New: the bound of a burst's hand-overs (park.go)
-	Quantum  int32                            // Config.Quantum: tasks in a row from one queue of a level (worker.pollLevel); 0: by the tasks' length (worker.quantum)
-	Sched    scheduler.Scheduler              // makes the workers' pickers; nil for the default, highest first
+	quantum  int32                            // Config.Quantum: tasks in a row from one queue of a level (worker.pollLevel); 0: by the tasks' length (worker.quantum)
+	sched    scheduler.Scheduler              // makes the workers' pickers; nil for the default, highest first
 	Panicked func(ch int, p *task.PanicError) // the typed handler, wrapped
 
 	_       pad
 	waking  atomic.Bool   // a woken worker has not yet found work or parked (park.go)
-	Wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
+	wakeups atomic.Uint64 // wake-ups sent to parked workers for new work (park.go)
 	// buffered counts the workers' non-empty run buffers: one more by the
 	// fill that makes a buffer non-empty, one less by the claim that empties
 	// it (buffer.go). Work the summary does not show, so the sleep and
@@ -52,7 +52,7 @@ type Engine struct {
 	born   atomic.Int32 // workers created: those numbered below it exist (workers.go)
 	resize sync.Mutex   // serialises SetWorkers, and it with startClose's stop
 
-	IdleTimeout time.Duration // Config.IdleTimeout resolved; <= 0: parked goroutines stay (park.go)
+	idleTimeout time.Duration // Config.IdleTimeout resolved; <= 0: parked goroutines stay (park.go)
 
 	spares chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
 
@@ -62,7 +62,7 @@ type Engine struct {
 	closing   atomic.Bool   // set by startClose after every channel is closed
 	started   chan struct{} // closed by start, or by a New that failed after Attach (admitWait waits for it)
 	attacher  uintptr       // the goroutine running New (gid), whose Attach calls must not wait for start; written before Attach
-	Live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
+	live      atomic.Int32  // running worker goroutines + 1 for the closer's drop phase
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished, after finish ran
 
@@ -121,7 +121,7 @@ type QueueRef struct {
 	ch      int           // channel index
 	ordered orderedPoller // c, if it orders by a key a yielded task keeps (order.go)
 	batch   batchPoller   // c, if it polls in batches and has no cap (buffer.go)
-	Level   int           // the channel's level
+	level   int           // the channel's level
 	// wakeHands: c calls Bits.Wake only outside its locks, so the wake-up
 	// may search for the woken worker (Bits.WakesOutsideLock). Written
 	// during Attach, read-only once New returned.
@@ -131,15 +131,15 @@ type QueueRef struct {
 type ChanInfo struct {
 	C         queue
 	User      lener // c's Channel, for Len
-	Level     int
-	First     int // global number of its queue 0
+	level     int
+	first     int // global number of its queue 0
 	Queues    int
-	Coc       bool
+	coc       bool
 	OnEnd     func(task.Task, task.Outcome) // ChannelParams.OnEnd; read-only
-	Name      any                           // the channel's key, boxed once (New, AddChannel) for the errors of its Handles; read-only while attached
-	Dropped   atomic.Uint64
-	Cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
-	Suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
+	name      any                           // the channel's key, boxed once (New, AddChannel) for the errors of its Handles; read-only while attached
+	dropped   atomic.Uint64
+	cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
+	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
 	accounted atomic.Bool   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
 	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
 	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
@@ -147,8 +147,8 @@ type ChanInfo struct {
 
 	Capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
-	MaxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
-	Running    atomic.Int64 // slots reserved, when capped
+	maxRunning atomic.Int64 // the cap in force, when capped: 0 while paused (pause.go)
+	running    atomic.Int64 // slots reserved, when capped
 
 	// Reshaping (reshape.go), only in a pool with Config.Spare. tracked is
 	// set by New for every slot of such a pool, read-only. held counts the
@@ -158,7 +158,7 @@ type ChanInfo struct {
 	// removal in progress (removeDraining, removeDropping), 0 otherwise;
 	// written by RemoveChannel, read by workers as they take a task.
 	tracked bool
-	Held    atomic.Int64
+	held    atomic.Int64
 	removal atomic.Int32
 
 	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
@@ -169,8 +169,8 @@ func NewEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine,
 	if err != nil {
 		return nil, ConfigErr(ErrTooManyQueues, "%v", err)
 	}
-	e := &Engine{Field: field, Idle: new(idle.Stack), procs: int32(runtime.GOMAXPROCS(0)), spares: newSpares(workers), Sched: sched, done: make(chan struct{}), started: make(chan struct{})}
-	e.Timers = schedules{E: e, active: map[*Timer]struct{}{}}
+	e := &Engine{Field: field, Idle: new(idle.Stack), procs: int32(runtime.GOMAXPROCS(0)), spares: newSpares(workers), sched: sched, done: make(chan struct{}), started: make(chan struct{})}
+	e.Timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.Base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))
 	e.Stopped.Store(true) // no channel admits a task before start (Bits.Closed)
@@ -214,10 +214,10 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e.Log = sp.Log
-	e.Followup = append(sp.Followup, make([]int, sp.Slots-len(sp.Followup))...) // spare slots: set by AddChannel
-	e.IdleTimeout = sp.IdleTimeout
-	e.Quantum = int32(sp.Quantum)
+	e.log = sp.Log
+	e.followup = append(sp.Followup, make([]int, sp.Slots-len(sp.Followup))...) // spare slots: set by AddChannel
+	e.idleTimeout = sp.IdleTimeout
+	e.quantum = int32(sp.Quantum)
 	e.Timing = NewTiming(sp.TimingEvery, sp.Slots)
 	e.Timing.Link()
 	e.Chans = make([]ChanInfo, sp.Slots)
@@ -231,12 +231,12 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	}
 	for i, cs := range sp.Chans {
 		c := cs.Src
-		e.Chans[i] = ChanInfo{C: c, User: cs.User, Level: cs.Level, First: cs.First, Queues: c.Queues(),
-			Name: cs.Name, Coc: cs.Coc, OnEnd: cs.OnEnd, tracked: e.reshape != nil}
+		e.Chans[i] = ChanInfo{C: c, User: cs.User, level: cs.Level, first: cs.First, Queues: c.Queues(),
+			name: cs.Name, coc: cs.Coc, OnEnd: cs.OnEnd, tracked: e.reshape != nil}
 		if limit := max(cs.MaxRunning, cs.MaxInFlight); limit > 0 {
 			e.Chans[i].Capped, e.Chans[i].holdsYield = true, cs.MaxInFlight > 0
-			e.Chans[i].MaxRunning.Store(int64(limit))
-			e.Chans[i].pause.SetCap(int64(limit))
+			e.Chans[i].maxRunning.Store(int64(limit))
+			e.Chans[i].pause.setCap(int64(limit))
 		}
 		for q := range c.Queues() {
 			op, _ := c.(orderedPoller)
@@ -245,7 +245,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 				bp = nil
 			}
 			e.Queues = e.Queues[:cs.First+q+1] // spare room before it stays zero: AddChannel fills it
-			e.Queues[cs.First+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, Level: cs.Level}
+			e.Queues[cs.First+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, level: cs.Level}
 		}
 		if e.reshape != nil {
 			e.reshape.own(cs.First, c.Queues(), i)
@@ -257,12 +257,12 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	preQueued := make([]int, len(sp.Chans))
 	if sp.Limit > 0 {
 		e.admit.on = true
-		e.admit.Limit.Store(int64(sp.Limit))
+		e.admit.limit.Store(int64(sp.Limit))
 		for i, cs := range sp.Chans {
 			// A channel of the contract refuses tasks until attached; one
 			// that queued some anyway gets them run, each holding a unit.
 			preQueued[i] = cs.User.Len()
-			e.admit.Held.Add(int64(preQueued[i]))
+			e.admit.held.Add(int64(preQueued[i]))
 		}
 	}
 	e.admitDeclared = make([]bool, len(e.Queues))
@@ -278,9 +278,9 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 	for i := range n {
 		var att *attachment
 		if e.reshape != nil {
-			att = e.reshape.Slots[i].att // a listed channel is removable too
+			att = e.reshape.slots[i].att // a listed channel is removable too
 		}
-		if err := attach(i, Bits{E: e, Base: e.Chans[i].First, N: e.Chans[i].Queues, att: att}); err != nil {
+		if err := attach(i, Bits{E: e, base: e.Chans[i].first, N: e.Chans[i].Queues, att: att}); err != nil {
 			e.failed.Store(true)
 			close(e.started)
 			return err
@@ -296,10 +296,10 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish func()) {
 	e.stall = newWatchdog(e, stallAfter, keyOf)
 	e.finish = finish
-	e.Live.Store(1) // the closer's share
+	e.live.Store(1) // the closer's share
 	e.Stopped.Store(false)
 	close(e.started)
-	e.stall.Start()
+	e.stall.start()
 	e.startWorkers()
 	if e.Field.Summary() != 0 {
 		// A channel's own goroutine queued tasks between Attach and now;
@@ -364,12 +364,12 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // worker returns worker i, nil if it was not created yet.
-func (e *Engine) worker(i int) *Worker { return e.Workers.get(i) }
+func (e *Engine) worker(i int) *Worker { return e.workers.get(i) }
 
 // exit is called by each worker goroutine as it ends, and once by the closer.
 func (e *Engine) exit() {
-	if e.Live.Add(-1) == 0 {
-		e.stall.Stop(e) // before the report, which counts its stalls
+	if e.live.Add(-1) == 0 {
+		e.stall.stop(e) // before the report, which counts its stalls
 		e.finish()
 		e.cancelTasks()
 		close(e.done)
@@ -381,8 +381,8 @@ func (e *Engine) exit() {
 // reports false, taking nothing, once the pool finished (or before it
 // started). The holder gives it back with exit.
 func (e *Engine) share() bool {
-	for l := e.Live.Load(); l > 0; l = e.Live.Load() {
-		if e.Live.CompareAndSwap(l, l+1) {
+	for l := e.live.Load(); l > 0; l = e.live.Load() {
+		if e.live.CompareAndSwap(l, l+1) {
 			return true
 		}
 	}
@@ -432,9 +432,9 @@ func (e *Engine) startClose() {
 					// held until dropTasks below: a removal waiting for both
 					// must not detach meanwhile (reshape.go; reshape.pml,
 					// mutant asis-closeheld).
-					e.Chans[i].Held.Add(1)
+					e.Chans[i].held.Add(1)
 				}
-				dropped[i] = e.Chans[i].C.Close(!e.Chans[i].Coc)
+				dropped[i] = e.Chans[i].C.Close(!e.Chans[i].coc)
 			}
 		}
 		e.closing.Store(true)
@@ -450,7 +450,7 @@ func (e *Engine) startClose() {
 		for i, ts := range dropped {
 			e.dropTasks(i, ts)
 			if present[i] && e.Chans[i].tracked {
-				e.Chans[i].Held.Add(-1)
+				e.Chans[i].held.Add(-1)
 			}
 		}
 		e.exit() // the closer's share of live
@@ -482,7 +482,7 @@ func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome) bool {
 	if !ok {
 		return false
 	}
-	e.Chans[ch].Dropped.Add(1)
+	e.Chans[ch].dropped.Add(1)
 	if d, ok := t.(Droppable); ok {
 		d.Dropped()
 	}
@@ -495,7 +495,7 @@ func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome) bool {
 // WithContext's wrapper and any channel's (Unwrapper); false if its
 // submitter cancelled it, which was reported already.
 func (e *Engine) discard(ch int, t task.Task) (task.Task, bool) {
-	if c := cancellableOf(t); c != nil && !c.Claim(claimedDropped, true) {
+	if c := cancellableOf(t); c != nil && !c.claim(claimedDropped, true) {
 		if ch >= 0 && e.Chans[ch].accounted.Load() {
 			e.takeCredit(ch) // the cancellation released its unit; its credit leaves with it
 		}

@@ -9,18 +9,18 @@ import (
 // handle is the engine side of a Handle: the task it holds and how to
 // move it.
 type Handle struct {
-	C       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
-	Queued  task.Task    // c as queued (perhaps timed): what the channel holds
-	Src     reorderer    // the channel, if it indexed the task; nil: it cannot reorder
+	c       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
+	queued  task.Task    // c as queued (perhaps timed): what the channel holds
+	src     reorderer    // the channel, if it indexed the task; nil: it cannot reorder
 	channel any          // the channel's key as boxed at New or AddChannel (chanInfo.name), for errors: a copy, so a slot reused after RemoveChannel does not rename it
 }
 
 // cancel is Handle.Cancel.
 func (h *Handle) Cancel() bool {
-	if h.C == nil {
+	if h.c == nil {
 		return false
 	}
-	return h.C.cancelByHandle()
+	return h.c.cancelByHandle()
 }
 
 // reorder asks the channel to move the task to key o. The channel's answer
@@ -31,16 +31,16 @@ func (h *Handle) Cancel() bool {
 // Its option errors name the channel, as a submit's do (Pool.named).
 func (h *Handle) Reorder(o task.Order) error {
 	switch {
-	case h.C == nil:
+	case h.c == nil:
 		return task.ErrNotQueued
-	case h.Src == nil:
+	case h.src == nil:
 		return h.unmoved(o)
 	}
-	t := h.Queued
-	if h.C.state.Load() != queued {
+	t := h.queued
+	if h.c.state.Load() != queued {
 		t = nil
 	}
-	if err := h.Src.Reorder(t, o); err != nil {
+	if err := h.src.Reorder(t, o); err != nil {
 		if oe := (*OptionError)(nil); errors.As(err, &oe) && oe.unordered {
 			return h.unmoved(o) // in the Handle's words, not a submit option's
 		}

@@ -70,31 +70,31 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		tc.inline = tc.inline[:len(tc.inline)-1]
 		var how task.Outcome
 		switch {
-		case finished && run.Skipped:
+		case finished && run.skipped:
 		case finished && recovered:
-			c.inline.Panicked.Add(1)
+			c.inline.panicked.Add(1)
 			how = task.Panicked
 		case finished:
-			c.inline.Ran.Add(1)
+			c.inline.ran.Add(1)
 			how = task.Ran
 		default:
 			if r := recover(); r != nil {
-				c.inline.Panicked.Add(1)
+				c.inline.panicked.Add(1)
 				e.Panicked(ch, &task.PanicError{Value: r, Stack: debug.Stack()})
 				how = task.Panicked
 				break
 			}
 			if tc.Dropped { // it yielded, and Close dropped the parent's re-entry
-				c.Dropped.Add(1)
+				c.dropped.Add(1)
 				how = task.DroppedOnClose
 				break
 			}
-			c.inline.Goexited.Add(1) // runtime.Goexit goes on unwinding the parent
+			c.inline.goexited.Add(1) // runtime.Goexit goes on unwinding the parent
 			how = task.Goexited
 		}
 		e.ended(ch, t, how)
 	}()
-	t.Run(inlineContext{Context: ctx, Run: run})
+	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true
 }
 

@@ -52,14 +52,14 @@ import "github.com/smartpool-go/smartpool/task"
 // built without Config.Spare, or if b belongs to no pool.
 func (b Bits) Hold(n int) {
 	if ch := b.tracked(); ch >= 0 && n > 0 {
-		b.E.Chans[ch].Held.Add(int64(n))
+		b.E.Chans[ch].held.Add(int64(n))
 	}
 }
 
 // Unhold ends the count Hold(n) began, once the tasks ended.
 func (b Bits) Unhold(n int) {
 	if ch := b.tracked(); ch >= 0 && n > 0 {
-		b.E.Chans[ch].Held.Add(-int64(n))
+		b.E.Chans[ch].held.Add(-int64(n))
 	}
 }
 
@@ -79,7 +79,7 @@ func (b Bits) tracked() int {
 // that holds it already (Hold) or that runs it anyway (RunInTask, RunHere).
 func (e *Engine) track(ch int) {
 	if c := &e.Chans[ch]; c.tracked {
-		c.Held.Add(1)
+		c.held.Add(1)
 	}
 }
 
@@ -94,11 +94,11 @@ func (e *Engine) HoldUnlessRemoving(ch int) bool {
 	if !c.tracked {
 		return true
 	}
-	c.Held.Add(1)
+	c.held.Add(1)
 	if c.removal.Load() == 0 {
 		return true
 	}
-	c.Held.Add(-1)
+	c.held.Add(-1)
 	return false
 }
 

@@ -65,7 +65,7 @@ func (r *registry) unregister(id uintptr) {
 	s.mu.Unlock()
 }
 
-func (r *registry) Lookup(id uintptr) *taskContext {
+func (r *registry) lookup(id uintptr) *taskContext {
 	s := &r.shards[r.shard(id)]
 	s.mu.Lock()
 	tc := s.m[id]
@@ -96,7 +96,7 @@ func TaskOf(ctx context.Context) *taskContext {
 // carries a worker loop of any pool now, running a task or between two; or
 // nil.
 func carrierOf(id uintptr) *taskContext {
-	if tc := carriers.Lookup(id); tc != nil && tc.owner.Load() == id {
+	if tc := carriers.lookup(id); tc != nil && tc.owner.Load() == id {
 		return tc
 	}
 	return nil
@@ -135,7 +135,7 @@ type gidSet struct {
 	m  map[uintptr]int // guarded by mu: gid -> calls in progress on it
 }
 
-func (s *gidSet) Add(id uintptr) {
+func (s *gidSet) add(id uintptr) {
 	s.mu.Lock()
 	if s.m == nil {
 		s.m = make(map[uintptr]int)

@@ -17,15 +17,15 @@ import "github.com/smartpool-go/smartpool/task"
 //
 // A keyPin belongs to the goroutine making the call.
 type KeyPin struct {
-	E    *Engine
+	e    *Engine
 	k    int                 // the counter pinned (engine.pin); -1 while unpinned or outside a reshaping pool
-	Held int                 // the channel counted in held in the pin's place (holdInstead), or -1
+	held int                 // the channel counted in held in the pin's place (holdInstead), or -1
 	Find func() (int, error) // once pinned again: the index of the call's channel, or why it is gone
 }
 
 // pinKey pins a by-key call of e that finds its channel again with find.
 func (e *Engine) PinKey(find func() (int, error)) KeyPin {
-	return KeyPin{E: e, k: e.Pin(), Held: -1, Find: find}
+	return KeyPin{e: e, k: e.Pin(), held: -1, Find: find}
 }
 
 // unpin ends the call's pin, or gives back the count holdInstead took
@@ -35,11 +35,11 @@ func (p *KeyPin) Unpin() {
 	if p == nil {
 		return
 	}
-	p.E.Unpin(p.k)
+	p.e.Unpin(p.k)
 	p.k = -1
-	if p.Held >= 0 {
-		p.E.untrack(p.Held)
-		p.Held = -1
+	if p.held >= 0 {
+		p.e.untrack(p.held)
+		p.held = -1
 	}
 }
 
@@ -52,11 +52,11 @@ func (p *KeyPin) holdInstead(ch int) error {
 	if p == nil || p.k < 0 {
 		return nil
 	}
-	if !p.E.HoldUnlessRemoving(ch) {
+	if !p.e.HoldUnlessRemoving(ch) {
 		return task.ErrClosed
 	}
-	p.E.Unpin(p.k)
-	p.k, p.Held = -1, ch
+	p.e.Unpin(p.k)
+	p.k, p.held = -1, ch
 	return nil
 }
 
@@ -65,7 +65,7 @@ func (p *KeyPin) holdInstead(ch int) error {
 // back a removal of ch, and no other. A nil p does nothing.
 func (p *KeyPin) HeldInline() {
 	if p != nil {
-		p.E.Unpin(p.k)
+		p.e.Unpin(p.k)
 		p.k = -1
 	}
 }
@@ -82,7 +82,7 @@ func (p *KeyPin) Unpinned(ch int, wait func() error) (int, error) {
 	}
 	p.Unpin()
 	err := wait()
-	p.k = p.E.Pin()
+	p.k = p.e.Pin()
 	if err != nil {
 		return ch, err
 	}

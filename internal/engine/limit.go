@@ -33,12 +33,12 @@ import (
 func (e *Engine) reserve(ch int) bool {
 	c := &e.Chans[ch]
 	for {
-		n, limit := c.Running.Load(), c.MaxRunning.Load()
+		n, limit := c.running.Load(), c.maxRunning.Load()
 		if n >= limit {
 			e.block(ch)
 			return false
 		}
-		if c.Running.CompareAndSwap(n, n+1) {
+		if c.running.CompareAndSwap(n, n+1) {
 			if n+1 == limit {
 				e.block(ch)
 			}
@@ -50,26 +50,26 @@ func (e *Engine) reserve(ch int) bool {
 // release gives back a slot taken by reserve.
 func (e *Engine) Release(ch int) {
 	c := &e.Chans[ch]
-	if c.Running.Add(-1) < c.MaxRunning.Load() {
+	if c.running.Add(-1) < c.maxRunning.Load() {
 		e.unblock(ch)
 	}
 }
 
 func (e *Engine) block(ch int) {
 	c := &e.Chans[ch]
-	for q := c.First; q < c.First+c.Queues; q++ {
+	for q := c.first; q < c.first+c.Queues; q++ {
 		if e.Field.Block(q) {
 			e.wake()
 		}
 	}
-	if c.Running.Load() < c.MaxRunning.Load() {
+	if c.running.Load() < c.maxRunning.Load() {
 		e.unblock(ch) // a slot freed while we blocked
 	}
 }
 
 func (e *Engine) unblock(ch int) {
 	c := &e.Chans[ch]
-	for q := c.First; q < c.First+c.Queues; q++ {
+	for q := c.first; q < c.first+c.Queues; q++ {
 		if e.Field.Blocked(q) && e.Field.Unblock(q) {
 			e.wake()
 		}
@@ -105,7 +105,7 @@ func (e *Engine) SetCap(i int, key any, n int) error {
 	if e.Stopped.Load() { // under mu: see setPaused (pause.go)
 		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
 	}
-	c.Cap.Store(int64(n))
+	c.cap.Store(int64(n))
 	e.gate(i)
 	return nil
 }

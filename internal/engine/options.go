@@ -12,10 +12,10 @@ import (
 // Option is the engine's side of a submit option (smartpool.Option): what
 // it sets, read by gather.
 type Option struct {
-	Ctx      context.Context
+	ctx      context.Context
 	deadline time.Time
 	priority int
-	Handle   *Handle
+	handle   *Handle
 	set      optionSet
 }
 
@@ -47,12 +47,12 @@ func Gather(order task.Order, opts []Option) (submitOptions, error) {
 			if so.Handle != nil {
 				return so, twice("WithHandle")
 			}
-			so.Handle = o.Handle
+			so.Handle = o.handle
 		case o.set == optContext:
 			if so.Ctx != nil {
 				return so, twice("WithContext")
 			}
-			so.Ctx = o.Ctx
+			so.Ctx = o.ctx
 		case o.set == optDeadline:
 			if so.Order.HasDeadline {
 				return so, twice("WithDeadline")
@@ -168,13 +168,13 @@ func (b Bits) Submit(t task.Task, order task.Order, opts []Option, push func(tas
 	if err != nil && errors.As(err, new(*OptionError)) { // no allocation on success
 		// Pinned, with the channel attached when the options were read:
 		// ch is still its slot, and its key names it.
-		return WithChannel(b.E.Chans[ch].Name, err)
+		return WithChannel(b.E.Chans[ch].name, err)
 	}
 	return err
 }
 
 // The options' constructors: Option is opaque outside the engine.
-func ContextOption(ctx context.Context) Option { return Option{Ctx: ctx, set: optContext} }
+func ContextOption(ctx context.Context) Option { return Option{ctx: ctx, set: optContext} }
 func DeadlineOption(t time.Time) Option        { return Option{deadline: t, set: optDeadline} }
 func PriorityOption(p int) Option              { return Option{priority: p, set: optPriority} }
-func HandleOption(h *Handle) Option            { return Option{Handle: h, set: optHandle} }
+func HandleOption(h *Handle) Option            { return Option{handle: h, set: optHandle} }

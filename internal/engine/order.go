@@ -24,7 +24,7 @@ func (Bits) OrderOf(t task.Task) (task.Order, bool) {
 	if !ok {
 		return task.Order{}, false
 	}
-	o := (*taskContext)(r).Order
+	o := (*taskContext)(r).order
 	return o, o.HasPriority || o.HasDeadline
 }
 
@@ -34,6 +34,6 @@ func (w *Worker) poll(q *QueueRef) task.Task {
 		return q.C.Poll(q.Local)
 	}
 	t, o := q.ordered.PollOrder(q.Local)
-	w.Order = o
+	w.order = o
 	return t
 }

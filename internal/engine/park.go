@@ -129,7 +129,7 @@ func (e *Engine) wakeFrom(q int) {
 			return
 		}
 		e.waking.Store(false)
-		if !e.hasWork() || e.Live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
+		if !e.hasWork() || e.live.Load() == 0 { // nothing to do, or the pool has finished: nothing may start
 			return
 		}
 	}
@@ -147,12 +147,12 @@ func (e *Engine) awake() int32 { return e.born.Load() - int32(e.Idle.Len()) }
 // re-reads the summary before it parks.
 func (e *Engine) rouseIdle(token, hand bool) bool {
 	if i := e.Idle.Pop(); i >= 0 {
-		e.Wakeups.Add(1)
+		e.wakeups.Add(1)
 		e.worker(i).rouse(token, hand)
 		return true
 	}
 	if e.bear(token, hand) {
-		e.Wakeups.Add(1)
+		e.wakeups.Add(1)
 		return true
 	}
 	return false
@@ -215,7 +215,7 @@ const (
 // must then end without touching w again.
 func (w *Worker) park() (waking, stay bool) {
 	w.goIdle(Parked)
-	d := w.E.IdleTimeout
+	d := w.e.idleTimeout
 	if d <= 0 {
 		return <-w.wake, true
 	}
@@ -250,8 +250,8 @@ func rearm(t **time.Timer, d time.Duration) <-chan time.Time {
 // goIdle pushes w on the idle stack, parked or orphaned, and wakes a worker
 // if there is work after all (steps 1-3 of parking).
 func (w *Worker) goIdle(state int32) {
-	e := w.E
-	w.Running.Store(0) // not busy (timing.go)
+	e := w.e
+	w.running.Store(0) // not busy (timing.go)
 	w.Idle.Store(state)
 	e.Idle.Push(w.id)
 	if e.hasWork() || (e.closing.Load() && e.inflight.Load() == 0) {
@@ -270,7 +270,7 @@ func (w *Worker) rouse(token, hand bool) {
 	// meanwhile, its swap reads orphaned and w gets a new one (park.pml,
 	// mutant m17).
 	if w.Idle.Swap(claimed) == Orphaned {
-		w.E.carry(w, token) // a spare carrier or a new goroutine (carriers.go)
+		w.e.carry(w, token) // a spare carrier or a new goroutine (carriers.go)
 		return
 	}
 	w.wake <- token
@@ -284,7 +284,7 @@ func (w *Worker) rouse(token, hand bool) {
 // the poll, and if it reads true, the task may have been queued when Close
 // began, so it stays subject to the drop rule (close.pml, HANDDROP).
 func (w *Worker) handOver() {
-	e := w.E
+	e := w.e
 	if int32(w.id) >= e.target.Load() || e.Stopped.Load() {
 		return
 	}
@@ -292,11 +292,11 @@ func (w *Worker) handOver() {
 		rs.handing.Add(1) // a search on w's behalf: a grace waits for it (reshape.go)
 		defer rs.handing.Add(-1)
 	}
-	w.next, w.nextQ = w.Find(-1, false) // one task: w's buffer is its own goroutine's to fill
+	w.next, w.nextQ = w.find(-1, false) // one task: w's buffer is its own goroutine's to fill
 	w.nextStarted = w.next != nil && !e.Stopped.Load() && e.Chans[w.nextQ.ch].removal.Load() != removeDropping
-	if c := cancellableOf(w.next); c != nil && w.nextStarted && c.Ctx.Err() == nil {
+	if c := cancellableOf(w.next); c != nil && w.nextStarted && c.ctx.Err() == nil {
 		// Started, as far as its submitter can tell: its context's end no
 		// longer cancels it (cancellable.Run runs what this claimed).
-		c.Claim(claimedStarted, true)
+		c.claim(claimedStarted, true)
 	}
 }

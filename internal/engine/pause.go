@@ -46,19 +46,19 @@ import (
 // chanPause is a channel's paused state and the cap set for it.
 type chanPause struct {
 	mu     sync.Mutex   // serialises Pause, Resume, SetCap and Close's resumeAll on the channel
-	Paused atomic.Bool  // written under mu; read by Stats, takeIdle and inlineSlot
-	Cap    atomic.Int64 // capped channels: the cap of New or of the last SetCap; written under mu, read by Stats
+	paused atomic.Bool  // written under mu; read by Stats, takeIdle and inlineSlot
+	cap    atomic.Int64 // capped channels: the cap of New or of the last SetCap; written under mu, read by Stats
 	newCap int64        // capped channels: the cap of New, which Close restores if SetCap set 0; read-only after New
 }
 
 // setCap records the cap of New.
-func (p *chanPause) SetCap(n int64) {
-	p.Cap.Store(n)
+func (p *chanPause) setCap(n int64) {
+	p.cap.Store(n)
 	p.newCap = n
 }
 
 // paused reports whether channel ch is paused; off the path of a task.
-func (e *Engine) Paused(ch int) bool { return e.Chans[ch].pause.Paused.Load() }
+func (e *Engine) paused(ch int) bool { return e.Chans[ch].pause.paused.Load() }
 
 // gate makes channel ch's queues eligible or not from its paused state and
 // cap, with ch's pause lock held. A capped channel gets its cap in force
@@ -67,7 +67,7 @@ func (e *Engine) Paused(ch int) bool { return e.Chans[ch].pause.Paused.Load() }
 // unblocked otherwise, which wakes a worker if it has tasks.
 func (e *Engine) gate(ch int) {
 	c := &e.Chans[ch]
-	open := !c.pause.Paused.Load()
+	open := !c.pause.paused.Load()
 	if !c.Capped {
 		if open {
 			e.unblock(ch)
@@ -76,12 +76,12 @@ func (e *Engine) gate(ch int) {
 		}
 		return
 	}
-	limit := c.pause.Cap.Load()
+	limit := c.pause.cap.Load()
 	if !open {
 		limit = 0
 	}
-	c.MaxRunning.Store(limit)
-	if c.Running.Load() < limit {
+	c.maxRunning.Store(limit)
+	if c.running.Load() < limit {
 		e.unblock(ch)
 	} else {
 		e.block(ch)
@@ -104,11 +104,11 @@ func (e *Engine) resumeChannel(i int) {
 	c := &e.Chans[i]
 	c.pause.mu.Lock()
 	defer c.pause.mu.Unlock()
-	zero := c.Capped && c.pause.Cap.Load() == 0
-	if c.pause.Paused.Load() || zero {
-		c.pause.Paused.Store(false)
+	zero := c.Capped && c.pause.cap.Load() == 0
+	if c.pause.paused.Load() || zero {
+		c.pause.paused.Store(false)
 		if zero {
-			c.pause.Cap.Store(c.pause.newCap)
+			c.pause.cap.Store(c.pause.newCap)
 		}
 		e.gate(i)
 	}
@@ -128,7 +128,7 @@ func (e *Engine) SetPaused(i int, key any, paused bool, call string) error {
 	if e.Chans[i].removal.Load() != 0 { // stored before the removal's resumeChannel takes mu
 		return fmt.Errorf("smartpool: %s(%v): the channel is being removed: %w", call, key, task.ErrClosed)
 	}
-	c.Paused.Store(paused)
+	c.paused.Store(paused)
 	e.gate(i)
 	return nil
 }

@@ -190,7 +190,7 @@ type reshaper struct {
 	epoch atomic.Uint64
 	_     pad
 	pins  [2]struct {
-		N atomic.Int64
+		n atomic.Int64
 		_ [56]byte
 	}
 	drained uint64
@@ -198,13 +198,13 @@ type reshaper struct {
 	afterLookup func() // tests: called by a by-key submit between its lookup and its push
 
 	mu         sync.Mutex // guards what follows: see "Ownership"
-	LevelFirst []int      // per level: first global queue
+	levelFirst []int      // per level: first global queue
 	levelN     []int      // per level: queues, spare room included
 	owner      []int      // per global queue: its channel index, -1 if free
 	quar       []uint64   // per free global queue: reusable once this grace passed
-	Slots      []slot     // per channel index
+	slots      []slot     // per channel index
 	free       []int      // free slots, the longest free first
-	Removed    counts     // the final counts of every removed channel (Stats.Removed)
+	removed    counts     // the final counts of every removed channel (Stats.Removed)
 }
 
 type slot struct {
@@ -212,7 +212,7 @@ type slot struct {
 	att   *attachment
 	quar  uint64   // when free: reusable once this grace passed
 	keyed uint64   // when free: reusable once drained reaches it (by-key callers' grace)
-	Base  counts   // the slot's cumulative counts when its channel was added (Stats subtracts them)
+	base  counts   // the slot's cumulative counts when its channel was added (Stats subtracts them)
 	rm    *removal // the removal in progress or done, when removing
 }
 
@@ -224,21 +224,21 @@ type removal struct {
 }
 
 // counts are a slot's cumulative end counters.
-type counts struct{ Ran, Panicked, Goexited, Dropped, Cancelled uint64 }
+type counts struct{ ran, panicked, goexited, dropped, cancelled uint64 }
 
 func newReshaper(perLevel, levelFirst []int, slots, listed int) *reshaper {
 	total := 0
 	for _, n := range perLevel {
 		total += n
 	}
-	rs := &reshaper{LevelFirst: levelFirst, levelN: perLevel, owner: make([]int, total), quar: make([]uint64, total),
-		Slots: make([]slot, slots)}
+	rs := &reshaper{levelFirst: levelFirst, levelN: perLevel, owner: make([]int, total), quar: make([]uint64, total),
+		slots: make([]slot, slots)}
 	for q := range rs.owner {
 		rs.owner[q] = -1
 	}
-	for i := range rs.Slots {
+	for i := range rs.slots {
 		if i < listed {
-			rs.Slots[i] = slot{state: slotLive, att: new(attachment)}
+			rs.slots[i] = slot{state: slotLive, att: new(attachment)}
 		} else {
 			rs.free = append(rs.free, i)
 		}
@@ -274,7 +274,7 @@ func (rs *reshaper) present(n int) []bool {
 // listed reports whether channel index i holds a channel now (live or
 // being removed); under mu, or true without reshaping.
 func (rs *reshaper) listed(i int) bool {
-	return rs == nil || rs.Slots[i].state == slotLive || rs.Slots[i].state == slotRemoving
+	return rs == nil || rs.slots[i].state == slotLive || rs.slots[i].state == slotRemoving
 }
 
 // lock locks mu if rs is not nil and returns the unlock.
@@ -300,7 +300,7 @@ const genQuiet = math.MaxUint64
 // turn copies the grace generation at the top of each turn of the worker
 // loop: the search that follows reads the shape published before it.
 func (w *Worker) turn() {
-	if g := w.E.reshape.gen.Load(); w.gen.Load() != g {
+	if g := w.e.reshape.gen.Load(); w.gen.Load() != g {
 		w.gen.Store(g)
 	}
 }
@@ -351,18 +351,18 @@ func (rs *reshaper) pass(g uint64) uint64 {
 // untrack ends a take of a task of channel ch (see "Reshaping", 3).
 func (e *Engine) untrack(ch int) {
 	if c := &e.Chans[ch]; c.tracked {
-		c.Held.Add(-1)
+		c.held.Add(-1)
 	}
 }
 
 // slotCounts sums channel index i's cumulative end counters.
 func (e *Engine) slotCounts(i int) counts {
 	c := &e.Chans[i]
-	n := counts{Dropped: c.Dropped.Load(), Cancelled: c.Cancelled.Load()}
+	n := counts{dropped: c.dropped.Load(), cancelled: c.cancelled.Load()}
 	add := func(s *taskStats) {
-		n.Ran += s.Ran.Load()
-		n.Panicked += s.Panicked.Load()
-		n.Goexited += s.Goexited.Load()
+		n.ran += s.ran.Load()
+		n.panicked += s.panicked.Load()
+		n.goexited += s.goexited.Load()
 	}
 	add(&c.inWait)
 	add(&c.inline)
@@ -371,17 +371,17 @@ func (e *Engine) slotCounts(i int) counts {
 }
 
 func (n counts) minus(b counts) counts {
-	return counts{n.Ran - b.Ran, n.Panicked - b.Panicked, n.Goexited - b.Goexited, n.Dropped - b.Dropped, n.Cancelled - b.Cancelled}
+	return counts{n.ran - b.ran, n.panicked - b.panicked, n.goexited - b.goexited, n.dropped - b.dropped, n.cancelled - b.cancelled}
 }
 
 func (n counts) plus(b counts) counts {
-	return counts{n.Ran + b.Ran, n.Panicked + b.Panicked, n.Goexited + b.Goexited, n.Dropped + b.Dropped, n.Cancelled + b.Cancelled}
+	return counts{n.ran + b.ran, n.panicked + b.panicked, n.goexited + b.goexited, n.dropped + b.dropped, n.cancelled + b.cancelled}
 }
 
 // claimRoom finds n contiguous free queues of level l whose grace passed,
 // marks them owned by ch and returns the first, or -1. Under mu.
 func (rs *reshaper) claimRoom(settled uint64, l, n, ch int) int {
-	first, end := rs.LevelFirst[l], rs.LevelFirst[l]+rs.levelN[l]
+	first, end := rs.levelFirst[l], rs.levelFirst[l]+rs.levelN[l]
 	run := 0
 	for q := first; q < end; q++ {
 		if rs.owner[q] >= 0 || rs.quar[q] > settled {
@@ -400,7 +400,7 @@ func (rs *reshaper) claimRoom(settled uint64, l, n, ch int) int {
 // claimSlot takes the longest-free slot whose grace passed, or -1. Under mu.
 func (rs *reshaper) claimSlot(settled uint64) int {
 	for k, i := range rs.free {
-		if rs.Slots[i].quar <= settled && rs.keysGraced(rs.Slots[i].keyed) {
+		if rs.slots[i].quar <= settled && rs.keysGraced(rs.slots[i].keyed) {
 			rs.free = append(rs.free[:k], rs.free[k+1:]...)
 			return i
 		}
@@ -410,11 +410,11 @@ func (rs *reshaper) claimSlot(settled uint64) int {
 
 // release frees slot i and its room in quarantine under grace g and, for
 // the slot, the by-key callers' grace keyed (0: none). Under mu.
-func (rs *reshaper) Release(i, first, n int, g, keyed uint64) {
+func (rs *reshaper) release(i, first, n int, g, keyed uint64) {
 	for q := first; q < first+n; q++ {
 		rs.owner[q], rs.quar[q] = -1, g
 	}
-	rs.Slots[i] = slot{state: slotFree, quar: g, keyed: keyed}
+	rs.slots[i] = slot{state: slotFree, quar: g, keyed: keyed}
 	rs.free = append(rs.free, i)
 }
 
@@ -428,7 +428,7 @@ func (e *Engine) Pin() int {
 		return -1
 	}
 	k := int(rs.epoch.Load() & 1)
-	rs.pins[k].N.Add(1)
+	rs.pins[k].n.Add(1)
 	return k
 }
 
@@ -436,7 +436,7 @@ func (e *Engine) Pin() int {
 // index it looked up.
 func (e *Engine) Unpin(k int) {
 	if k >= 0 {
-		e.reshape.pins[k].N.Add(-1)
+		e.reshape.pins[k].n.Add(-1)
 	}
 }
 
@@ -448,7 +448,7 @@ func (rs *reshaper) keysGraced(need uint64) bool {
 	for rs.drained < need {
 		ep := rs.epoch.Load()
 		if ep != rs.drained { // a flip is pending: its old counter must drain
-			if rs.pins[(ep-1)&1].N.Load() != 0 {
+			if rs.pins[(ep-1)&1].n.Load() != 0 {
 				return false
 			}
 			rs.drained = ep
@@ -540,8 +540,8 @@ type Adding struct {
 func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 	rs := e.reshape
 	key := cs.Name
-	if cs.Level < 0 || cs.Level >= len(rs.LevelFirst) {
-		return ConfigErr(errLevelFull, "AddChannel(%v): level %d: the pool has levels 0 to %d", key, cs.Level, len(rs.LevelFirst)-1)
+	if cs.Level < 0 || cs.Level >= len(rs.levelFirst) {
+		return ConfigErr(errLevelFull, "AddChannel(%v): level %d: the pool has levels 0 to %d", key, cs.Level, len(rs.levelFirst)-1)
 	}
 	n := cs.Src.Queues()
 	if n < 1 {
@@ -578,10 +578,10 @@ func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 	att.decl.Store(true)
 	e.fillSlot(i, first, cs, f)
 	a.Claim(i)
-	rs.Slots[i] = slot{state: slotPending, att: att, Base: e.slotCounts(i)}
+	rs.slots[i] = slot{state: slotPending, att: att, base: e.slotCounts(i)}
 	rs.mu.Unlock()
 
-	err = a.Attach(Bits{E: e, Base: first, N: n, att: att})
+	err = a.Attach(Bits{E: e, base: first, N: n, att: att})
 	att.decl.Store(false)
 
 	rs.mu.Lock()
@@ -589,7 +589,7 @@ func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 	if err != nil || e.Stopped.Load() {
 		att.state.Store(attDetached)
 		e.clearRoom(first, n)
-		rs.Release(i, first, n, rs.gen.Add(1), 0) // its key was never published
+		rs.release(i, first, n, rs.gen.Add(1), 0) // its key was never published
 		switch {
 		case err == nil:
 			return poolClosed("AddChannel")
@@ -602,7 +602,7 @@ func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 		e.Queues[q].wakeHands = att.wakesOutside.Load() // no worker reads it before the channel sets a bit
 	}
 	e.Chans[i].accounted.Store(e.admit.on && !att.admits.Load())
-	rs.Slots[i].state = slotLive
+	rs.slots[i].state = slotLive
 	a.Publish(i)
 	att.state.Store(attLive) // open: submits are served from here
 	return nil
@@ -618,11 +618,11 @@ func (e *Engine) checkAdd(cs *ChanSpec, check func() (int, any, error)) (int, er
 	}
 	key := cs.Name
 	switch {
-	case e.reshape.Slots[j].state != slotLive:
+	case e.reshape.slots[j].state != slotLive:
 		return 0, ConfigErr(ErrFollowup, "AddChannel(%v): followup %v is being removed", key, followup)
 	case e.Chans[j].Capped && e.Chans[j].holdsYield:
 		return 0, ConfigErr(ErrFollowup, "AddChannel(%v): followup %v has a MaxInFlight cap", key, followup)
-	case cs.Coc && !e.Chans[j].Coc:
+	case cs.Coc && !e.Chans[j].coc:
 		return 0, ConfigErr(ErrFollowup, "AddChannel(%v): it completes on close but its followup %v does not", key, followup)
 	}
 	return j, nil
@@ -634,31 +634,31 @@ func (e *Engine) checkAdd(cs *ChanSpec, check func() (int, any, error)) (int, er
 func (e *Engine) fillSlot(i, first int, cs *ChanSpec, followup int) {
 	c, level := cs.Src, cs.Level
 	ci := &e.Chans[i]
-	ci.C, ci.User, ci.Level, ci.First, ci.Queues = c, cs.User, level, first, c.Queues()
-	ci.Coc, ci.OnEnd, ci.tracked = cs.Coc, cs.OnEnd, true
-	ci.Name = cs.Name
+	ci.C, ci.User, ci.level, ci.first, ci.Queues = c, cs.User, level, first, c.Queues()
+	ci.coc, ci.OnEnd, ci.tracked = cs.Coc, cs.OnEnd, true
+	ci.name = cs.Name
 	ci.Capped, ci.holdsYield = false, false
-	ci.MaxRunning.Store(0)
-	ci.pause.Paused.Store(false) // a slot reused after a removal starts unpaused (pause.go)
-	ci.pause.SetCap(0)
+	ci.maxRunning.Store(0)
+	ci.pause.paused.Store(false) // a slot reused after a removal starts unpaused (pause.go)
+	ci.pause.setCap(0)
 	if limit := max(cs.MaxRunning, cs.MaxInFlight); limit > 0 {
 		ci.Capped, ci.holdsYield = true, cs.MaxInFlight > 0
-		ci.MaxRunning.Store(int64(limit))
-		ci.pause.SetCap(int64(limit))
+		ci.maxRunning.Store(int64(limit))
+		ci.pause.setCap(int64(limit))
 	}
-	ci.Running.Store(0)
+	ci.running.Store(0)
 	ci.credit.Store(0)
 	ci.removal.Store(0)
-	e.Followup[i] = followup
-	e.Timing.Chans[i].Wait.p.Store(nil)
-	e.Timing.Chans[i].Run.p.Store(nil)
+	e.followup[i] = followup
+	e.Timing.chans[i].wait.p.Store(nil)
+	e.Timing.chans[i].run.p.Store(nil)
 	op, _ := c.(orderedPoller)
 	bp, _ := c.(batchPoller)
 	if !batches(ci.Capped, level, e.Field.Levels()) {
 		bp = nil
 	}
 	for q := range ci.Queues {
-		e.Queues[first+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, Level: level}
+		e.Queues[first+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, level: level}
 	}
 }
 
@@ -683,7 +683,7 @@ func (e *Engine) RemoveChannel(ctx context.Context, key any, drop bool, r Removi
 		rs.mu.Unlock()
 		return nil, UnknownKey(key)
 	}
-	sl := &rs.Slots[i]
+	sl := &rs.slots[i]
 	if sl.state == slotLive {
 		if err := e.checkRemove(ctx, i, key); err != nil {
 			rs.mu.Unlock()
@@ -706,14 +706,14 @@ func (e *Engine) RemoveChannel(ctx context.Context, key any, drop bool, r Removi
 	rs.mu.Unlock()
 	if start {
 		e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
-		ci.Held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
+		ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
 		e.dropTasks(i, c.Close(want == removeDropping))
-		ci.Held.Add(-1)
+		ci.held.Add(-1)
 	}
 	var err error
 	YieldFor(ctx, func() {
 		err = waitUntil(ctx, func() bool {
-			return isDone(rm.done) || user.Len() == 0 && ci.Held.Load() == 0
+			return isDone(rm.done) || user.Len() == 0 && ci.held.Load() == 0
 		})
 	})
 	if err != nil {
@@ -749,9 +749,9 @@ func (e *Engine) checkRemove(ctx context.Context, i int, key any) error {
 	if e.Stopped.Load() {
 		return poolClosed("RemoveChannel")
 	}
-	for j := range rs.Slots {
-		if j != i && rs.listed(j) && e.Followup[j] == i {
-			return ConfigErr(ErrRemove, "RemoveChannel(%v): it is the followup of %v: remove that channel first", key, e.Chans[j].Name)
+	for j := range rs.slots {
+		if j != i && rs.listed(j) && e.followup[j] == i {
+			return ConfigErr(ErrRemove, "RemoveChannel(%v): it is the followup of %v: remove that channel first", key, e.Chans[j].name)
 		}
 	}
 	if tc := TaskOf(ctx); tc != nil && tc.E == e && (tc.cur != nil && (tc.cur.ch == i || tc.detached && tc.origin == i) || slices.Contains(tc.inline, i)) {
@@ -774,24 +774,24 @@ func (e *Engine) detach(i int, rm *removal, unpublish func()) (uint64, uint64) {
 	if isDone(rm.done) {
 		return 0, 0
 	}
-	sl, ci := &rs.Slots[i], &e.Chans[i]
-	n := e.slotCounts(i).minus(sl.Base)
-	st := ChanCensus{Slot: i, Level: ci.Level, Coc: ci.Coc,
-		Wait: e.Timing.Chans[i].Wait.snapshot(), Run: e.Timing.Chans[i].Run.snapshot()}
-	st.Ran, st.Panicked, st.Goexited, st.Dropped, st.Cancelled = n.Ran, n.Panicked, n.Goexited, n.Dropped, n.Cancelled
+	sl, ci := &rs.slots[i], &e.Chans[i]
+	n := e.slotCounts(i).minus(sl.base)
+	st := ChanCensus{Slot: i, Level: ci.level, Coc: ci.coc,
+		Wait: e.Timing.chans[i].wait.snapshot(), Run: e.Timing.chans[i].run.snapshot()}
+	st.Ran, st.Panicked, st.Goexited, st.Dropped, st.Cancelled = n.ran, n.panicked, n.goexited, n.dropped, n.cancelled
 	if ci.Capped {
-		st.Cap = int(ci.MaxRunning.Load())
+		st.Cap = int(ci.maxRunning.Load())
 	}
-	rs.Removed = rs.Removed.plus(n)
+	rs.removed = rs.removed.plus(n)
 	sl.att.state.Store(attDetached)
 	unpublish()
 	e.Timers.stopChannel(i) // after the map: see schedule
 	// Every caller that loaded an earlier map pinned an epoch up to the
 	// current one: the slot waits until all of those drained.
 	keyed := rs.epoch.Load() + 1
-	e.clearRoom(ci.First, ci.Queues)
+	e.clearRoom(ci.first, ci.Queues)
 	g := rs.gen.Add(1)
-	rs.Release(i, ci.First, ci.Queues, g, keyed)
+	rs.release(i, ci.first, ci.Queues, g, keyed)
 	rm.stats = st
 	close(rm.done)
 	return g, keyed

@@ -44,17 +44,17 @@ type InlineKey struct{}
 // goroutine touches it.
 type InlineRun struct {
 	Recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
-	Skipped   bool // WithContext's wrapper skipped it: cancelled, and counted so
+	skipped   bool // WithContext's wrapper skipped it: cancelled, and counted so
 }
 
 type inlineContext struct {
 	context.Context
-	Run *InlineRun
+	run *InlineRun
 }
 
 func (c inlineContext) Value(key any) any {
 	if key == (InlineKey{}) {
-		return c.Run
+		return c.run
 	}
 	return c.Context.Value(key)
 }
@@ -84,24 +84,24 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 			return
 		}
 		if r := recover(); r != nil {
-			stats.Panicked.Add(1)
+			stats.panicked.Add(1)
 			e.Panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
 			e.ended(ch, t, task.Panicked)
 			return
 		}
-		stats.Goexited.Add(1) // runtime.Goexit: it goes on unwinding the caller
+		stats.goexited.Add(1) // runtime.Goexit: it goes on unwinding the caller
 		e.ended(ch, t, task.Goexited)
 	}()
-	t.Run(inlineContext{Context: ctx, Run: run})
+	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true
 	recovered := run.Recovered || (host != nil && host.Recovered)
 	switch {
-	case run.Skipped:
+	case run.skipped:
 	case recovered:
-		stats.Panicked.Add(1)
+		stats.panicked.Add(1)
 		e.ended(ch, t, task.Panicked)
 	default:
-		stats.Ran.Add(1)
+		stats.ran.Add(1)
 		e.ended(ch, t, task.Ran)
 	}
 }

@@ -49,7 +49,7 @@ func StartScheduler(s scheduler.Scheduler, levels int) (err error) {
 // newPicker returns a picker of e's scheduler for a new worker, or nil (the
 // highest level with work) if NewPicker panicked or returned nil.
 func (e *Engine) newPicker() (p scheduler.Picker) {
-	if e.Sched == nil {
+	if e.sched == nil {
 		return nil
 	}
 	defer func() {
@@ -58,9 +58,9 @@ func (e *Engine) newPicker() (p scheduler.Picker) {
 			p = nil
 		}
 	}()
-	p = e.Sched.NewPicker()
+	p = e.sched.NewPicker()
 	if nilcheck.Nil(p) {
-		e.Log.Error("smartpool: the scheduler's NewPicker returned nil; the worker serves the highest level with work")
+		e.log.Error("smartpool: the scheduler's NewPicker returned nil; the worker serves the highest level with work")
 		return nil
 	}
 	return p
@@ -74,7 +74,7 @@ func (w *Worker) pick(avail uint64) (l int) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			w.E.logSchedulerPanic("Pick", r)
+			w.e.logSchedulerPanic("Pick", r)
 			w.picker = nil // only the worker's owner touches it (worker.go)
 			l = -1
 		}
@@ -83,6 +83,6 @@ func (w *Worker) pick(avail uint64) (l int) {
 }
 
 func (e *Engine) logSchedulerPanic(hook string, r any) {
-	e.Log.Error("smartpool: the scheduler's "+hook+" panicked; the worker serves the highest level with work from now on",
+	e.log.Error("smartpool: the scheduler's "+hook+" panicked; the worker serves the highest level with work from now on",
 		"panic", r, "stack", StackFrames(Stack()))
 }

@@ -13,7 +13,7 @@ import (
 type Timer struct {
 	s       *schedules
 	ch      int
-	Task    task.Task
+	task    task.Task
 	every   time.Duration // 0 for one-shot
 	catchUp bool          // missed ticks fire back to back (CatchUp), not once (Skip)
 	Skipped atomic.Uint64 // firings refused with ErrFull
@@ -21,23 +21,23 @@ type Timer struct {
 	// guarded by s.mu
 	t       *time.Timer
 	next    time.Time // the grid point the pending firing is for
-	Stopped bool
+	stopped bool
 }
 
 // schedules tracks a pool's timers so Close can stop them.
 type schedules struct {
-	E      *Engine
+	e      *Engine
 	mu     sync.Mutex
-	Closed bool                // guarded by mu
+	closed bool                // guarded by mu
 	active map[*Timer]struct{} // guarded by mu
 	firing sync.WaitGroup      // firings in progress
 }
 
 func (tm *Timer) stopLocked() bool {
-	if tm.Stopped {
+	if tm.stopped {
 		return false
 	}
-	tm.Stopped = true
+	tm.stopped = true
 	tm.t.Stop()
 	delete(tm.s.active, tm)
 	return true
@@ -50,11 +50,11 @@ func (tm *Timer) fire() {
 	// timers before it flips the epoch, so a firing that pinned after
 	// the flip sees its timer stopped, and one pinned before holds the
 	// slot until its submit returned (see "Reshaping", 6).
-	k := s.E.Pin()
+	k := s.e.Pin()
 	s.mu.Lock()
-	if tm.Stopped || s.Closed {
+	if tm.stopped || s.closed {
 		s.mu.Unlock()
-		s.E.Unpin(k)
+		s.e.Unpin(k)
 		return
 	}
 	s.firing.Add(1)
@@ -62,8 +62,8 @@ func (tm *Timer) fire() {
 	defer s.firing.Done()
 
 	err := func() error {
-		defer s.E.Unpin(k) // deferred: Push may run the task here, and it may Goexit
-		return s.E.Submit(tm.ch, tm.Task, task.Order{}, nil)
+		defer s.e.Unpin(k) // deferred: Push may run the task here, and it may Goexit
+		return s.e.Submit(tm.ch, tm.task, task.Order{}, nil)
 	}()
 	if errors.Is(err, task.ErrFull) {
 		tm.Skipped.Add(1)
@@ -71,7 +71,7 @@ func (tm *Timer) fire() {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if tm.Stopped {
+	if tm.stopped {
 		return
 	}
 	if err != nil && !errors.Is(err, task.ErrFull) || tm.every == 0 {
@@ -102,7 +102,7 @@ func (s *schedules) stopChannel(ch int) {
 // close stops every timer and waits for firings in progress.
 func (s *schedules) Close() {
 	s.mu.Lock()
-	s.Closed = true
+	s.closed = true
 	for tm := range s.active {
 		tm.stopLocked()
 	}
@@ -121,14 +121,14 @@ var ErrGone = errors.New("channel gone")
 func (s *schedules) Add(at time.Time, every time.Duration, catchUp bool, t task.Task, lookup func() (int, bool)) (*Timer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.Closed {
+	if s.closed {
 		return nil, task.ErrClosed
 	}
 	ch, ok := lookup()
 	if !ok {
 		return nil, ErrGone
 	}
-	tm := &Timer{s: s, ch: ch, Task: t, every: every, catchUp: catchUp}
+	tm := &Timer{s: s, ch: ch, task: t, every: every, catchUp: catchUp}
 	tm.next = at
 	tm.t = time.AfterFunc(time.Until(at), tm.fire)
 	s.active[tm] = struct{}{}

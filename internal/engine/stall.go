@@ -49,12 +49,12 @@ type watchdog struct {
 	after time.Duration    // Config.StallAfter resolved, > 0; read-only
 	keyOf func(ch int) any // the key of channel ch, for the log; read-only
 
-	Stalls  atomic.Uint64 // stalls noticed (Stats.Stalls)
-	Stalled atomic.Bool   // the current stall was reported and the pool has not moved on (Stats.Stalled)
+	stalls  atomic.Uint64 // stalls noticed (Stats.Stalls)
+	stalled atomic.Bool   // the current stall was reported and the pool has not moved on (Stats.Stalled)
 
 	mu      sync.Mutex // guards the fields below: check and stop
 	timer   *time.Timer
-	Stopped bool      // the pool has closed: check does nothing, the timer is not re-armed
+	stopped bool      // the pool has closed: check does nothing, the timer is not re-armed
 	ended   uint64    // tasks ended, at the last check
 	since   time.Time // the first check of the current stretch with work queued, every worker busy and no task ended; zero if the last check saw none
 }
@@ -74,40 +74,40 @@ func newWatchdog(e *Engine, after time.Duration, keyOf func(ch int) any) *watchd
 func (d *watchdog) period() time.Duration { return max(d.after/4, time.Nanosecond) }
 
 // start arms the timer; engine.start calls it once. Nil-safe.
-func (d *watchdog) Start() {
+func (d *watchdog) start() {
 	if d == nil {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.timer = time.AfterFunc(d.period(), d.Check)
+	d.timer = time.AfterFunc(d.period(), d.check)
 }
 
 // stop stops the timer and waits for a check in progress; engine e calls it
 // as its last worker exits, before the report is built. A stall still
 // reported ends here, with its Info line. Nil-safe.
-func (d *watchdog) Stop(e *Engine) {
+func (d *watchdog) stop(e *Engine) {
 	if d == nil {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.Stopped = true
+	d.stopped = true
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	if d.Stalled.Load() {
+	if d.stalled.Load() {
 		d.over(e, "pool closed", time.Now())
 	}
 }
 
 // check runs on the timer's goroutine, period after period, until stop or
 // until the pool, dropped without Close, was collected.
-func (d *watchdog) Check() {
+func (d *watchdog) check() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e := d.pool.Value()
-	if d.Stopped || e == nil {
+	if d.stopped || e == nil {
 		return
 	}
 	defer d.timer.Reset(d.period())
@@ -125,23 +125,23 @@ func (d *watchdog) Check() {
 	d.ended = ended
 	switch {
 	case why != "":
-		if d.Stalled.Load() {
+		if d.stalled.Load() {
 			d.over(e, why, now)
 		}
 		d.since = time.Time{}
 	case d.since.IsZero():
 		d.since = now
-	case !d.Stalled.Load() && now.Sub(d.since) >= d.after:
-		d.Stalls.Add(1)
-		d.Stalled.Store(true)
+	case !d.stalled.Load() && now.Sub(d.since) >= d.after:
+		d.stalls.Add(1)
+		d.stalled.Store(true)
 		d.report(e, now)
 	}
 }
 
 // over logs the end of the reported stall. Under mu.
 func (d *watchdog) over(e *Engine, why string, now time.Time) {
-	d.Stalled.Store(false)
-	e.Log.Info("smartpool: stall over", "reason", why, "stalled", now.Sub(d.since).Round(time.Millisecond))
+	d.stalled.Store(false)
+	e.log.Info("smartpool: stall over", "reason", why, "stalled", now.Sub(d.since).Round(time.Millisecond))
 }
 
 // report logs a stall just noticed, at Warn. Under mu.
@@ -150,20 +150,20 @@ func (d *watchdog) report(e *Engine, now time.Time) {
 	busy := map[string]int{}
 	for i := range int(e.target.Load()) {
 		if w := e.worker(i); w != nil {
-			if r := int(w.Running.Load()); r > 0 && r <= len(e.Chans) {
+			if r := int(w.running.Load()); r > 0 && r <= len(e.Chans) {
 				busy[fmt.Sprint(d.keyOf(r-1))]++
 			}
 		}
 	}
 	queued := 0
-	for _, n := range e.Queued() {
+	for _, n := range e.queued() {
 		queued += n
 	}
 	unlock()
-	e.Log.Warn("smartpool: stalled: every worker is busy, work is queued or waiting for a unit and no task has ended",
+	e.log.Warn("smartpool: stalled: every worker is busy, work is queued or waiting for a unit and no task has ended",
 		"for", now.Sub(d.since).Round(time.Millisecond), "workers", e.target.Load(), "queued", queued,
 		"waiting", e.admit.waiters.Load(), // submits waiting for a unit of the limit
-		"running", busyByChannel(busy), "stalls", d.Stalls.Load(), "tasks", stallStacks(e))
+		"running", busyByChannel(busy), "stalls", d.stalls.Load(), "tasks", stallStacks(e))
 }
 
 // busyByChannel logs the busy workers' count per channel key.
@@ -183,7 +183,7 @@ func (b busyByChannel) LogValue() slog.Value {
 // submitter's goroutine.
 func (e *Engine) tasksEnded() uint64 {
 	var n uint64
-	add := func(s *taskStats) { n += s.Ran.Load() + s.Panicked.Load() + s.Goexited.Load() }
+	add := func(s *taskStats) { n += s.ran.Load() + s.panicked.Load() + s.goexited.Load() }
 	for i := range e.Chans {
 		add(&e.Chans[i].inWait)
 		add(&e.Chans[i].inline)
@@ -203,7 +203,7 @@ func (e *Engine) anyQueued() bool {
 	if e.hasWork() {
 		return true
 	}
-	for _, n := range e.Queued() {
+	for _, n := range e.queued() {
 		if n > 0 {
 			return true
 		}
@@ -219,7 +219,7 @@ func (e *Engine) allBusy() bool {
 		return false // a worker not created yet is idle in effect (workers.go)
 	}
 	for i := range n {
-		if w := e.worker(i); w == nil || w.Running.Load() == 0 {
+		if w := e.worker(i); w == nil || w.running.Load() == 0 {
 			return false
 		}
 	}

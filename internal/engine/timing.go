@@ -36,14 +36,14 @@ type timing struct {
 	every uint32    // 0: off; 1: every task; n: one in n
 	odds  uint32    // pick when a random uint32 is below it: 2^32/every
 	epoch time.Time // clock readings are nanoseconds since epoch (monotonic)
-	Chans []chanTiming
+	chans []chanTiming
 }
 
 // chanTiming holds one channel's histograms, allocated on first use (1.4 kB
 // each): a pool of thousands of channels pays only for those it times.
 type chanTiming struct {
 	tm        *timing
-	Wait, Run lazyHistogram
+	wait, run lazyHistogram
 }
 
 // lazyHistogram is a histogram allocated by its first record.
@@ -66,7 +66,7 @@ func (l *lazyHistogram) snapshot() Timing {
 }
 
 func NewTiming(every, channels int) timing {
-	tm := timing{epoch: time.Now(), Chans: make([]chanTiming, channels)}
+	tm := timing{epoch: time.Now(), chans: make([]chanTiming, channels)}
 	if every > 0 { // resolved by New: 0 is off here
 		tm.every = uint32(min(every, 1<<31))
 	}
@@ -79,8 +79,8 @@ func NewTiming(every, channels int) timing {
 // link points every channel's histograms back at tm; tm must not move
 // afterwards (it lives in the engine).
 func (tm *timing) Link() {
-	for i := range tm.Chans {
-		tm.Chans[i].tm = tm
+	for i := range tm.chans {
+		tm.chans[i].tm = tm
 	}
 }
 
@@ -104,14 +104,14 @@ func (tm *timing) stamp(ch int, t task.Task) task.Task {
 	if !tm.pick() {
 		return t
 	}
-	return &stamped{Task: t, C: &tm.Chans[ch], at: tm.now()}
+	return &stamped{Task: t, c: &tm.chans[ch], at: tm.now()}
 }
 
 // stamped is a task timed from its submit: its Run ends the queue wait.
 // Unwrap hands the user's task to drop callbacks.
 type stamped struct {
 	task.Task
-	C  *chanTiming
+	c  *chanTiming
 	at int64 // clock reading at submit
 }
 
@@ -126,9 +126,9 @@ func (s *stamped) Run(ctx context.Context) {
 		start = tc.runStart
 	}
 	if start == 0 {
-		start = s.C.tm.now()
+		start = s.c.tm.now()
 	}
-	s.C.Wait.record(start - s.at)
+	s.c.wait.record(start - s.at)
 	s.Task.Run(ctx)
 }
 
@@ -139,11 +139,11 @@ func (s *stamped) Run(ctx context.Context) {
 // full barrier on amd64): a worker running one channel's tasks back to back
 // stores nothing, and it is cleared only when the worker parks (goIdle).
 func (w *Worker) startRun(tc *taskContext, ch int) int64 {
-	if mark := int32(ch) + 1; w.Running.Load() != mark {
-		w.Running.Store(mark)
+	if mark := int32(ch) + 1; w.running.Load() != mark {
+		w.running.Store(mark)
 	}
 	tc.runStart = 0
-	tm := &w.E.Timing
+	tm := &w.e.Timing
 	if tm.every == 0 {
 		return 0
 	}
@@ -159,7 +159,7 @@ func (w *Worker) startRun(tc *taskContext, ch int) int64 {
 // task that yielded ends on its own goroutine and calls this directly.
 func (tm *timing) endRun(ch int, start int64) {
 	if start != 0 {
-		tm.Chans[ch].Run.record(tm.now() - start)
+		tm.chans[ch].run.record(tm.now() - start)
 	}
 }
 
@@ -176,7 +176,7 @@ func (tc *taskContext) markReentry() {
 func (tc *taskContext) endReentry(ch int) {
 	if at := tc.reenteredAt; at != 0 {
 		tm := &tc.E.Timing
-		tm.Chans[ch].Wait.record(tm.now() - at)
+		tm.chans[ch].wait.record(tm.now() - at)
 		tc.reenteredAt = 0
 	}
 }

@@ -16,14 +16,14 @@ import (
 // time.Now is measured alone for reference.
 func BenchmarkTimingHooks(b *testing.B) {
 	for _, c := range []struct {
-		Name  string
+		name  string
 		every int
 	}{{"off", -1}, {"sampled", 64}, {"sampled256", 256}, {"every", 1}} {
-		b.Run("timing="+c.Name, func(b *testing.B) {
+		b.Run("timing="+c.name, func(b *testing.B) {
 			e := &Engine{}
 			e.Timing = NewTiming(c.every, 1)
 			e.Timing.Link()
-			w := &Worker{E: e}
+			w := &Worker{e: e}
 			tc := &taskContext{E: e}
 			var t task.Task = task.Func(func(context.Context) {})
 			b.ReportAllocs()

@@ -52,7 +52,7 @@ const (
 )
 
 type Worker struct {
-	E      *Engine
+	e      *Engine
 	id     int
 	wake   chan bool    // capacity 1; true: you are the waking worker (park.go)
 	Idle   atomic.Int32 // on the idle stack: parked or orphaned; else claimed (park.go)
@@ -62,7 +62,7 @@ type Worker struct {
 	stay   int32       // takes from the buffer's queue left in this turn of its level (Config.Quantum); same owner
 	long   bool        // the sharing clock found its tasks long (every == 1 in loop): the default quantum is 1; same owner
 	stats  []taskStats // per channel; written only by the goroutine holding the slot
-	Order  task.Order  // key of the task last polled from an OrderedPoller (order.go); same owner
+	order  task.Order  // key of the task last polled from an OrderedPoller (order.go); same owner
 	// next is a task, polled from queue nextQ, handed to w by whoever woke
 	// it (handOver, park.go) to run before it searches. Written by the waker
 	// between its pop of w and the wake-up, which orders it before the
@@ -75,7 +75,7 @@ type Worker struct {
 	// hosted, 0 once it parks (timing.go); runs counts tasks toward the next
 	// timed one. Written by the goroutine carrying it (and running by
 	// goIdle), read by Stats.
-	Running atomic.Int32
+	running atomic.Int32
 	runs    uint32
 	gen     atomic.Uint64 // the reshaping grace generation at this worker's last turn (reshape.go); the carrier writes, removals read
 	_       pad
@@ -88,7 +88,7 @@ type Worker struct {
 // increment that readers may load at any time. chanInfo.inWait is the one
 // taskStats with many writers; it is only ever added to.
 type taskStats struct {
-	Ran, Panicked, Goexited atomic.Uint64
+	ran, panicked, goexited atomic.Uint64
 }
 
 func inc(c *atomic.Uint64) { c.Store(c.Load() + 1) }
@@ -108,7 +108,7 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 	defer func() {
 		tc.owner.Store(0)
 		if tc.w != nil {
-			tc.w.Running.Store(0) // not busy (timing.go); before exit, which may build the report
+			tc.w.running.Store(0) // not busy (timing.go); before exit, which may build the report
 			e.exit()
 		}
 	}()
@@ -187,7 +187,7 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}
-		if !started && (e.Stopped.Load() && !e.Chans[q.ch].Coc || e.Chans[q.ch].removal.Load() == removeDropping) {
+		if !started && (e.Stopped.Load() && !e.Chans[q.ch].coc || e.Chans[q.ch].removal.Load() == removeDropping) {
 			// Close (or a removal that drops, reshape.go) started after this
 			// task was queued: a dropping channel's task that has not
 			// started is dropped, even if it was polled before Close emptied
@@ -239,12 +239,12 @@ func (w *Worker) search() (task.Task, *QueueRef) {
 	// A scheduler of the user's picks per task. The pool's choice, not the
 	// worker's: a worker whose picker failed (schedguard.go) must neither
 	// buffer tasks its siblings would never steal nor leave them spinning.
-	batch := w.E.Sched == nil
+	batch := w.e.sched == nil
 	bq := -1
 	if n, q := w.buf.buffered(); n > 0 {
 		bq = q
 	}
-	if t, q := w.Find(bq, batch && bq < 0); t != nil || !batch {
+	if t, q := w.find(bq, batch && bq < 0); t != nil || !batch {
 		return t, q
 	}
 	return w.steal()
@@ -254,12 +254,12 @@ func (w *Worker) search() (task.Task, *QueueRef) {
 // and the buffer holds nothing. bq is the global queue the worker's buffer
 // holds tasks of, or -1; with batch, a poll fills the (empty) buffer where
 // the queue polls in batches.
-func (w *Worker) Find(bq int, batch bool) (task.Task, *QueueRef) {
-	e := w.E
+func (w *Worker) find(bq int, batch bool) (task.Task, *QueueRef) {
+	e := w.e
 	for {
 		avail := e.Field.Summary()
 		if bq >= 0 {
-			avail |= 1 << uint(e.Queues[bq].Level)
+			avail |= 1 << uint(e.Queues[bq].level)
 		}
 		if avail == 0 {
 			return nil, nil
@@ -287,7 +287,7 @@ func (w *Worker) Find(bq int, batch bool) (task.Task, *QueueRef) {
 // it can if batch. The buffer's queue bq takes its turn in the rotation
 // whatever its bit (tookBuffer: it was tried).
 func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, tookBuffer bool) {
-	e := w.E
+	e := w.e
 	first, n := e.Field.LevelRange(l)
 	bi := bq - first // the buffer's queue in the level, if in [0, n)
 	from := w.cursor[l]
@@ -297,7 +297,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, too
 			t, q := w.takeBuffered()
 			w.cursor[l] = (bi + 1) % n
 			if w.stay > 0 {
-				if w.stay--; w.stay > 0 && !w.buf.empty() && w.Quantum() > 1 {
+				if w.stay--; w.stay > 0 && !w.buf.empty() && w.quantum() > 1 {
 					w.cursor[l] = bi // Config.Quantum: the queue keeps its turn
 				}
 			}
@@ -317,7 +317,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, too
 			continue
 		}
 		if c.tracked {
-			c.Held.Add(1) // before the poll: a removal never sees the task nowhere (reshape.go)
+			c.held.Add(1) // before the poll: a removal never sees the task nowhere (reshape.go)
 		}
 		var t task.Task
 		filled := batch && q.batch != nil
@@ -329,7 +329,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, too
 		if t != nil {
 			w.cursor[l] = from
 			if filled && !w.buf.empty() {
-				if k := w.Quantum(); k > 1 {
+				if k := w.quantum(); k > 1 {
 					w.stay = k - 1 // Config.Quantum: the queue keeps its turn for its buffered tasks
 					w.cursor[l] = i
 				}
@@ -337,7 +337,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, too
 			return t, q, false
 		}
 		if c.tracked {
-			c.Held.Add(-1)
+			c.held.Add(-1)
 		}
 		if capped {
 			e.Release(q.ch)
@@ -352,10 +352,10 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, too
 // shareEvery/checkEvery on average), and 1 once they are longer: staying
 // adds about MaxQuantum short tasks (50 µs) at most to the other queues'
 // wait, and nothing once tasks are long.
-func (w *Worker) Quantum() int32 {
+func (w *Worker) quantum() int32 {
 	switch {
-	case w.E.Quantum > 0:
-		return w.E.Quantum
+	case w.e.quantum > 0:
+		return w.e.quantum
 	case w.long:
 		return 1
 	}
@@ -367,8 +367,8 @@ func (w *Worker) Quantum() int32 {
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).
 func (w *Worker) Run(tc *taskContext, t task.Task, q *QueueRef) (ok bool) {
-	tc.cur, tc.handedOff, tc.Skipped, tc.Recovered, tc.Task = q, false, false, false, t
-	tc.charged = w.E.Chans[q.ch].accounted.Load() && w.E.charge(q.ch) // credit.go
+	tc.cur, tc.handedOff, tc.skipped, tc.Recovered, tc.Task = q, false, false, false, t
+	tc.charged = w.e.Chans[q.ch].accounted.Load() && w.e.charge(q.ch) // credit.go
 	finished := false
 	start := w.startRun(tc, q.ch)
 	defer func() {
@@ -381,7 +381,7 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *QueueRef) (ok bool) {
 			ok = tc.finish(finished, r)
 			return
 		}
-		e := w.E
+		e := w.e
 		e.Timing.endRun(q.ch, start)
 		tc.Task = nil // let the task go: this goroutine may park for long
 		e.endSegment(q.ch)
@@ -392,21 +392,21 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *QueueRef) (ok bool) {
 		case finished:
 			switch {
 			case tc.Recovered: // its Future or Group reported the panic
-				inc(&w.stats[q.ch].Panicked)
+				inc(&w.stats[q.ch].panicked)
 				how = task.Panicked
-			case !tc.Skipped:
-				inc(&w.stats[q.ch].Ran)
+			case !tc.skipped:
+				inc(&w.stats[q.ch].ran)
 				how = task.Ran
 			}
 			ok = true
 		case r != nil:
-			inc(&w.stats[q.ch].Panicked)
+			inc(&w.stats[q.ch].panicked)
 			tc.inCallback = true
 			e.Panicked(q.ch, &task.PanicError{Value: r, Stack: debug.Stack()})
 			tc.inCallback = false
 			how, ok = task.Panicked, true
 		default:
-			inc(&w.stats[q.ch].Goexited)
+			inc(&w.stats[q.ch].goexited)
 			how = task.Goexited
 		}
 		if e.Chans[q.ch].OnEnd != nil {

@@ -54,7 +54,7 @@ func (e *Engine) startWorkers() {
 	n := int(e.target.Load())
 	for i := range min(n, int(e.born.Load())) {
 		if w := e.worker(i); w != nil && w.active.CompareAndSwap(false, true) {
-			e.Live.Add(1)
+			e.live.Add(1)
 			w.goIdle(Orphaned)
 		}
 	}
@@ -79,11 +79,11 @@ func (e *Engine) bear(token, hand bool) bool {
 		}
 		if e.born.CompareAndSwap(n, n+1) {
 			e.Idle.Grow(int(n) + 1)
-			e.Workers.grow(int(n) + 1)
-			w := &Worker{E: e, id: int(n), wake: make(chan bool, 1),
+			e.workers.grow(int(n) + 1)
+			w := &Worker{e: e, id: int(n), wake: make(chan bool, 1),
 				cursor: ownLines[int](e.Field.Levels()), stats: ownLines[taskStats](len(e.Chans))}
 			w.active.Store(true)
-			e.Workers.set(int(n), w)
+			e.workers.set(int(n), w)
 			if hand {
 				w.handOver() // with the highest level's task: w has no picker yet
 			}
@@ -146,7 +146,7 @@ func (e *Engine) EachWorker(f func(w *Worker)) {
 // retire reports whether w's goroutine must stop because w is at or above
 // target, passing on the waking token it may hold (park.go).
 func (w *Worker) retire(waking *bool) bool {
-	e := w.E
+	e := w.e
 	if *waking {
 		*waking = false
 		e.waking.Store(false)

@@ -111,7 +111,7 @@ type taskContext struct {
 	w         *Worker   // worker whose slot this goroutine holds; nil while suspended
 	cur       *QueueRef // queue the current task was last taken from (written by a host before grant)
 	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
-	Skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
+	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 	Recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
 	Task      task.Task // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
 	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
@@ -124,13 +124,13 @@ type taskContext struct {
 	// Set when the goroutine detaches (the first Yield of its task).
 	detached bool
 	origin   int          // channel the task was submitted to: its stats and close policy
-	Order    task.Order   // the key the task was first ordered by, kept across re-entries (order.go)
+	order    task.Order   // the key the task was first ordered by, kept across re-entries (order.go)
 	counted  bool         // the origin completes on close: counted in e.inflight until the end
 	Dropped  bool         // re-entry refused after Close: the task ends by Goexit
 	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
 	borrowed bool         // w was taken idle with its goroutine parked: give it back (takeIdle)
 	grant    chan *Worker // capacity 1; a host worker, or nil if the resumption was dropped; or a spare's new worker (carriers.go)
-	Release  chan outcome // unbuffered, so a host has its outcome before the goroutine goes on: to the host, suspended again or the final outcome
+	release  chan outcome // unbuffered, so a host has its outcome before the goroutine goes on: to the host, suspended again or the final outcome
 
 	runStart    int64 // clock reading at the current task's start, 0 if not timed (timing.go)
 	reenteredAt int64 // clock reading at the last re-entry, 0 if not timed (timing.go)
@@ -161,7 +161,7 @@ func (c *taskContext) Value(key any) any {
 func (tc *taskContext) handOffChannels() {
 	if tc.grant == nil {
 		tc.grant = make(chan *Worker, 1)
-		tc.Release = make(chan outcome) // unbuffered: see "Spare carriers" (carriers.go)
+		tc.release = make(chan outcome) // unbuffered: see "Spare carriers" (carriers.go)
 	}
 }
 
@@ -171,12 +171,12 @@ func (tc *taskContext) suspend() {
 	if !tc.detached {
 		tc.detached = true
 		tc.origin = tc.cur.ch
-		tc.Order = task.Order{}
+		tc.order = task.Order{}
 		if tc.cur.ordered != nil {
-			tc.Order = w.Order // the task was the last this worker polled (order.go)
+			tc.order = w.order // the task was the last this worker polled (order.go)
 		}
-		tc.counted = e.Chans[tc.origin].Coc
-		e.Chans[tc.origin].Suspended.Add(1)
+		tc.counted = e.Chans[tc.origin].coc
+		e.Chans[tc.origin].suspended.Add(1)
 		if tc.counted {
 			e.inflight.Add(1) // before the slot is released: see "Close accounting"
 		}
@@ -187,7 +187,7 @@ func (tc *taskContext) suspend() {
 	switch {
 	case tc.hosted:
 		tc.hosted = false
-		tc.Release <- suspended
+		tc.release <- suspended
 	case tc.borrowed:
 		tc.borrowed = false
 		w.goIdle(Parked) // back to its parked goroutine
@@ -201,7 +201,7 @@ func (tc *taskContext) suspend() {
 // look for, w goes idle without one (a later wake-up starts one). Its share
 // of live moves with it either way.
 func (w *Worker) carryOn() {
-	e := w.E
+	e := w.e
 	if !e.hasWork() && int32(w.id) < e.target.Load() { // hasWork counts w's own buffer too
 		w.goIdle(Orphaned)
 		return
@@ -220,7 +220,7 @@ func (tc *taskContext) reenter() {
 	tc.markReentry()
 	var err error = task.ErrClosed
 	if tc.counted || !e.Stopped.Load() {
-		err = e.Chans[e.Followup[tc.cur.ch]].C.Requeue((*resumption)(tc))
+		err = e.Chans[e.followup[tc.cur.ch]].C.Requeue((*resumption)(tc))
 	}
 	e.leaveInflight()
 	if err == nil {
@@ -245,8 +245,8 @@ func (tc *taskContext) endDropped() {
 	e, c := tc.E, &tc.E.Chans[tc.origin]
 	e.endTask(tc.origin)
 	tc.releaseUnit()
-	c.Dropped.Add(1)
-	c.Suspended.Add(-1)
+	c.dropped.Add(1)
+	c.suspended.Add(-1)
 	e.ended(tc.origin, tc.Task, task.DroppedOnClose)
 	tc.Task = nil
 	e.untrack(tc.origin)
@@ -269,12 +269,12 @@ func (tc *taskContext) takeIdle() bool {
 	if e.Stopped.Load() || e.hasWork() || e.Idle.Empty() {
 		return false
 	}
-	ch := e.Followup[tc.cur.ch]
+	ch := e.followup[tc.cur.ch]
 	c := &e.Chans[ch]
 	if c.removal.Load() == removeDropping {
 		return false // re-enter through the channel, which refuses: dropped (reshape.go)
 	}
-	if c.Capped && !e.reserve(ch) || !c.Capped && e.Paused(ch) { // a paused channel: queue (pause.go)
+	if c.Capped && !e.reserve(ch) || !c.Capped && e.paused(ch) { // a paused channel: queue (pause.go)
 		return false
 	}
 	i := e.Idle.Pop()
@@ -289,7 +289,7 @@ func (tc *taskContext) takeIdle() bool {
 	}
 	w := e.worker(i)
 	tc.borrowed = w.Idle.Swap(claimed) != Orphaned
-	tc.w, tc.cur = w, &e.Queues[c.First]
+	tc.w, tc.cur = w, &e.Queues[c.first]
 	return true
 }
 
@@ -333,15 +333,15 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 	// inflight: once inflight reaches zero, Close may finish and report.
 	switch {
 	case w == nil && how == panicked:
-		c.inWait.Panicked.Add(1)
+		c.inWait.panicked.Add(1)
 	case w == nil && how == goexited:
-		c.inWait.Goexited.Add(1)
+		c.inWait.goexited.Add(1)
 	}
-	c.Suspended.Add(-1)
+	c.suspended.Add(-1)
 	if w != nil {
 		// This goroutine carries w until it lets it go below (a host waits
 		// in resume for release), so it counts in w's stats itself.
-		w.Count(tc.origin, how)
+		w.count(tc.origin, how)
 	}
 	e.ended(tc.origin, tc.Task, how.public())
 	e.untrack(tc.origin)
@@ -354,7 +354,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 	e.endSegment(tc.cur.ch)
 	if tc.hosted {
 		tc.hosted, tc.w = false, nil
-		tc.Release <- how
+		tc.release <- how
 		return false
 	}
 	switch {
@@ -374,7 +374,7 @@ func (tc *taskContext) end(how outcome) (carry bool) {
 // releaseUnit releases the current task's unit of the in-flight limit as it
 // ends, unless it handed the unit on.
 func (tc *taskContext) releaseUnit() {
-	if !tc.handedOff && (!tc.Skipped || tc.charged) {
+	if !tc.handedOff && (!tc.skipped || tc.charged) {
 		tc.E.unitDone()
 	}
 }
@@ -382,7 +382,7 @@ func (tc *taskContext) releaseUnit() {
 // suspended returns the number of yielded tasks Close waits for: those of
 // complete-on-close channels not yet finished, plus any task re-entering at
 // this instant.
-func (e *Engine) Suspended() int { return int(max(e.inflight.Load(), 0)) }
+func (e *Engine) suspended() int { return int(max(e.inflight.Load(), 0)) }
 
 // leaveInflight decrements e.inflight and, if that ends a close's wait for
 // suspended tasks, wakes every worker so they can exit.
@@ -413,7 +413,7 @@ func (w *Worker) handTo(r *resumption, q *QueueRef) {
 	tc := (*taskContext)(r)
 	tc.endReentry(q.ch)
 	tc.cur = q
-	w.Running.Store(int32(q.ch) + 1)
+	w.running.Store(int32(q.ch) + 1)
 	tc.grant <- w
 }
 
@@ -424,21 +424,21 @@ func (w *Worker) resume(r *resumption, q *QueueRef) {
 	tc := (*taskContext)(r)
 	tc.endReentry(q.ch)
 	tc.cur, tc.hosted = q, true
-	w.Running.Store(int32(q.ch) + 1)
+	w.running.Store(int32(q.ch) + 1)
 	tc.grant <- w
-	<-tc.Release // suspended again, or ended: counted by the task (end)
+	<-tc.release // suspended again, or ended: counted by the task (end)
 }
 
 // count records how a yielded task of channel origin ended, in the stats of
 // the worker it ended on.
-func (w *Worker) Count(origin int, how outcome) {
+func (w *Worker) count(origin int, how outcome) {
 	switch how {
 	case ran:
-		inc(&w.stats[origin].Ran)
+		inc(&w.stats[origin].ran)
 	case panicked:
-		inc(&w.stats[origin].Panicked)
+		inc(&w.stats[origin].panicked)
 	case goexited:
-		inc(&w.stats[origin].Goexited)
+		inc(&w.stats[origin].goexited)
 	}
 }
 
@@ -483,7 +483,7 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 		err = &OptionError{What: "WithContext in Handoff: a continuation holds its chain's unit, not a context"}
 	}
 	if err != nil {
-		return WithChannel(e.Chans[ch].Name, err)
+		return WithChannel(e.Chans[ch].name, err)
 	}
 	transfer := e.admit.on && !tc.handedOff
 	if !transfer {
@@ -517,7 +517,7 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 		if err != nil {
 			hc.refused()
 		} else {
-			*so.Handle = Handle{C: hc, Queued: t, Src: indexed, channel: e.Chans[ch].Name}
+			*so.Handle = Handle{c: hc, queued: t, src: indexed, channel: e.Chans[ch].name}
 			hc.pushed()
 		}
 	}
@@ -534,5 +534,5 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 	if err == nil {
 		return nil
 	}
-	return WithChannel(e.Chans[ch].Name, err) // a key the channel's option error lacks
+	return WithChannel(e.Chans[ch].name, err) // a key the channel's option error lacks
 }
