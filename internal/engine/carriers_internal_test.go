@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestRehireResetsEveryField(t *testing.T) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		name := v.Type().Field(i).Name
-		if kept[name] || name == "Context" {
+		if kept[strings.ToLower(name)] || name == "Context" {
 			continue
 		}
 		dirty(t, name, reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem())
@@ -32,7 +33,7 @@ func TestRehireResetsEveryField(t *testing.T) {
 	want := reflect.ValueOf(newTaskContext(e, w2)).Elem()
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
-		if kept[name] {
+		if kept[strings.ToLower(name)] {
 			continue
 		}
 		got := reflect.NewAt(v.Field(i).Type(), v.Field(i).Addr().UnsafePointer()).Elem().Interface()
