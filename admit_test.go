@@ -11,6 +11,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 	"github.com/stretchr/testify/require"
 )
 
@@ -471,8 +472,8 @@ func TestCancel_WhileSubmitting(t *testing.T) {
 // slowPush is a FIFO whose Push waits for its test to let it go and then
 // fails with err (or queues the task, if err is nil).
 type slowPush struct {
-	smartpool.Plug
-	smartpool.Source // the FIFO's, with Push wrapped
+	source.Plug
+	source.Source    // the FIFO's, with Push wrapped
 	fifo             *channels.FIFO
 	entered, proceed chan struct{}
 	err              error
@@ -480,8 +481,8 @@ type slowPush struct {
 
 func newSlowPush() *slowPush {
 	c := &slowPush{fifo: channels.NewFIFO(), entered: make(chan struct{}), proceed: make(chan struct{})}
-	c.Source = smartpool.SourceOf(c.fifo)
-	c.Plug = smartpool.NewPlug(c)
+	c.Source = source.SourceOf(c.fifo)
+	c.Plug = source.NewPlug(c)
 	return c
 }
 
@@ -575,11 +576,11 @@ type attachFails struct{ forgetful }
 
 // plugAttachFails makes a a Channel whose Source is a, Attach and all.
 func plugAttachFails(a *attachFails) *attachFails {
-	a.Plug = smartpool.NewPlug(a)
+	a.Plug = source.NewPlug(a)
 	return a
 }
 
-func (a *attachFails) Attach(smartpool.Bits) error { return errBoom }
+func (a *attachFails) Attach(source.Bits) error { return errBoom }
 
 // Bits.AdmitWait keeps its promises without an in-flight limit too: it waits
 // for the pool to start, refuses a pool whose New failed or whose Close

@@ -1,7 +1,7 @@
 package smartpool
 
 import (
-	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/source"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -38,41 +38,11 @@ type Unwrapper = task.Unwrapper
 //
 // Users call a channel's own submit methods (Submit, SubmitTask, ...), Len
 // and its inspection methods; the pool talks to the channel through its
-// Source, which users never see. A Channel is made only by embedding a Plug
-// that NewPlug made from the channel's Source, so a channel's zero value,
-// not made by its constructor, holds no Source: New refuses it with an
-// error wrapping ErrConfig. To write a channel, see Source.
-type Channel interface {
-	// Len returns the number of queued tasks. It may be called at any
-	// time, from any goroutine.
-	Len() int
-
-	source() Source
-}
-
-// Plug makes a type a Channel: a channel embeds the Plug that NewPlug made
-// from its Source, in its constructor. Embedded through an unexported alias
-// (type plug = smartpool.Plug), it stays out of the channel's godoc. The
-// zero Plug holds no Source.
-type Plug struct{ s Source }
-
-// NewPlug returns the Plug that makes a channel of s.
-func NewPlug(s Source) Plug { return Plug{s: s} }
-
-func (p Plug) source() Source { return p.s }
-
-// Plug supplies the method that only it can: a Channel embeds a Plug.
-var _ interface{ source() Source } = Plug{}
-
-// SourceOf returns c's Source, or nil if c is nil or holds none (a zero
-// value not made by its constructor). Composite channels (channels.Multi)
-// reach their inner channels' Sources through it.
-func SourceOf(c Channel) Source {
-	if nilcheck.Nil(c) {
-		return nil
-	}
-	return c.source()
-}
+// Source, which users never see. A channel's zero value, not made by its
+// constructor, holds no Source: New refuses it with an error wrapping
+// ErrConfig. To write a channel, see package source, where Channel is
+// defined.
+type Channel = source.Channel
 
 // Order is the key a channel ordered a task by: a priority, a deadline, or
 // neither (the zero Order).

@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 	"github.com/stretchr/testify/require"
 )
 
 // forgetful is a custom one-queue FIFO whose own submit method forgets
 // Bits.Admit, as a channel author easily does.
 type forgetful struct {
-	smartpool.Plug // itself: a test channel is its own Source (plugForgetful)
-	mu             sync.Mutex
-	q              []smartpool.Task
-	bits           smartpool.Bits
+	source.Plug // itself: a test channel is its own Source (plugForgetful)
+	mu          sync.Mutex
+	q           []smartpool.Task
+	bits        source.Bits
 	// beforeWake, if set, runs after a task is queued and the lock released,
 	// before the pool is woken: a submitter descheduled between the two.
 	beforeWake func()
@@ -30,13 +31,13 @@ type forgetful struct {
 
 // plugForgetful makes f a Channel whose Source is f.
 func plugForgetful(f *forgetful) *forgetful {
-	f.Plug = smartpool.NewPlug(f)
+	f.Plug = source.NewPlug(f)
 	return f
 }
 
 func (f *forgetful) Queues() int { return 1 }
 
-func (f *forgetful) Attach(b smartpool.Bits) error {
+func (f *forgetful) Attach(b source.Bits) error {
 	f.mu.Lock()
 	f.bits = b
 	f.mu.Unlock()
@@ -52,7 +53,7 @@ func (f *forgetful) Add(fn func(context.Context)) error {
 }
 
 func (f *forgetful) Push(t smartpool.Task, o smartpool.Order) error {
-	if err := smartpool.Unordered(o); err != nil {
+	if err := source.Unordered(o); err != nil {
 		return err
 	}
 	f.mu.Lock()

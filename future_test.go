@@ -11,6 +11,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 	"github.com/stretchr/testify/require"
 )
 
@@ -279,16 +280,16 @@ func TestSchedule_Policies(t *testing.T) {
 // slowFIFO is a FIFO whose first Push stalls for a while of (fake) time, so
 // the schedule that submitted it falls behind.
 type slowFIFO struct {
-	smartpool.Plug
-	smartpool.Source // the FIFO's, with Push wrapped
-	fifo             *channels.FIFO
-	stall            atomic.Int64 // nanoseconds the next Push stalls
+	source.Plug
+	source.Source // the FIFO's, with Push wrapped
+	fifo          *channels.FIFO
+	stall         atomic.Int64 // nanoseconds the next Push stalls
 }
 
 func newSlowFIFO() *slowFIFO {
 	s := &slowFIFO{fifo: channels.NewFIFO()}
-	s.Source = smartpool.SourceOf(s.fifo)
-	s.Plug = smartpool.NewPlug(s)
+	s.Source = source.SourceOf(s.fifo)
+	s.Plug = source.NewPlug(s)
 	return s
 }
 

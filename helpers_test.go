@@ -17,6 +17,7 @@ import (
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 	"github.com/smartpool-go/smartpool/scheduler"
+	"github.com/smartpool-go/smartpool/source"
 	"go.uber.org/goleak"
 )
 
@@ -283,4 +284,4 @@ func seededFrom(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5e
 func runtimeGoexit() { runtime.Goexit() }
 
 // src returns c's Source, for tests that drive a channel as the pool does.
-func src(c smartpool.Channel) smartpool.Source { return smartpool.SourceOf(c) }
+func src(c smartpool.Channel) source.Source { return source.SourceOf(c) }

@@ -10,6 +10,7 @@ import (
 	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
 	"github.com/smartpool-go/smartpool/scheduler"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // layout is a validated configuration: channels in config order (level by
@@ -19,10 +20,10 @@ type layout[K comparable] struct {
 	index    map[K]int // key -> channel index
 	params   []ChannelParams[K]
 	channels []Channel
-	sources  []Source // channels[i]'s
-	level    []int    // channel index -> level
-	first    []int    // channel index -> global number of its queue 0
-	perLevel []int    // queues per level, spare room included
+	sources  []source.Source // channels[i]'s
+	level    []int           // channel index -> level
+	first    []int           // channel index -> global number of its queue 0
+	perLevel []int           // queues per level, spare room included
 	// With Config.Spare: spare[l] queues of level l follow its listed
 	// channels' (levelFirst[l] is its first global queue); slots is the
 	// channel table's size, the listed channels plus one per spare queue.
@@ -71,7 +72,7 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if nilcheck.Nil(ch) {
 				return nil, engine.ConfigErr(engine.ErrNilChannel, "Channel(%v) returned nil", p.Key)
 			}
-			src := SourceOf(ch)
+			src := source.SourceOf(ch)
 			if nilcheck.Nil(src) {
 				return nil, engine.ConfigErr(engine.ErrNoSource, "channel %v: a %T not made by its constructor holds no Source (use %s)", p.Key, ch, constructorOf(ch))
 			}
@@ -133,7 +134,7 @@ func constructorOf(c Channel) string {
 // attachOne binds channel i to the pool of b, through its Source's Attach.
 // A channel that refuses (already attached to another pool) fails New.
 func (lo *layout[K]) attachOne(i int, b engine.Bits) error {
-	err := lo.sources[i].Attach(b)
+	err := engine.Attach(lo.sources[i], b)
 	switch {
 	case errors.Is(err, ErrAttached):
 		return engine.ConfigErr(err, "channel %v already belongs to a pool", lo.keys[i])

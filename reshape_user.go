@@ -6,6 +6,7 @@ import (
 
 	"github.com/smartpool-go/smartpool/internal/engine"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // RemovePolicy says what RemoveChannel does with the tasks a channel holds.
@@ -62,7 +63,7 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	if err := checkCaps(params); err != nil {
 		return err
 	}
-	src := SourceOf(c)
+	src := source.SourceOf(c)
 	if nilcheck.Nil(src) {
 		return engine.ConfigErr(engine.ErrNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
 	}
@@ -86,7 +87,7 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 			return j, followup, nil
 		},
 		Claim:  func(i int) { p.keys[i] = key },
-		Attach: func(b engine.Bits) error { return src.Attach(b) },
+		Attach: func(b engine.Bits) error { return engine.Attach(src, b) },
 		// Under the reshape lock, once c attached: another AddChannel may
 		// have published meanwhile.
 		Publish: func(i int) {

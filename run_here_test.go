@@ -9,6 +9,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // endsOnSecondLook is a context whose Err reports Canceled from its second
@@ -69,22 +70,22 @@ func TestRunHere_CancelledInlineTaskReleasesNoUnit(t *testing.T) {
 // attachedFIFO is a FIFO that keeps the Bits its pool gave it, as a channel
 // that runs tasks on the caller would.
 type attachedFIFO struct {
-	smartpool.Plug
-	smartpool.Source // the FIFO's, with Attach wrapped
-	fifo             *channels.FIFO
-	bits             smartpool.Bits
+	source.Plug
+	source.Source // the FIFO's, with Attach wrapped
+	fifo          *channels.FIFO
+	bits          source.Bits
 }
 
 func newAttachedFIFO() *attachedFIFO {
 	c := &attachedFIFO{fifo: channels.NewFIFO()}
-	c.Source = smartpool.SourceOf(c.fifo)
-	c.Plug = smartpool.NewPlug(c)
+	c.Source = source.SourceOf(c.fifo)
+	c.Plug = source.NewPlug(c)
 	return c
 }
 
 func (c *attachedFIFO) Len() int { return c.fifo.Len() }
 
-func (c *attachedFIFO) Attach(b smartpool.Bits) error {
+func (c *attachedFIFO) Attach(b source.Bits) error {
 	c.bits = b
 	return c.Source.Attach(b)
 }

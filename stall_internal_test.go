@@ -7,6 +7,7 @@ import (
 	"weak"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // unclosedPool is a behavior of one channel that never holds a task.
@@ -22,7 +23,7 @@ func (b unclosedPool) Followup(k int) int  { return k }
 // Close is collected, and its timer stops with it.
 func TestStall_DroppedPoolIsCollected(t *testing.T) {
 	w := func() weak.Pointer[engine.Engine] {
-		o, err := New[int](unclosedPool{c: emptyChannel{}})
+		o, err := New[int](unclosedPool{c: newEmptyChannel()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,16 +39,18 @@ func TestStall_DroppedPoolIsCollected(t *testing.T) {
 	}
 }
 
-// emptyChannel is a channel that refuses every task; being in the package,
-// it is its own Source.
-type emptyChannel struct{}
+// emptyChannel is a channel that refuses every task.
+type emptyChannel struct{ source.Plug }
 
-func (c emptyChannel) source() Source { return c }
+func newEmptyChannel() emptyChannel { return emptyChannel{source.NewPlug(emptySource{})} }
 
-func (emptyChannel) Queues() int              { return 1 }
-func (emptyChannel) Attach(engine.Bits) error { return nil }
-func (emptyChannel) Push(Task, Order) error   { return ErrClosed }
-func (emptyChannel) Requeue(Task) error       { return ErrClosed }
-func (emptyChannel) Poll(int) Task            { return nil }
-func (emptyChannel) Len() int                 { return 0 }
-func (emptyChannel) Close(bool) []Task        { return nil }
+func (emptyChannel) Len() int { return 0 }
+
+type emptySource struct{}
+
+func (emptySource) Queues() int              { return 1 }
+func (emptySource) Attach(source.Bits) error { return nil }
+func (emptySource) Push(Task, Order) error   { return ErrClosed }
+func (emptySource) Requeue(Task) error       { return ErrClosed }
+func (emptySource) Poll(int) Task            { return nil }
+func (emptySource) Close(bool) []Task        { return nil }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // kind is one channel kind under test, with every submit method it has.
@@ -228,14 +229,14 @@ func TestCloseDropReturnsQueuedInOrder(t *testing.T) {
 // spy is a channel that keeps the Bits the pool gave it, so that a test can
 // offer the same, attached, Bits to another channel.
 type spy struct {
-	smartpool.Plug
+	source.Plug
 	inner smartpool.Channel
-	bits  smartpool.Bits
+	bits  source.Bits
 }
 
 func newSpy(c smartpool.Channel) *spy {
 	s := &spy{inner: c}
-	s.Plug = smartpool.NewPlug(spySource{Source: src(c), s: s})
+	s.Plug = source.NewPlug(spySource{Source: src(c), s: s})
 	return s
 }
 
@@ -243,11 +244,11 @@ func (s *spy) Len() int { return s.inner.Len() }
 
 // spySource is the spy's Source: the inner channel's, keeping the Bits.
 type spySource struct {
-	smartpool.Source
+	source.Source
 	s *spy
 }
 
-func (ss spySource) Attach(b smartpool.Bits) error {
+func (ss spySource) Attach(b source.Bits) error {
 	ss.s.bits = b
 	return ss.Source.Attach(b)
 }
@@ -272,13 +273,13 @@ func TestAttachTwice(t *testing.T) {
 				return
 			}
 			// Unattached Bits do not bind: the channel stays free.
-			mustOK(t, src(ch).Attach(smartpool.Bits{}))
-			mustOK(t, src(ch).Attach(smartpool.Bits{}))
+			mustOK(t, src(ch).Attach(source.Bits{}))
+			mustOK(t, src(ch).Attach(source.Bits{}))
 			mustOK(t, src(ch).Attach(s.bits))
 			if err := src(ch).Attach(s.bits); !errors.Is(err, smartpool.ErrAttached) {
 				t.Fatalf("second Attach = %v, want ErrAttached", err)
 			}
-			if err := src(ch).Attach(smartpool.Bits{}); !errors.Is(err, smartpool.ErrAttached) {
+			if err := src(ch).Attach(source.Bits{}); !errors.Is(err, smartpool.ErrAttached) {
 				t.Fatalf("Attach after attach = %v, want ErrAttached", err)
 			}
 		})
@@ -332,16 +333,16 @@ func TestMultiNoShards(t *testing.T) {
 
 // noQueues is a broken channel with no queues: a FIFO whose Source says so.
 type noQueues struct {
-	smartpool.Plug
+	source.Plug
 	*channels.FIFO
 }
 
 func newNoQueues() noQueues {
 	f := channels.NewFIFO()
-	return noQueues{smartpool.NewPlug(noQueuesSource{src(f)}), f}
+	return noQueues{source.NewPlug(noQueuesSource{src(f)}), f}
 }
 
-type noQueuesSource struct{ smartpool.Source }
+type noQueuesSource struct{ source.Source }
 
 func (noQueuesSource) Queues() int { return 0 }
 

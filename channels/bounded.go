@@ -5,6 +5,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Bounded is a first-in, first-out channel with a capacity: its submit
@@ -24,7 +25,7 @@ import (
 //
 // The capacity counts queued tasks, not running ones: when the pool has an
 // idle worker, a submit's wake-up hands it a task at once (see
-// smartpool.Bits.WakesOutsideLock), so on an idle one-worker pool a
+// source.Bits.WakesOutsideLock), so on an idle one-worker pool a
 // NewBounded(1) takes one task that runs and one that waits, as pond's
 // queue size does. With k idle workers (k up to GOMAXPROCS), each of the
 // first k submits of a burst hands its task to one of them: a
@@ -112,12 +113,12 @@ type BoundedOption struct {
 // one task, so after the capacity was lowered Len stays put until workers
 // bring it below the capacity.
 //
-// A displaced task ends as dropped (smartpool.Bits.Discard), on the
+// A displaced task ends as dropped (source.Bits.Discard), on the
 // submitting goroutine, after the channel's lock was released: it is
 // counted in BoundedStats.Dropped and in the pool's Stats as Dropped, its
 // Future or Group resolves with smartpool.ErrDropped, and the channel's
 // smartpool.ChannelParams.OnEnd receives it with smartpool.DroppedDisplaced.
-// It is held (smartpool.Bits.Hold) from its displacement, so a removal of
+// It is held (source.Bits.Hold) from its displacement, so a removal of
 // the channel (smartpool.Pool.RemoveChannel) reports it in its final stats.
 //
 // DropOldest and CallerRuns exclude each other: the last one given wins.
@@ -131,16 +132,16 @@ func DropOldest() BoundedOption {
 // smartpool.ErrFull or waiting: a producer that outpaces the pool is slowed
 // down by doing the work itself.
 //
-// The task runs on the calling goroutine through smartpool.Bits.RunHere,
+// The task runs on the calling goroutine through source.Bits.RunHere,
 // with context.Background(), since the pool's task context belongs to a
 // worker. So smartpool.Yield inside it just calls its wait function, and
 // Close does not wait for it nor cancel it; called from a task of the pool,
-// it runs in that task's place instead (smartpool.Bits.RunInTask), with its
+// it runs in that task's place instead (source.Bits.RunInTask), with its
 // context, so its waits yield. The pool counts it in its Stats like a
 // worker's run (Ran, Panicked or Goexited), and a panic in it is recovered
 // and goes to the pool's panic handler (or the task's Future or Group), not
 // to the caller. Each is also counted in BoundedStats.CallerRan, and held
-// (smartpool.Bits.Hold) until it ended, so a removal of the channel
+// (source.Bits.Hold) until it ended, so a removal of the channel
 // (smartpool.Pool.RemoveChannel) reports it in its final stats. After the
 // pool's Close started, or a removal of the channel, the submits return
 // smartpool.ErrClosed and run nothing.
@@ -167,7 +168,7 @@ func NewBounded(capacity int, opts ...BoundedOption) *Bounded {
 			o.apply(&b.src)
 		}
 	}
-	b.plug = smartpool.NewPlug(&b.src)
+	b.plug = source.NewPlug(&b.src)
 	return b
 }
 

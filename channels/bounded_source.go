@@ -8,9 +8,10 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/queue"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// boundedSource is a Bounded's side the pool talks to (smartpool.Source).
+// boundedSource is a Bounded's side the pool talks to (source.Source).
 type boundedSource struct {
 	mu         sync.Mutex
 	q          queue.Queue[boundedItem] // guarded by mu
@@ -20,7 +21,7 @@ type boundedSource struct {
 	waiting    int                      // length of the waiter list; guarded by mu
 	closed     bool                     // Close was called; guarded by mu
 	dropped    bool                     // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits       smartpool.Bits           // set by Attach before the pool starts; guarded by mu
+	bits       source.Bits              // set by Attach before the pool starts; guarded by mu
 
 	queues     int  // 1, or 0 for a Bounded made with capacity < 1; read-only
 	dropOldest bool // set by NewBounded, read-only after
@@ -41,7 +42,7 @@ type boundedItem struct {
 // smartpool.ErrFull for a full Bounded under the default policy.
 func (b *boundedSource) Push(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline || o.HasPriority {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	return b.offer(t, pushed)
 }
@@ -94,7 +95,7 @@ func (b *boundedSource) offer(t smartpool.Task, how entry) error {
 
 // offerLocked queues t if there is room, or applies the overflow policy; it
 // releases the lock.
-func (b *boundedSource) offerLocked(t smartpool.Task, bits smartpool.Bits) error {
+func (b *boundedSource) offerLocked(t smartpool.Task, bits source.Bits) error {
 	if done, err := b.queueOrHoldLocked(t); done {
 		return err
 	}
@@ -102,13 +103,13 @@ func (b *boundedSource) offerLocked(t smartpool.Task, bits smartpool.Bits) error
 	case b.dropOldest:
 		b.pushLocked(boundedItem{t: t})
 		victim := b.evictLocked()
-		bits.Hold(1) // out of the queue, not yet ended: a removal waits for it (smartpool.Source, "Drops")
+		bits.Hold(1) // out of the queue, not yet ended: a removal waits for it (source.Source, "Drops")
 		b.mu.Unlock()
 		bits.Wake(1)
 		b.drop(victim, bits)
 		return nil
 	case b.callerRuns:
-		bits.Hold(1) // accepted, never queued: a removal waits for its run (smartpool.Bits.Hold)
+		bits.Hold(1) // accepted, never queued: a removal waits for its run (source.Bits.Hold)
 		b.mu.Unlock()
 		defer bits.Unhold(1) // deferred: runtime.Goexit in t unwinds through here
 		bits.Refund(1)       // it runs here, outside the pool's count of units
@@ -165,7 +166,7 @@ func (b *boundedSource) unlockAndWake() {
 }
 
 // Requeue queues a yielded task re-entering the pool, whatever the room (see
-// Bounded); see smartpool.Source. It returns smartpool.ErrClosed only once
+// Bounded); see source.Source. It returns smartpool.ErrClosed only once
 // Close(true) emptied the channel, or while no pool holds it.
 func (b *boundedSource) Requeue(t smartpool.Task) error {
 	if t == nil {
@@ -213,7 +214,7 @@ func (b *boundedSource) Queues() int { return b.queues }
 
 // Attach binds the Bounded to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Bounded already belongs to a pool.
-func (b *boundedSource) Attach(bits smartpool.Bits) error {
+func (b *boundedSource) Attach(bits source.Bits) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.bits.Attached() {
@@ -235,7 +236,7 @@ func (b *boundedSource) Close(drop bool) []smartpool.Task {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.bits.Closing() {
-		return nil // a mistaken call while a pool serves it, or before one does: see smartpool.Source
+		return nil // a mistaken call while a pool serves it, or before one does: see source.Source
 	}
 	b.closed = true
 	b.dropped = b.dropped || drop
@@ -261,10 +262,10 @@ func (b *boundedSource) lenLocked() int { return b.front.Len() + b.q.Len() }
 func (b *boundedSource) roomLocked() bool { return b.head == nil && b.lenLocked() < b.capacity }
 
 // refusingLocked reports whether admission stopped: every submit method must
-// see it under the lock (see smartpool.Source).
+// see it under the lock (see source.Source).
 func (b *boundedSource) refusingLocked() bool { return b.closed || b.bits.Closed() }
 
-// pushLocked queues it, keeping the bit rule of smartpool.Source.
+// pushLocked queues it, keeping the bit rule of source.Source.
 func (b *boundedSource) pushLocked(it boundedItem) {
 	b.q.Push(it)
 	if b.lenLocked() == 1 {
@@ -289,7 +290,7 @@ func (b *boundedSource) evictLocked() smartpool.Task {
 // drop reports a task DropOldest displaced, releasing its unit of the
 // pool's in-flight limit, and ends the Hold its displacement took. It runs
 // without the lock.
-func (b *boundedSource) drop(t smartpool.Task, bits smartpool.Bits) {
+func (b *boundedSource) drop(t smartpool.Task, bits source.Bits) {
 	defer bits.Unhold(1) // after Discard ended it, OnEnd included
 	// Discard reports false for a task its submitter cancelled, reported already.
 	if bits.Discard(t, smartpool.DroppedDisplaced) {
@@ -336,7 +337,7 @@ func (b *boundedSource) setCapacity(n int) {
 
 // bitsNow returns the Bounded's Bits, read under mu: Attach may run
 // concurrently.
-func (b *boundedSource) bitsNow() smartpool.Bits {
+func (b *boundedSource) bitsNow() source.Bits {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.bits

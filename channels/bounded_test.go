@@ -16,6 +16,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // boundedBehavior is a pool of one channel, key 0, through which yielded
@@ -889,23 +890,23 @@ func TestBoundedYieldRoundTrip(t *testing.T) {
 // release: listed before a Bounded, it holds a pool's Close between stopping
 // admission and closing the Bounded.
 type closeGate struct {
-	smartpool.Plug
+	source.Plug
 	release chan struct{}
 }
 
 func newCloseGate() *closeGate {
 	g := &closeGate{release: make(chan struct{})}
-	g.Plug = smartpool.NewPlug(closeGateSource{g})
+	g.Plug = source.NewPlug(closeGateSource{g})
 	return g
 }
 
 func (g *closeGate) Len() int { return 0 }
 
-// closeGateSource is the closeGate's smartpool.Source.
+// closeGateSource is the closeGate's source.Source.
 type closeGateSource struct{ g *closeGate }
 
 func (closeGateSource) Queues() int                                { return 1 }
-func (closeGateSource) Attach(smartpool.Bits) error                { return nil }
+func (closeGateSource) Attach(source.Bits) error                   { return nil }
 func (closeGateSource) Push(smartpool.Task, smartpool.Order) error { return smartpool.ErrClosed }
 func (closeGateSource) Requeue(smartpool.Task) error               { return smartpool.ErrClosed }
 func (closeGateSource) Poll(int) smartpool.Task                    { return nil }

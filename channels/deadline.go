@@ -6,6 +6,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Deadline is an unbounded earliest-deadline-first channel: a worker takes
@@ -20,7 +21,7 @@ import (
 // DeadlineStats.Late. With the DropLate option, the worker instead removes
 // late tasks without running them, counts them in DeadlineStats.DroppedLate, and
 // goes on to the next task. Such a task ends as dropped
-// (smartpool.Bits.Discard): it is counted in the pool's Stats as Dropped,
+// (source.Bits.Discard): it is counted in the pool's Stats as Dropped,
 // its Future or Group resolves with smartpool.ErrDropped, and the channel's
 // smartpool.ChannelParams.OnEnd receives it with smartpool.DroppedLate.
 //
@@ -73,7 +74,7 @@ func NewDeadline(opts ...DeadlineOption) *Deadline {
 			o.apply(&d.src)
 		}
 	}
-	d.plug = smartpool.NewPlug(&d.src)
+	d.plug = source.NewPlug(&d.src)
 	return d
 }
 

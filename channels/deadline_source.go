@@ -8,16 +8,17 @@ import (
 	"github.com/google/btree"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// deadlineSource is a Deadline's side the pool talks to (smartpool.Source).
+// deadlineSource is a Deadline's side the pool talks to (source.Source).
 type deadlineSource struct {
 	mu       sync.Mutex
 	tree     *btree.BTreeG[deadlineItem] // nil until the first submit; guarded by mu
 	seq      uint64                      // submissions so far, the tie-breaker; guarded by mu
 	closed   bool                        // Close was called; guarded by mu
 	dropped  bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits     smartpool.Bits              // set by Attach before the pool starts; guarded by mu
+	bits     source.Bits                 // set by Attach before the pool starts; guarded by mu
 	dropLate bool                        // set by NewDeadline, read-only after
 	// keys holds the key of each indexed task (PushIndexed: a task
 	// submitted with smartpool.WithHandle), for Reorder; nil until the
@@ -57,12 +58,12 @@ func deadlineLess(a, b deadlineItem) bool {
 const deadlineDegree = 32
 
 // dropBatch is how many late tasks Poll removes under one lock hold before it
-// unlocks to discard them (smartpool.Bits.Discard runs outside the lock).
+// unlocks to discard them (source.Bits.Discard runs outside the lock).
 const dropBatch = 16
 
-// Requeue queues a yielded task re-entering the pool; see smartpool.Source.
+// Requeue queues a yielded task re-entering the pool; see source.Source.
 // It keeps the deadline the task was first queued with if that came from a
-// Deadline (see smartpool.OrderedPoller), and gets the deadline time.Now()
+// Deadline (see source.OrderedPoller), and gets the deadline time.Now()
 // otherwise. It is never dropped as late.
 func (d *deadlineSource) Requeue(t smartpool.Task) error {
 	return d.push(time.Now(), t, requeued, true)
@@ -121,7 +122,7 @@ func (d *deadlineSource) Push(t smartpool.Task, o smartpool.Order) error {
 }
 
 // PushIndexed is Push for a task submitted with smartpool.WithHandle: it is
-// indexed for Reorder (see smartpool.Reorderer).
+// indexed for Reorder (see source.Reorderer).
 func (d *deadlineSource) PushIndexed(t smartpool.Task, o smartpool.Order) error {
 	return d.pushOrder(t, o, true)
 }
@@ -130,7 +131,7 @@ func (d *deadlineSource) PushIndexed(t smartpool.Task, o smartpool.Order) error 
 func (d *deadlineSource) pushOrder(t smartpool.Task, o smartpool.Order, index bool) error {
 	switch {
 	case o.HasPriority:
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	case t == nil:
 		return smartpool.ErrNilTask
 	case o.HasDeadline:
@@ -142,10 +143,10 @@ func (d *deadlineSource) pushOrder(t smartpool.Task, o smartpool.Order, index bo
 // Reorder gives the indexed task t deadline o.Deadline, keeping its
 // submission number: from then on it has a deadline of its own, which
 // DropLate may find late. For the zero Order it is due now and never
-// dropped, as for Push. See smartpool.Reorderer.
+// dropped, as for Push. See source.Reorderer.
 func (d *deadlineSource) Reorder(t smartpool.Task, o smartpool.Order) error {
 	if o.HasPriority {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	at, keep := o.Deadline.Round(0), false
 	if !o.HasDeadline {
@@ -174,7 +175,7 @@ func (d *deadlineSource) Poll(int) smartpool.Task {
 }
 
 // PollOrder is Poll that also returns the task's deadline; the pool calls it
-// (see smartpool.OrderedPoller) so that a task that yields keeps its
+// (see source.OrderedPoller) so that a task that yields keeps its
 // deadline when it re-enters.
 func (d *deadlineSource) PollOrder(int) (smartpool.Task, smartpool.Order) {
 	now := time.Now()
@@ -231,7 +232,7 @@ func (d *deadlineSource) Queues() int { return 1 }
 
 // Attach binds the Deadline to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Deadline already belongs to a pool.
-func (d *deadlineSource) Attach(b smartpool.Bits) error {
+func (d *deadlineSource) Attach(b source.Bits) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.bits.Attached() {
@@ -254,7 +255,7 @@ func (d *deadlineSource) Close(drop bool) []smartpool.Task {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.bits.Closing() {
-		return nil // a mistaken call while a pool serves it, or before one does: see smartpool.Source
+		return nil // a mistaken call while a pool serves it, or before one does: see source.Source
 	}
 	d.closed = true
 	d.dropped = d.dropped || drop
@@ -284,7 +285,7 @@ func (d *deadlineSource) len() int {
 
 // bitsNow returns the Deadline's Bits, read under mu: Attach may run
 // concurrently.
-func (d *deadlineSource) bitsNow() smartpool.Bits {
+func (d *deadlineSource) bitsNow() source.Bits {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.bits

@@ -25,7 +25,7 @@
 //
 // A channel's methods are all for its users: its constructor, its submit
 // methods, Len and its own inspection methods (Stats, Shards, ...). The
-// side the pool talks to is the channel's smartpool.Source, which each
+// side the pool talks to is the channel's source.Source, which each
 // channel keeps out of sight. Make every channel with its constructor
 // (NewFIFO, ...): smartpool.New refuses a zero value.
 package channels

@@ -1,6 +1,9 @@
 package channels
 
-import "github.com/smartpool-go/smartpool"
+import (
+	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
+)
 
 // entry says how a task reaches a channel, which decides what admits it.
 type entry int
@@ -16,7 +19,7 @@ const (
 // the channel (dropped) or while no pool holds the channel; any other entry
 // whenever no running pool serves it (Bits.Closed); and a submitted task
 // takes a unit of the pool's in-flight limit.
-func (how entry) admitLocked(b smartpool.Bits, dropped, closed bool) error {
+func (how entry) admitLocked(b source.Bits, dropped, closed bool) error {
 	switch {
 	case dropped:
 		return smartpool.ErrClosed
@@ -34,8 +37,8 @@ func (how entry) admitLocked(b smartpool.Bits, dropped, closed bool) error {
 }
 
 // stamp lets the pool time the queue wait of a task the channel's own
-// submit method queues (smartpool.Bits.Stamp); the pool stamped the others.
-func (how entry) stamp(b smartpool.Bits, t smartpool.Task) smartpool.Task {
+// submit method queues (source.Bits.Stamp); the pool stamped the others.
+func (how entry) stamp(b source.Bits, t smartpool.Task) smartpool.Task {
 	if how != submitted {
 		return t
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // FIFO is an unbounded first-in, first-out channel. Tasks are kept in
@@ -27,7 +28,7 @@ type FIFO struct {
 // NewFIFO returns an empty FIFO.
 func NewFIFO() *FIFO {
 	f := new(FIFO)
-	f.plug = smartpool.NewPlug(&f.src)
+	f.plug = source.NewPlug(&f.src)
 	return f
 }
 

@@ -7,9 +7,10 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/queue"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// fifoSource is a FIFO's side the pool talks to (smartpool.Source).
+// fifoSource is a FIFO's side the pool talks to (source.Source).
 type fifoSource struct {
 	// tail guards the submitting side: admission (closed, dropped,
 	// Bits.Closed) and pushes. Close and Attach take it, then head.
@@ -25,26 +26,26 @@ type fifoSource struct {
 
 	q      queue.TwoLock[smartpool.Task] // pushes under tail, pops under head
 	bitSet atomic.Bool                   // the availability bit is set, or about to be (see Poll)
-	bits   smartpool.Bits                // set by Attach under both locks
+	bits   source.Bits                   // set by Attach under both locks
 }
 
 // bitsNow returns the FIFO's Bits, read under the lock: Attach may run
 // concurrently.
-func (f *fifoSource) bitsNow() smartpool.Bits {
+func (f *fifoSource) bitsNow() source.Bits {
 	f.tail.Lock()
 	defer f.tail.Unlock()
 	return f.bits
 }
 
-// Push queues t, which the pool admitted (smartpool.Source).
+// Push queues t, which the pool admitted (source.Source).
 func (f *fifoSource) Push(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline || o.HasPriority {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	return f.push(t, pushed)
 }
 
-// Requeue queues a yielded task re-entering the pool (smartpool.Source).
+// Requeue queues a yielded task re-entering the pool (source.Source).
 func (f *fifoSource) Requeue(t smartpool.Task) error { return f.push(t, requeued) }
 
 func (f *fifoSource) push(t smartpool.Task, how entry) error {
@@ -110,7 +111,7 @@ func (f *fifoSource) Poll(int) smartpool.Task {
 
 // PollBatch removes the oldest tasks into ts, as many as successive Polls
 // would return up to len(ts) and ⌈n/share⌉ of the n it holds (see
-// smartpool.BatchPoller), under one hold of the polling side's lock, and
+// source.BatchPoller), under one hold of the polling side's lock, and
 // returns how many. A FIFO has no keys: keys is ignored.
 func (f *fifoSource) PollBatch(_ int, ts []smartpool.Task, _ []smartpool.Order, share int) int {
 	if len(ts) == 0 {
@@ -134,7 +135,7 @@ func (f *fifoSource) PollBatch(_ int, ts []smartpool.Task, _ []smartpool.Order, 
 // unlockHead ends a poll whose last Pop reported left tasks, by unlocking
 // head; first, if the FIFO looks empty, it clears the availability bit.
 //
-// The bit rule (smartpool.Source) without a lock common to both sides: a
+// The bit rule (source.Source) without a lock common to both sides: a
 // pusher publishes its task, then sets the bit unless bitSet reads true. The
 // poll that leaves (or finds) the FIFO empty clears the bit if bitSet reads
 // true or the bit itself reads set (a pusher may have stored bitSet true and
@@ -176,7 +177,7 @@ func (f *fifoSource) Queues() int { return 1 }
 
 // Attach binds the FIFO to a pool; it is called by smartpool.New. It returns
 // smartpool.ErrAttached if the FIFO already belongs to a pool.
-func (f *fifoSource) Attach(b smartpool.Bits) error {
+func (f *fifoSource) Attach(b source.Bits) error {
 	f.tail.Lock()
 	defer f.tail.Unlock()
 	f.head.Lock()
@@ -202,7 +203,7 @@ func (f *fifoSource) Close(drop bool) []smartpool.Task {
 	f.head.Lock()
 	defer f.head.Unlock()
 	if !f.bits.Closing() {
-		return nil // a mistaken call while a pool serves it, or before one does: see smartpool.Source
+		return nil // a mistaken call while a pool serves it, or before one does: see source.Source
 	}
 	f.closed = true
 	f.dropped = f.dropped || drop

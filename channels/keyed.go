@@ -6,6 +6,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Keyed is an unbounded first-in, first-out channel whose tasks belong to
@@ -96,7 +97,7 @@ func NewKeyed[G comparable](limit int) (*Keyed[G], error) {
 	}
 	k := new(Keyed[G])
 	k.src.limit = limit
-	k.plug = smartpool.NewPlug(&k.src)
+	k.plug = source.NewPlug(&k.src)
 	return k, nil
 }
 
@@ -125,7 +126,7 @@ func (k *Keyed[G]) SubmitTask(group G, t smartpool.Task, opts ...smartpool.Optio
 	}
 	return k.src.bitsNow().Submit(t, smartpool.Order{}, opts, func(t smartpool.Task, o smartpool.Order) error {
 		if o.HasDeadline || o.HasPriority {
-			return smartpool.Unordered(o)
+			return source.Unordered(o)
 		}
 		return k.src.push(group, t, pushed) // admitted by the pool, under its own group
 	})

@@ -9,9 +9,10 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/queue"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// keyedSource is a Keyed's side the pool talks to (smartpool.Source).
+// keyedSource is a Keyed's side the pool talks to (source.Source).
 type keyedSource[G comparable] struct {
 	mu sync.Mutex
 	// Invariants, each holding whenever mu is free:
@@ -30,7 +31,7 @@ type keyedSource[G comparable] struct {
 	bitSet   bool                        // what the availability bit was last set to; guarded by mu
 	closed   bool                        // Close was called; guarded by mu
 	dropped  bool                        // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits     smartpool.Bits              // set by Attach before the pool starts; guarded by mu
+	bits     source.Bits                 // set by Attach before the pool starts; guarded by mu
 }
 
 // keyedGroup is the state of one active group. Every field is guarded by
@@ -68,7 +69,7 @@ func (kt *keyedTask[G]) Unwrap() smartpool.Task { return kt.t }
 // and its limit.
 func (k *keyedSource[G]) Push(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline || o.HasPriority {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	var zero G
 	return k.push(zero, t, pushed)
@@ -119,7 +120,7 @@ func (k *keyedSource[G]) push(group G, t smartpool.Task, how entry) error {
 }
 
 // Requeue queues a yielded task re-entering the pool, outside every group
-// and ahead of the submitted tasks (see Keyed); see smartpool.Source. It
+// and ahead of the submitted tasks (see Keyed); see source.Source. It
 // returns smartpool.ErrClosed only once Close(true) emptied the channel.
 func (k *keyedSource[G]) Requeue(t smartpool.Task) error {
 	if t == nil {
@@ -208,7 +209,7 @@ func (k *keyedSource[G]) Queues() int {
 
 // Attach binds the Keyed to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Keyed already belongs to a pool.
-func (k *keyedSource[G]) Attach(b smartpool.Bits) error {
+func (k *keyedSource[G]) Attach(b source.Bits) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.bits.Attached() {
@@ -231,7 +232,7 @@ func (k *keyedSource[G]) Close(drop bool) []smartpool.Task {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.bits.Closing() {
-		return nil // a mistaken call while a pool serves it, or before one does: see smartpool.Source
+		return nil // a mistaken call while a pool serves it, or before one does: see source.Source
 	}
 	k.closed = true
 	k.dropped = k.dropped || drop
@@ -260,7 +261,7 @@ func (k *keyedSource[G]) Close(drop bool) []smartpool.Task {
 	return out
 }
 
-// updateBitLocked keeps the bit rule of smartpool.Source: the bit is set
+// updateBitLocked keeps the bit rule of source.Source: the bit is set
 // while a re-entry is queued or a group may run, and clear otherwise. Every
 // method that changes either calls it before unlocking.
 func (k *keyedSource[G]) updateBitLocked() {
@@ -338,7 +339,7 @@ func (k *keyedSource[G]) downLocked(i int) {
 
 // bitsNow returns the Keyed's Bits, read under mu: Attach may run
 // concurrently.
-func (k *keyedSource[G]) bitsNow() smartpool.Bits {
+func (k *keyedSource[G]) bitsNow() source.Bits {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.bits

@@ -60,6 +60,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // linScale multiplies a count by SMARTPOOL_TEST_SCALE and divides it by
@@ -100,7 +101,7 @@ type linIn struct {
 	vals []int // linBatch: the values pushed, in order
 	key  int   // ordering key: a deadline step or a priority; 0 for FIFO
 	q    int   // linPoll: queue polled; Multi pushes: the queue the value came out of (set after the run)
-	// linPollBatch: the length of ts and the share (smartpool.BatchPoller)
+	// linPollBatch: the length of ts and the share (source.BatchPoller)
 	max, share int
 }
 
@@ -188,7 +189,7 @@ func linQueueModel(before func(x, y int) bool) porcupine.Model {
 	}
 }
 
-// linBatchStep is the model of a batch poll (smartpool.BatchPoller): the
+// linBatchStep is the model of a batch poll (source.BatchPoller): the
 // head of the queue, in order, at most max values and ⌈n/share⌉ of the n
 // queued, at least one unless the queue is empty.
 func linBatchStep(s []linItem, in linIn, got []int) (bool, []linItem) {
@@ -243,7 +244,7 @@ func linBatchPoll(r *rand.Rand, q int) linIn {
 // linValues runs a batch poll on c and returns the values polled.
 func linValues(c smartpool.Channel, in linIn) []int {
 	ts := make([]smartpool.Task, in.max)
-	n := src(c).(smartpool.BatchPoller).PollBatch(in.q, ts, nil, in.share)
+	n := src(c).(source.BatchPoller).PollBatch(in.q, ts, nil, in.share)
 	vals := make([]int, n)
 	for i := range n {
 		vals[i] = linValue(ts[i])

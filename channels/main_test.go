@@ -12,6 +12,7 @@ import (
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 	"github.com/smartpool-go/smartpool/internal/standalone"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 func TestMain(m *testing.M) {
@@ -76,7 +77,7 @@ func served[C smartpool.Channel](c C) C {
 }
 
 // src returns c's Source: the unit tests drive a channel as the pool does.
-func src(c smartpool.Channel) smartpool.Source { return smartpool.SourceOf(c) }
+func src(c smartpool.Channel) source.Source { return source.SourceOf(c) }
 
 // servedEnds is served by a harness that knows c as its channel, as a pool
 // does: c's submits given options go through the pool's code, and onEnd,

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Multi is one logical channel sharded over several inner channels, its
@@ -65,19 +66,19 @@ const maxShards = 1 << 16
 // the same count.
 func NewMulti[C smartpool.Channel](n int, newShard func() C) *Multi[C] {
 	m := new(Multi[C])
-	m.plug = smartpool.NewPlug(&m.src)
+	m.plug = source.NewPlug(&m.src)
 	if n <= 0 || n > maxShards || newShard == nil {
 		return m
 	}
 	shards := make([]C, n)
-	srcs := make([]smartpool.Source, n)
+	srcs := make([]source.Source, n)
 	first := make([]int, n+1)
 	for s := range shards {
 		c := newShard()
 		if isNilChannel(c) {
 			return m
 		}
-		src := smartpool.SourceOf(c)
+		src := source.SourceOf(c)
 		if src == nil {
 			return m
 		}

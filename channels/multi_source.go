@@ -7,19 +7,20 @@ import (
 	"sync/atomic"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// multiSource is a Multi's side the pool talks to (smartpool.Source): it
+// multiSource is a Multi's side the pool talks to (source.Source): it
 // routes each call to the Source of the shard that owns the queue, or of
 // the next shard in the rotation.
 type multiSource[C smartpool.Channel] struct {
-	shards []C                            // read-only after NewMulti
-	srcs   []smartpool.Source             // srcs[s]: shards[s]'s Source; read-only after NewMulti
-	first  []int                          // first[s]: the Multi's queue number of shard s's queue 0; read-only
-	single bool                           // every shard has one queue, so queue i is shard i; read-only
-	queues int                            // read-only; 0 if any shard has no queues
-	next   atomic.Uint32                  // pushes and Next calls so far: the rotation
-	bits   atomic.Pointer[smartpool.Bits] // set by Attach under mu; Submit admits through it
+	shards []C                         // read-only after NewMulti
+	srcs   []source.Source             // srcs[s]: shards[s]'s Source; read-only after NewMulti
+	first  []int                       // first[s]: the Multi's queue number of shard s's queue 0; read-only
+	single bool                        // every shard has one queue, so queue i is shard i; read-only
+	queues int                         // read-only; 0 if any shard has no queues
+	next   atomic.Uint32               // pushes and Next calls so far: the rotation
+	bits   atomic.Pointer[source.Bits] // set by Attach under mu; Submit admits through it
 
 	mu sync.Mutex // serialises Attach
 }
@@ -46,7 +47,7 @@ func (m *multiSource[C]) Push(t smartpool.Task, o smartpool.Order) error {
 }
 
 // Requeue queues a yielded task re-entering the pool in the next shard,
-// through the shard's Requeue; see smartpool.Source.
+// through the shard's Requeue; see source.Source.
 func (m *multiSource[C]) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -68,21 +69,21 @@ func (m *multiSource[C]) Poll(i int) smartpool.Task {
 }
 
 // PollOrder is Poll that also returns the task's key when the shard orders
-// by one (see smartpool.OrderedPoller), so that a task that yields keeps its
+// by one (see source.OrderedPoller), so that a task that yields keeps its
 // place in a Multi of Priority or Deadline shards; the pool calls it.
 func (m *multiSource[C]) PollOrder(i int) (smartpool.Task, smartpool.Order) {
 	s, ok := m.shardOf(i)
 	if !ok {
 		return nil, smartpool.Order{}
 	}
-	if op, ok := m.srcs[s].(smartpool.OrderedPoller); ok {
+	if op, ok := m.srcs[s].(source.OrderedPoller); ok {
 		return op.PollOrder(i - m.first[s])
 	}
 	return m.srcs[s].Poll(i - m.first[s]), smartpool.Order{}
 }
 
 // PollBatch polls queue i by the owning shard's PollBatch if the shard has
-// one (see smartpool.BatchPoller), so that a Multi of FIFOs batches as a
+// one (see source.BatchPoller), so that a Multi of FIFOs batches as a
 // FIFO does, and otherwise by one PollOrder; it stores the tasks' keys in
 // keys, if not nil (zero keys for a shard that orders by none).
 func (m *multiSource[C]) PollBatch(i int, ts []smartpool.Task, keys []smartpool.Order, share int) int {
@@ -91,8 +92,8 @@ func (m *multiSource[C]) PollBatch(i int, ts []smartpool.Task, keys []smartpool.
 		return 0
 	}
 	shard := m.srcs[s]
-	_, ordered := shard.(smartpool.OrderedPoller)
-	if bp, ok := shard.(smartpool.BatchPoller); ok {
+	_, ordered := shard.(source.OrderedPoller)
+	if bp, ok := shard.(source.BatchPoller); ok {
 		var shardKeys []smartpool.Order
 		if ordered {
 			shardKeys = keys
@@ -141,17 +142,17 @@ func (m *multiSource[C]) Queues() int { return m.queues }
 // does not cover exactly Queues() queues, and a shard's Attach error
 // (wrapped, naming the shard) if a shard refuses, for instance because
 // newShard returned the same channel twice or one already attached.
-func (m *multiSource[C]) Attach(b smartpool.Bits) error {
+func (m *multiSource[C]) Attach(b source.Bits) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old := m.bits.Load(); old != nil && old.Attached() {
-		return smartpool.ErrAttached // Bits of a failed New are not: see smartpool.Source
+		return smartpool.ErrAttached // Bits of a failed New are not: see source.Source
 	}
 	if b.Attached() && b.Len() != m.queues {
 		return fmt.Errorf("channels: Multi has %d queues, Attach got bits for %d", m.queues, b.Len())
 	}
 	for s, c := range m.srcs {
-		var sub smartpool.Bits // unattached b: shards stay unattached too
+		var sub source.Bits // unattached b: shards stay unattached too
 		if b.Attached() {
 			sub = b.Slice(m.first[s], m.first[s+1]-m.first[s])
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/internal/nilcheck"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Priority is an unbounded channel ordered by a scalar priority: a worker
@@ -32,7 +33,7 @@ type Priority struct {
 // NewPriority returns an empty Priority.
 func NewPriority() *Priority {
 	p := new(Priority)
-	p.plug = smartpool.NewPlug(&p.src)
+	p.plug = source.NewPlug(&p.src)
 	return p
 }
 

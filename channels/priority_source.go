@@ -6,16 +6,17 @@ import (
 	"sync"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// prioritySource is a Priority's side the pool talks to (smartpool.Source).
+// prioritySource is a Priority's side the pool talks to (source.Source).
 type prioritySource struct {
 	mu      sync.Mutex
-	heap    []prioItem     // a binary heap under prioItem.before; guarded by mu
-	seq     uint64         // submissions so far, the tie-breaker; guarded by mu
-	closed  bool           // Close was called; guarded by mu
-	dropped bool           // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits    smartpool.Bits // set by Attach before the pool starts; guarded by mu
+	heap    []prioItem  // a binary heap under prioItem.before; guarded by mu
+	seq     uint64      // submissions so far, the tie-breaker; guarded by mu
+	closed  bool        // Close was called; guarded by mu
+	dropped bool        // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits    source.Bits // set by Attach before the pool starts; guarded by mu
 	// pos is the heap index of each indexed task (PushIndexed: a task
 	// submitted with smartpool.WithHandle), for Reorder; nil until the
 	// first. Only items whose seq has the indexed bit are in it, so the
@@ -41,9 +42,9 @@ func (a *prioItem) before(b *prioItem) bool {
 	return a.seq < b.seq
 }
 
-// Requeue queues a yielded task re-entering the pool; see smartpool.Source.
+// Requeue queues a yielded task re-entering the pool; see source.Source.
 // It keeps the priority the task was first queued with if that came from a
-// Priority (see smartpool.OrderedPoller), and gets priority 0 otherwise.
+// Priority (see source.OrderedPoller), and gets priority 0 otherwise.
 func (p *prioritySource) Requeue(t smartpool.Task) error { return p.push(0, t, requeued) }
 
 func (p *prioritySource) push(prio int, t smartpool.Task, how entry) error {
@@ -86,26 +87,26 @@ func (p *prioritySource) pushAt(prio int, t smartpool.Task, how entry, mark uint
 // negative priority.
 func (p *prioritySource) Push(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	return p.push(o.Priority, t, pushed) // 0 for the zero Order
 }
 
 // PushIndexed is Push for a task submitted with smartpool.WithHandle: it is
-// indexed for Reorder (see smartpool.Reorderer).
+// indexed for Reorder (see source.Reorderer).
 func (p *prioritySource) PushIndexed(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	return p.pushAt(o.Priority, t, pushed, indexed)
 }
 
 // Reorder gives the indexed task t priority o.Priority (0 for the zero
 // Order, as Push), keeping its submission number, and restores the heap
-// around it; see smartpool.Reorderer.
+// around it; see source.Reorderer.
 func (p *prioritySource) Reorder(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -139,7 +140,7 @@ func (p *prioritySource) Poll(int) smartpool.Task {
 }
 
 // PollOrder is Poll that also returns the task's priority; the pool calls
-// it (see smartpool.OrderedPoller) so that a task that yields keeps its
+// it (see source.OrderedPoller) so that a task that yields keeps its
 // priority when it re-enters.
 func (p *prioritySource) PollOrder(int) (smartpool.Task, smartpool.Order) {
 	p.mu.Lock()
@@ -208,7 +209,7 @@ func (p *prioritySource) Queues() int { return 1 }
 
 // Attach binds the Priority to a pool; it is called by smartpool.New. It
 // returns smartpool.ErrAttached if the Priority already belongs to a pool.
-func (p *prioritySource) Attach(b smartpool.Bits) error {
+func (p *prioritySource) Attach(b source.Bits) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bits.Attached() {
@@ -230,7 +231,7 @@ func (p *prioritySource) Close(drop bool) []smartpool.Task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.bits.Closing() {
-		return nil // a mistaken call while a pool serves it, or before one does: see smartpool.Source
+		return nil // a mistaken call while a pool serves it, or before one does: see source.Source
 	}
 	p.closed = true
 	p.dropped = p.dropped || drop
@@ -263,7 +264,7 @@ func (p *prioritySource) len() int {
 
 // bitsNow returns the Priority's Bits, read under mu: Attach may run
 // concurrently.
-func (p *prioritySource) bitsNow() smartpool.Bits {
+func (p *prioritySource) bitsNow() source.Bits {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.bits

@@ -13,15 +13,16 @@ import (
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
+	"github.com/smartpool-go/smartpool/source"
 )
 
-// reorderer returns c's Source as a smartpool.Reorderer, failing the test
+// reorderer returns c's Source as a source.Reorderer, failing the test
 // if it is not one.
-func reorderer(t *testing.T, c smartpool.Channel) smartpool.Reorderer {
+func reorderer(t *testing.T, c smartpool.Channel) source.Reorderer {
 	t.Helper()
-	r, ok := src(c).(smartpool.Reorderer)
+	r, ok := src(c).(source.Reorderer)
 	if !ok {
-		t.Fatalf("%T's Source does not implement smartpool.Reorderer", c)
+		t.Fatalf("%T's Source does not implement source.Reorderer", c)
 	}
 	return r
 }
@@ -175,7 +176,7 @@ func TestReorderErrors(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		ch    smartpool.Channel
-		ro    smartpool.Reorderer
+		ro    source.Reorderer
 		wrong smartpool.Order
 		right smartpool.Order
 	}{
@@ -315,7 +316,7 @@ func TestMultiReorderFIFO(t *testing.T) {
 func TestKeyedNotReorderer(t *testing.T) {
 	k, err := channels.NewKeyed[string](1)
 	mustOK(t, err)
-	if _, ok := src(k).(smartpool.Reorderer); ok {
+	if _, ok := src(k).(source.Reorderer); ok {
 		t.Fatal("a Keyed's Source is a Reorderer")
 	}
 }

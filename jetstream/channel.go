@@ -10,6 +10,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Channel is a smartpool.Channel fed by a JetStream stream: a durable pull
@@ -50,7 +51,7 @@ type Channel struct {
 	msgs     int                      // messages in queue[head:]: the prefetch window's fill
 	held     map[*message]bool        // fetched and not settled: kept alive by the heartbeat
 	parked   map[*message]*time.Timer // unknown handler: waiting to be passed on (pass.go); also held
-	bits     smartpool.Bits           // set by Attach
+	bits     source.Bits              // set by Attach
 	attached bool                     // Attach was called
 	closed   bool                     // Close was called: fetched messages are handed back
 	dropped  bool                     // Close(true) was called: Requeue refuses
@@ -81,7 +82,7 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 	}
 	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons,
 		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, room: make(chan struct{}, 1)}
-	ch.plug = smartpool.NewPlug(channelSource{ch})
+	ch.plug = source.NewPlug(channelSource{ch})
 	ch.ctx, ch.cancel = context.WithCancel(c.ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -98,10 +99,10 @@ func (ch *Channel) Name() string { return ch.name }
 
 // plug makes Channel a smartpool.Channel; unexported, it stays out of the
 // godoc.
-type plug = smartpool.Plug
+type plug = source.Plug
 
 // channelSource is the side of a Channel the pool talks to
-// (smartpool.Source); users see none of its methods.
+// (source.Source); users see none of its methods.
 type channelSource struct{ *Channel }
 
 // Queues returns 1: the local queue.
@@ -112,7 +113,7 @@ func (channelSource) Queues() int { return 1 }
 // a pool already, or ErrClientClosed. If New fails after attaching it,
 // close the Client: the channel fetches until then, and its messages go
 // back only when the Client closes (after AckWait).
-func (ch channelSource) Attach(b smartpool.Bits) error {
+func (ch channelSource) Attach(b source.Bits) error {
 	ch.mu.Lock()
 	if ch.attached {
 		ch.mu.Unlock()
@@ -132,7 +133,7 @@ func (ch channelSource) Attach(b smartpool.Bits) error {
 func (channelSource) Push(smartpool.Task, smartpool.Order) error { return ErrNotData }
 
 // Requeue queues a yielded task re-entering the pool through this channel;
-// see smartpool.Source.
+// see source.Source.
 func (ch channelSource) Requeue(t smartpool.Task) error {
 	if t == nil {
 		return smartpool.ErrNilTask
@@ -197,7 +198,7 @@ func (ch *Channel) Len() int {
 // Close stops fetching and, if drop is set, empties the queue and returns
 // its tasks, which the pool reports as dropped: a message among them is
 // handed back to the stream when the pool discards it (see HandedBack). It
-// does nothing unless the pool is closing (smartpool.Bits.Closing): a
+// does nothing unless the pool is closing (source.Bits.Closing): a
 // mistaken call cannot stop a channel a running pool serves.
 func (ch channelSource) Close(drop bool) []smartpool.Task {
 	ch.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Published messages run once each through a pool; a duplicate message ID
@@ -103,7 +104,7 @@ func TestBadInputRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := smartpool.SourceOf(ch).Push(smartpool.Func(func(context.Context) {}), smartpool.Order{}); !errors.Is(err, ErrNotData) {
+	if err := source.SourceOf(ch).Push(smartpool.Func(func(context.Context) {}), smartpool.Order{}); !errors.Is(err, ErrNotData) {
 		t.Errorf("Push: %v, want ErrNotData", err)
 	}
 	p := onePool(t, ch, 1)

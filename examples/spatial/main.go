@@ -3,7 +3,7 @@
 // a game loads the world chunks nearest to the player first.
 //
 // Spatial is a smartpool.Channel as any channel is: it embeds the
-// smartpool.Plug that NewPlug made from its smartpool.Source, an inner
+// source.Plug that NewPlug made from its source.Source, an inner
 // value that implements the contract in Source's documentation: one lock; the availability bit set when the queue turns non-empty and
 // cleared when it turns empty, with the lock held; Wake after unlocking
 // (declared in Attach with Bits.WakesOutsideLock); ErrClosed once the pool
@@ -26,6 +26,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/smartpool-go/smartpool"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 // Point is a position in a 3-D integer grid.
@@ -70,15 +71,15 @@ func (f *Focus) At() Point {
 // attached it, after a New that failed, and from the pool's Close on, its
 // submit methods return smartpool.ErrClosed.
 type Spatial struct {
-	smartpool.Plug // made by NewSpatial from src: the pool talks to src
-	src            spatialSource
+	source.Plug // made by NewSpatial from src: the pool talks to src
+	src         spatialSource
 }
 
 // NewSpatial returns an empty Spatial that serves the tasks nearest to focus
 // first.
 func NewSpatial(focus *Focus) *Spatial {
 	s := &Spatial{src: spatialSource{focus: focus}}
-	s.Plug = smartpool.NewPlug(&s.src)
+	s.Plug = source.NewPlug(&s.src)
 	return s
 }
 
@@ -92,7 +93,7 @@ func (s *Spatial) Submit(at Point, fn func(context.Context), opts ...smartpool.O
 
 // SubmitTask queues t at position at. It returns smartpool.ErrNilTask for a
 // nil t and smartpool.ErrClosed once the pool's Close started. With options
-// the pool queues t (smartpool.Bits.Submit): smartpool.WithContext then
+// the pool queues t (source.Bits.Submit): smartpool.WithContext then
 // waits for a unit of the pool's in-flight limit and cancels t if its
 // context ends while t is queued; WithDeadline and WithPriority are refused
 // with smartpool.ErrOption.
@@ -105,7 +106,7 @@ func (s *Spatial) SubmitTask(at Point, t smartpool.Task, opts ...smartpool.Optio
 	s.src.mu.Unlock()
 	return b.Submit(t, smartpool.Order{}, opts, func(t smartpool.Task, o smartpool.Order) error {
 		if o.HasDeadline || o.HasPriority {
-			return smartpool.Unordered(o)
+			return source.Unordered(o)
 		}
 		return s.src.push(at, t, false) // at the submit's position, not the focus
 	})
@@ -119,15 +120,15 @@ func (s *Spatial) Len() int {
 }
 
 // spatialSource is the side of a Spatial the pool talks to: it implements
-// smartpool.Source by the contract in its documentation.
+// source.Source by the contract in its documentation.
 type spatialSource struct {
 	focus *Focus // read-only after NewSpatial
 
 	mu      sync.Mutex
-	items   []spatialItem  // in submission order; guarded by mu
-	closed  bool           // Close was called; guarded by mu
-	dropped bool           // Close(true) emptied it: Requeue refuses too; guarded by mu
-	bits    smartpool.Bits // set by Attach; guarded by mu
+	items   []spatialItem // in submission order; guarded by mu
+	closed  bool          // Close was called; guarded by mu
+	dropped bool          // Close(true) emptied it: Requeue refuses too; guarded by mu
+	bits    source.Bits   // set by Attach; guarded by mu
 }
 
 type spatialItem struct {
@@ -139,7 +140,7 @@ type spatialItem struct {
 // The focus may move away before t runs.
 func (s *spatialSource) Push(t smartpool.Task, o smartpool.Order) error {
 	if o.HasDeadline || o.HasPriority {
-		return smartpool.Unordered(o)
+		return source.Unordered(o)
 	}
 	return s.push(s.focus.At(), t, false)
 }
@@ -194,7 +195,7 @@ func (s *spatialSource) Queues() int { return 1 }
 
 // Attach binds s to a pool and publishes whether it holds tasks; it returns
 // smartpool.ErrAttached if s already belongs to a pool.
-func (s *spatialSource) Attach(b smartpool.Bits) error {
+func (s *spatialSource) Attach(b source.Bits) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bits.Attached() {

@@ -162,11 +162,7 @@ func (e *Engine) unitsDone(k int) {
 	}
 }
 
-// Admit takes n units of the pool's in-flight limit, all or none, for tasks
-// about to be queued by one of the channel's own submit methods (Push and
-// Requeue get tasks the pool admitted). It returns ErrFull when fewer are
-// free, and nil at once if the pool has no limit or b belongs to no pool. A
-// channel that then does not queue a task after all calls Refund.
+// Admit is source.Bits.Admit, whose documentation is the channel author's.
 func (b Bits) Admit(n int) error {
 	if b.E == nil || !b.E.admit.on {
 		return nil
@@ -178,15 +174,7 @@ func (b Bits) Admit(n int) error {
 	return nil
 }
 
-// AdmitWait is Admit for blocking submit methods: it waits for a unit until
-// ctx ends (returning ctx.Err()) or the pool's Close starts (ErrClosed).
-// Called by a goroutine the channel started in Attach, before New returned,
-// it first waits for the pool to start (ErrClosed if New fails); called
-// from Attach itself, which New waits for, it returns an error wrapping
-// ErrConfig at once. A pool without a limit has no unit to wait for, but
-// the rest holds as well: AdmitWait returns nil once the pool runs, so that
-// a channel never queues work that no pool will run. It returns nil at
-// once if b belongs to no pool.
+// AdmitWait is source.Bits.AdmitWait, whose documentation is the channel author's.
 func (b Bits) AdmitWait(ctx context.Context) error {
 	if b.E == nil {
 		return nil
@@ -207,27 +195,14 @@ func (b Bits) AdmitWait(ctx context.Context) error {
 	return nil
 }
 
-// Refund gives back n units that Admit or AdmitWait took (or that the pool
-// took for Push) for tasks the channel did not queue after all, such as a
-// task it ran on the caller's goroutine instead.
+// Refund is source.Bits.Refund, whose documentation is the channel author's.
 func (b Bits) Refund(n int) {
 	if b.E != nil {
 		b.E.queuedUnitsDone(b.E.channelOf(b), n)
 	}
 }
 
-// Discard is called by a channel that throws away a queued task the pool
-// never ran, outside the channel's lock, with why it did: DroppedLate (a
-// late deadline) or DroppedDisplaced (a displaced oldest task). The pool
-// ends the task as dropped, as Close ends the tasks it drops: it releases
-// the task's unit of the in-flight limit, counts it in ChannelStats.Dropped,
-// resolves its Future or Group with ErrDropped and passes it to
-// ChannelParams.OnEnd with why. A task its submitter cancelled was reported
-// already, and a yielded task re-entering ends itself as dropped: Discard
-// reports false for them, and true when it ended t as dropped now (so a
-// channel counts its own drops alike). Discard each task once. Called
-// outside Poll, it comes between Hold, with the lock held as the task left
-// the queue, and Unhold (see Source, "Held tasks").
+// Discard is source.Bits.Discard, whose documentation is the channel author's.
 func (b Bits) Discard(t task.Task, why task.Outcome) bool {
 	if b.E == nil {
 		return true

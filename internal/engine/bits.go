@@ -1,9 +1,8 @@
 package engine
 
-// Bits is a channel's handle on the availability bits of its queues. The zero
-// Bits belongs to no pool: Closed reports true, so a channel refuses tasks
-// until New attaches it, and Set, Clear and Wake do nothing. Bits is a small
-// value; copy it freely.
+// Bits is the engine's side of source.Bits, which wraps it and forwards
+// each method (inlined): a channel's queues in one pool. The zero Bits
+// belongs to no pool.
 type Bits struct {
 	E    *Engine
 	base int // global number of the channel's queue 0
@@ -11,18 +10,15 @@ type Bits struct {
 	att  *attachment // the channel's attachment in a pool with Config.Spare (reshape.go); nil otherwise
 }
 
-// Attached reports whether b binds its channel to a pool: false for the zero
-// Bits and for the Bits of a New that failed (the channel may then be
-// attached again).
+// Attached is source.Bits.Attached, whose documentation is the channel author's.
 func (b Bits) Attached() bool {
 	return b.E != nil && !b.E.failed.Load() && (b.att == nil || b.att.state.Load() != attDetached)
 }
 
-// Len returns the number of queues b covers.
+// Len is source.Bits.Len, whose documentation is the channel author's.
 func (b Bits) Len() int { return b.N }
 
-// Slice returns the Bits of queues [i, i+n) of b, for composite channels that
-// hand parts of their queues to inner channels.
+// Slice is source.Bits.Slice, whose documentation is the channel author's.
 func (b Bits) Slice(i, n int) Bits {
 	if i < 0 || n < 0 || i+n > b.N {
 		panic("smartpool: Bits.Slice out of range")
@@ -30,45 +26,31 @@ func (b Bits) Slice(i, n int) Bits {
 	return Bits{E: b.E, base: b.base + i, N: n, att: b.att}
 }
 
-// Set marks queue i as holding work. Call it with the channel's lock held.
+// Set is source.Bits.Set, whose documentation is the channel author's.
 func (b Bits) Set(i int) {
 	if b.E != nil && b.att.attached() { // a removed channel's queues may serve another now
 		b.E.Field.Set(b.index(i))
 	}
 }
 
-// Clear marks queue i as empty. Call it with the channel's lock held.
+// Clear is source.Bits.Clear, whose documentation is the channel author's.
 func (b Bits) Clear(i int) {
 	if b.E != nil && b.att.attached() && b.E.Field.Clear(b.index(i)) {
 		b.E.wake() // a repair republished work: see the availability-bit protocol
 	}
 }
 
-// Has reports whether queue i's bit is set, for channels that keep the bit
-// rule without one lock over both submits and polls (see channels.FIFO).
+// Has is source.Bits.Has, whose documentation is the channel author's.
 func (b Bits) Has(i int) bool {
 	return b.E != nil && b.E.Field.Has(b.index(i))
 }
 
-// Closed reports whether no running pool serves the channel: it was never
-// attached, its New failed, or the pool's Close started. Channels check it
-// under their lock on every submit and refuse with ErrClosed while it
-// reports true; it is one atomic load.
-//
-// In a pool with Config.Spare, it reports true too once RemoveChannel
-// started removing the channel, and before AddChannel finished adding it.
+// Closed is source.Bits.Closed, whose documentation is the channel author's.
 func (b Bits) Closed() bool {
 	return b.E == nil || b.E.Stopped.Load() || b.att != nil && b.att.state.Load() != attLive
 }
 
-// Closing reports whether the channel's Close may act: the pool it is
-// attached to is closing (its Close started and has not finished). A
-// channel's Close does nothing while Closing reports false, so a user's call
-// cannot remove tasks that a running pool would run, nor close a channel
-// that no pool holds, or that a failed New left free for another.
-//
-// A channel being removed (Pool.RemoveChannel) is closing too, until its
-// removal ends; a removed channel never again.
+// Closing is source.Bits.Closing, whose documentation is the channel author's.
 func (b Bits) Closing() bool {
 	if b.att != nil {
 		switch b.att.state.Load() {
@@ -82,25 +64,14 @@ func (b Bits) Closing() bool {
 	return b.E != nil && (b.E.Standalone || b.E.Stopped.Load() && b.E.live.Load() > 0)
 }
 
-// Wake tells the pool that n tasks were added, so that idle workers start.
-// Call it after releasing the channel's lock. It costs one atomic load when
-// no worker is idle.
+// Wake is source.Bits.Wake, whose documentation is the channel author's.
 func (b Bits) Wake(n int) {
 	if b.E != nil && n > 0 && b.att.attached() {
 		b.E.wakeFrom(b.base)
 	}
 }
 
-// WakesOutsideLock declares, from the channel's Attach, that the channel
-// calls Wake only after releasing every lock its Poll takes. Wake then hands
-// the idle worker it wakes its first task: it polls, on the calling
-// goroutine, the task the scheduler would choose (from this channel or
-// another), so that on an idle pool a submitted task has started by the time
-// its submit returns (a bounded channel has room again, and Close does not
-// drop it). Without the declaration Wake only wakes the worker, which is
-// safe for a channel that calls Wake under its lock (the search would call
-// its Poll). The channels package's channels all declare it. Calls after
-// New returned have no effect.
+// WakesOutsideLock is source.Bits.WakesOutsideLock, whose documentation is the channel author's.
 func (b Bits) WakesOutsideLock() {
 	if b.E == nil {
 		return

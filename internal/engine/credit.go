@@ -27,12 +27,7 @@ import "github.com/smartpool-go/smartpool/task"
 // without a unit, until those are polled. Declared channels pay nothing for
 // this, and pools without a limit account nothing.
 
-// AdmitsOwnSubmits declares, from the channel's Attach, that every task the
-// channel queues through its own submit methods took a unit of the pool's
-// in-flight limit with Admit or AdmitWait (see Source). Channels that do not
-// declare it are accounted by the pool, at the cost of one atomic operation
-// per task taken from them: tasks they queue without a unit are charged one
-// when a worker takes them. Calls after New returned have no effect.
+// AdmitsOwnSubmits is source.Bits.AdmitsOwnSubmits, whose documentation is the channel author's.
 func (b Bits) AdmitsOwnSubmits() {
 	if b.E == nil {
 		return

@@ -108,36 +108,12 @@ func (e *Engine) Helper(ctx context.Context) *taskContext {
 	return nil
 }
 
-// InTask reports whether the calling goroutine runs a task of b's pool
-// (holding a worker, or inside a Yield's wait), whatever context it holds.
-// A channel's blocking submit asks it before it waits for room: a task that
-// waits for room that only tasks can free may wait for ever, so such a
-// task runs the task it submits itself (RunInTask). It costs a lookup, so
-// ask it only when there is no room.
+// InTask is source.Bits.InTask, whose documentation is the channel author's.
 func (b Bits) InTask() bool {
 	return b.E != nil && b.E.Helper(context.Background()) != nil
 }
 
-// RunInTask runs t on the calling goroutine, in the place of the pool task
-// that goroutine runs, for a channel's blocking submit called from a task
-// that found no room (see InTask): the "help while you wait" rule of
-// Group.Go. t needs no unit of Config.Limit: it runs in its parent's place
-// (a channel that took one for it gives it back with Refund). It is counted in
-// the channel's Stats like a worker's run (Ran, Panicked or Goexited). Its
-// context is the calling task's, so its waits yield that task's worker. A
-// panic is recovered and goes to the task's Future or Group, or to the
-// pool's panic handler, not to the caller; runtime.Goexit ends t and then
-// the calling task, whose goroutine it unwinds.
-//
-// In a pool with Config.Spare, call Hold(1) with the channel's lock held,
-// in the hold in which the submit saw Closed report false, and Unhold(1)
-// after RunInTask (or RunHere) returned: a removal of the channel then
-// reports its stats only once t ended (see Hold).
-//
-// It reports whether it ran t: false, running nothing, if the calling
-// goroutine runs no task of b's pool, if the channel has a cap
-// (ChannelParams.MaxRunning, MaxInFlight) with no slot free, or if b
-// belongs to no pool.
+// RunInTask is source.Bits.RunInTask, whose documentation is the channel author's.
 func (b Bits) RunInTask(t task.Task) bool {
 	if b.E == nil || t == nil {
 		return false

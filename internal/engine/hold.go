@@ -40,23 +40,14 @@ import "github.com/smartpool-go/smartpool/task"
 // counted its poll in held before it called it. A pool without
 // Config.Spare tracks nothing: each of these costs it one branch.
 
-// Hold counts n tasks that the channel holds outside its queues, so that a
-// removal of the channel (Pool.RemoveChannel) waits for them to end before
-// it reports the channel's final stats: a task it took out of its queues
-// to pass to Discard after releasing its lock (a displaced oldest task),
-// or a task its submit runs on the caller (RunInTask, RunHere) instead of
-// queueing it. Call it with the channel's lock held, in the same hold in
-// which the submit saw Closed report false (or the task left the queue),
-// and call Unhold(n) once Discard or the run returned, deferred so that a
-// runtime.Goexit in the task cannot skip it. It does nothing in a pool
-// built without Config.Spare, or if b belongs to no pool.
+// Hold is source.Bits.Hold, whose documentation is the channel author's.
 func (b Bits) Hold(n int) {
 	if ch := b.tracked(); ch >= 0 && n > 0 {
 		b.E.Chans[ch].held.Add(int64(n))
 	}
 }
 
-// Unhold ends the count Hold(n) began, once the tasks ended.
+// Unhold is source.Bits.Unhold, whose documentation is the channel author's.
 func (b Bits) Unhold(n int) {
 	if ch := b.tracked(); ch >= 0 && n > 0 {
 		b.E.Chans[ch].held.Add(-int64(n))

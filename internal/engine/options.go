@@ -139,16 +139,7 @@ func (e *Engine) SubmitWith(ch int, t task.Task, order task.Order, opts []Option
 	return e.Submit(ch, t, so.Order, push)
 }
 
-// Submit is a channel's own submit method given options (see Option): it
-// queues t in the channel through the pool, which admits it, ties it to
-// the context of WithContext and queues it with push, or with the channel's
-// Push if push is nil, ordered by order merged with the options' ordering
-// (a key set both ways is an error wrapping ErrOption). push receives a
-// task the pool admitted, perhaps wrapped, and must queue it as Push would
-// (channels.Keyed passes one that queues under the submit's group). A
-// channel calls Submit only when its caller passed options, and queues as
-// usual otherwise, so that submits without options cost nothing more. It
-// returns ErrClosed when no running pool serves the channel.
+// Submit is source.Bits.Submit, whose documentation is the channel author's.
 func (b Bits) Submit(t task.Task, order task.Order, opts []Option, push func(task.Task, task.Order) error) error {
 	if b.E == nil {
 		return task.ErrClosed

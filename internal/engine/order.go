@@ -16,9 +16,7 @@ import "github.com/smartpool-go/smartpool/task"
 // channel's Requeue reads it back with Bits.OrderOf and keeps it when it
 // orders by the same kind of key.
 
-// OrderOf returns the key a yielded task re-entering through Requeue was
-// first ordered by (see OrderedPoller), and false for any other task or if
-// the channel that gave it out orders by no key.
+// OrderOf is source.Bits.OrderOf, whose documentation is the channel author's.
 func (Bits) OrderOf(t task.Task) (task.Order, bool) {
 	r, ok := t.(*resumption)
 	if !ok {

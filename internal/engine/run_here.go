@@ -6,20 +6,7 @@ import (
 	"github.com/smartpool-go/smartpool/task"
 )
 
-// RunHere runs t on the calling goroutine, for a channel that runs a task
-// instead of queueing it (channels.CallerRuns), and counts its outcome in the
-// channel's Stats as a worker's run would be: Ran, Panicked or Goexited. A
-// panic is recovered and sent to the pool's panic handler (or to the task's
-// Future or Group); runtime.Goexit is counted and then ends the calling
-// goroutine, as it would without the pool. The task's context is ctx, which
-// is context.Background() if nil. Its waits are plain waits, except on the
-// goroutine of a pool task, whose worker they give back (see Yield).
-//
-// The channel must have given back the task's unit of Config.Limit first
-// (Bits.Refund), since the task never enters the pool; in a pool with
-// Config.Spare it holds the task (Bits.Hold) under its lock, as for
-// RunInTask. Without a pool (zero Bits) RunHere just runs t and lets a
-// panic through.
+// RunHere is source.Bits.RunHere, whose documentation is the channel author's.
 func (b Bits) RunHere(ctx context.Context, t task.Task) {
 	if ctx == nil {
 		ctx = context.Background()

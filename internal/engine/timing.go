@@ -181,12 +181,7 @@ func (tc *taskContext) endReentry(ch int) {
 	}
 }
 
-// Stamp returns t, or, when timing picks it (Config.TimingEvery), t wrapped
-// with the time now so that the pool records its queue wait when it starts.
-// A channel's own submit methods call it on each task they queue, with the
-// channel's lock held or not; Push and Requeue receive tasks the pool
-// stamped already. The wrapper implements Unwrapper, so Discard returns the
-// task as submitted. The zero Bits returns t.
+// Stamp is source.Bits.Stamp, whose documentation is the channel author's.
 func (b Bits) Stamp(t task.Task) task.Task {
 	if b.E == nil || t == nil {
 		return t

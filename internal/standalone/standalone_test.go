@@ -11,6 +11,7 @@ import (
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 	"github.com/smartpool-go/smartpool/internal/standalone"
+	"github.com/smartpool-go/smartpool/source"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,13 +30,13 @@ func TestAttach_ServesAChannelWithoutAPool(t *testing.T) {
 	if err := f.Submit(noop); err != nil {
 		t.Fatalf("Submit on the harness = %v", err)
 	}
-	if smartpool.SourceOf(f).Poll(0) == nil {
+	if source.SourceOf(f).Poll(0) == nil {
 		t.Fatal("Poll found nothing")
 	}
 	if err := f.Submit(noop); err != nil {
 		t.Fatal(err)
 	}
-	if out := smartpool.SourceOf(f).Close(true); len(out) != 1 {
+	if out := source.SourceOf(f).Close(true); len(out) != 1 {
 		t.Fatalf("Close(true) returned %d tasks, want 1", len(out))
 	}
 	if err := standalone.Attach(f); !errors.Is(err, smartpool.ErrAttached) {
@@ -61,7 +62,7 @@ func TestAttachOnEnd_ReportsDiscards(t *testing.T) {
 	if err := d.Submit(time.Time{}, func(context.Context) {}, smartpool.WithContext(context.Background())); err != nil {
 		t.Fatal(err)
 	}
-	if smartpool.SourceOf(d).Poll(0) != nil || len(ends) != 1 || ends[0] != smartpool.DroppedLate {
+	if source.SourceOf(d).Poll(0) != nil || len(ends) != 1 || ends[0] != smartpool.DroppedLate {
 		t.Fatalf("OnEnd saw %v, want one DroppedLate", ends)
 	}
 	if err := standalone.AttachOnEnd(channels.NewFIFO(), 42); err == nil {

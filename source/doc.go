@@ -1,14 +1,16 @@
-package smartpool
-
-import "github.com/smartpool-go/smartpool/internal/engine"
-
-// Source is the side of a channel the pool talks to: everything a channel
-// author implements beyond the channel's own submit methods. A channel is a
-// user-facing type (its constructor, its submit methods, Len) that embeds a
-// Plug made by NewPlug from its Source, usually an unexported value inside
-// it, so that users of the channel see none of these methods:
+// Package source is the contract between a smartpool pool and its channels:
+// what a channel author implements (Source, and optionally BatchPoller,
+// OrderedPoller and Reorderer) and what the pool gives a channel in return
+// (Bits). Programs that only use channels never import it; the channels
+// package and the JetStream channel are written against it, and so is any
+// channel of your own. It never imports the smartpool package, as
+// database/sql/driver never imports database/sql.
 //
-//	type plug = smartpool.Plug // unexported: no Plug in the channel's godoc
+// A channel is a user-facing type (its constructor, its submit methods, Len)
+// that embeds a Plug made by NewPlug from its Source, usually an unexported
+// value inside it, so that users of the channel see none of these methods:
+//
+//	type plug = source.Plug // unexported: no Plug in the channel's godoc
 //
 //	type Stack struct {
 //		plug
@@ -17,7 +19,7 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 //
 //	func NewStack() *Stack {
 //		s := new(Stack)
-//		s.plug = smartpool.NewPlug(&s.src)
+//		s.plug = source.NewPlug(&s.src)
 //		return s
 //	}
 //
@@ -27,7 +29,7 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // The optional interfaces (BatchPoller, OrderedPoller, Reorderer) are
 // implemented by the Source too.
 //
-// # Contract
+// # Attaching
 //
 // New calls Queues, then Attach, once each, before any worker starts. A
 // channel has Queues() independent queues, numbered from 0; each has one
@@ -35,6 +37,8 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // start goroutines that fill the channel (a fetcher from a remote queue):
 // what they queue before New returns runs once the pool starts, and their
 // Bits.AdmitWait waits for the start.
+//
+// # Serving
 //
 // Serving: a channel accepts tasks only while a running pool serves it.
 // Until New attached it, after a New that failed, and once the pool's Close
@@ -47,6 +51,8 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // no-op, and refuse with ErrAttached once it holds Bits whose Attached is
 // true.
 //
+// # The bit rule
+//
 // The bit rule: a queue's bit may be set spuriously for a moment, but once the
 // channel's lock is released it is never clear while the queue holds a task
 // the pool may run. The simple way to keep it: call Bits.Set when the queue
@@ -56,11 +62,15 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // that its Poll takes says so in Attach with Bits.WakesOutsideLock: its
 // wake-ups then give an idle worker its first task at once.
 //
+// # Polling
+//
 // Poll is called by workers, concurrently, for a queue whose bit they saw set
 // (and, in a pool with channels that declare Bits.WakesOutsideLock, by their
 // Wake on behalf of an idle worker); it returns nil when the queue is empty.
 // A channel may also implement BatchPoller, to give a worker several tasks
 // per call, and OrderedPoller.
+//
+// # Push and Requeue
 //
 // Push is the by-key submit (Pool.Submit), and the way a channel's own
 // submit given options (Bits.Submit) queues: it enqueues a task ordered by
@@ -77,10 +87,14 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // Bits.OrderOf returns when it is of its own kind, so that a task that
 // yields keeps its place.
 //
+// # Admission
+//
 // Admission: every submit method and Push (not Requeue) must return
 // ErrClosed, with the channel's lock held, once Bits.Closed reports true.
 // The pool reports Closed before it calls Close, so that a producer that saw ErrClosed from one
 // channel gets it from every channel afterwards.
+//
+// # The in-flight limit
 //
 // In-flight limit (Config.Limit): Push and Requeue receive tasks that hold a
 // unit of the limit already. A channel's own submit methods take one per task
@@ -91,6 +105,8 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // with Bits.AdmitsOwnSubmits; the pool keeps the limit itself for channels
 // that do not, so a forgotten Admit costs a little time, never the limit.
 //
+// # Drops
+//
 // Drops: a channel that throws away a queued task the pool never ran (a late
 // deadline, a displaced oldest task) passes it through Bits.Discard, once,
 // after releasing its lock, with why. Discard ends the task as dropped as
@@ -99,6 +115,8 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // reports whether it did, so that the channel counts its own drops alike. A
 // task must never leave a channel any other way than through Poll, Close or
 // Discard.
+//
+// # Held tasks
 //
 // Held tasks: in a pool with Config.Spare, a removal (Pool.RemoveChannel)
 // reports the channel once its Len reads 0 and then no task of it is held,
@@ -110,10 +128,14 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // once Discard or the run returned. A Discard called from Poll needs no
 // Hold: the worker that polls holds the poll.
 //
+// # Timing
+//
 // Timing: a channel's own submit methods pass each task they queue through
 // Bits.Stamp and queue what it returns, so that the pool can time its queue
 // wait (a channel that does not is still correct; its waits go untimed).
 // Push and Requeue receive tasks ready to queue as they are.
+//
+// # Close
 //
 // Close is called once, by OwnedPool.Close, after Bits.Closed turned true;
 // if drop is true the channel removes every queued task, clears its bits and
@@ -126,80 +148,4 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 // The Channel's Len counts the tasks the Source holds; it may be called at
 // any time, from any goroutine. No method may block for long: they run on
 // workers and submitters.
-type Source interface {
-	Queues() int
-	Attach(b engine.Bits) error
-	Push(t Task, o Order) error
-	Requeue(t Task) error
-	Poll(queue int) Task
-	Close(drop bool) []Task
-}
-
-// Reorderer is implemented by a Source that can move a queued task to a new
-// key in place (channels.Priority, channels.Deadline, and channels.Multi by
-// its shards'), for Handle's Reprioritize and SetDeadline.
-//
-// PushIndexed is Push, with the same contract, for a task submitted with
-// WithHandle: the Source also keeps an index from t to its entry, so that
-// Reorder finds it without a search, until t leaves the queue (Poll, Close,
-// Discard) and the entry is forgotten. Only such tasks are indexed, so the
-// tasks queued by Push cost nothing more. The pool calls it with tasks that
-// are pointers, comparable with ==.
-//
-// Reorder gives the queued task t the key o, with the channel's lock held,
-// and moves it to the place that key gives (among tasks of equal key, it
-// keeps its place of submission). It returns Unordered(o) for a key the
-// channel does not order by, before anything else, as Push does; then
-// ErrNotQueued if t is not an indexed task the Source still holds (nil
-// included: the pool asks so when the task has started, to learn only
-// whether o's key is the channel's); nil once t is moved. It must not block
-// for long; it calls no Bits method, as the queue goes neither empty nor
-// non-empty.
-type Reorderer interface {
-	PushIndexed(t Task, o Order) error
-	Reorder(t Task, o Order) error
-}
-
-// OrderedPoller is implemented by channels that order their tasks by a key,
-// so that a task that yields keeps its place when it re-enters: the pool
-// calls PollOrder instead of Poll, and hands the Order back to the followup
-// channel's Requeue (see Bits.OrderOf). PollOrder is Poll that also returns
-// the key the task was queued with.
-type OrderedPoller interface {
-	PollOrder(queue int) (Task, Order)
-}
-
-// BatchPoller is implemented by channels that can give a worker several
-// tasks of one queue under one lock hold. A worker whose run buffer is empty
-// calls PollBatch instead of Poll (see "Batch polls" in buffer.go); it keeps
-// the tasks in its buffer and runs them one by one, looking before each one
-// whether a higher level has work, and idle workers steal from the buffer
-// before they park. A task in a buffer is still queued: Stats counts it in
-// Queued, Close drops it unless its channel completes on close, and
-// WithContext can cancel it.
-//
-// The pool polls in batches only the channels of its lowest level, whose
-// buffered tasks no lower level's can overtake, and not a capped one
-// (ChannelParams.MaxRunning, MaxInFlight), nor under a scheduler of the
-// user's (Config.Schedule), whose picks are per task. A channel that orders
-// by a key (a priority, a deadline) should not implement BatchPoller: a task
-// queued after a batch was taken would wait behind the batch however it is
-// ordered.
-type BatchPoller interface {
-	// PollBatch removes tasks from queue, the ones successive Polls would
-	// return and in that order, into ts, and returns how many: at most
-	// len(ts), and at most ⌈n/share⌉ of the n tasks the queue holds (share
-	// is at least 1: the pool's worker count), so that workers polling in
-	// turn each get some; 0 when the queue is empty. If keys is not nil,
-	// the channel is an OrderedPoller and keys has the length of ts:
-	// PollBatch stores each task's key at the task's index, as PollOrder
-	// returns it. PollBatch keeps the bit rule as Poll does.
-	PollBatch(queue int, ts []Task, keys []Order, share int) int
-}
-
-// Bits is a channel's handle on the availability bits of its queues.
-type Bits = engine.Bits
-
-// Unordered is the error a channel's Push returns for an Order with a key it
-// does not order by.
-func Unordered(o Order) error { return engine.Unordered(o) }
+package source
