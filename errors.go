@@ -50,3 +50,7 @@ var ErrConfig = task.ErrConfig
 // or MaxInFlight (beside ErrConfig), and channels.Keyed's for a group limit
 // below 1.
 var ErrBadLimit = task.ErrBadLimit
+
+// PanicError carries a panic recovered from a task: the value passed to panic
+// and the stack of the goroutine at the moment it was recovered.
+type PanicError = task.PanicError

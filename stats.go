@@ -1,10 +1,15 @@
 package smartpool
 
 import (
+	"expvar"
+	"fmt"
+	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
+	"github.com/smartpool-go/smartpool/internal/show"
 )
 
 // ChannelStats counts one channel's tasks. Counts only grow.
@@ -230,4 +235,70 @@ type Timing struct {
 type TimingBucket struct {
 	Le    time.Duration
 	Count uint64
+}
+
+// String prints the stats as a small table: a line of pool figures (stalls
+// only if there were any), then one row per channel, levels top to bottom.
+// Keys print with %v.
+func (s *Stats[K]) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workers %d (live %d, busy %d)  rate %.1f/s  wakeups %d  suspended %d", s.Workers, s.Live, s.Busy, s.Rate, s.Wakeups, s.Suspended)
+	if s.Limit > 0 {
+		fmt.Fprintf(&b, "  limit %d (admitted %d, waiting %d)", s.Limit, s.Admitted, s.Waiting)
+	}
+	if s.Stalls > 0 {
+		fmt.Fprintf(&b, "  stalls %d", s.Stalls)
+		if s.Stalled {
+			b.WriteString(" (stalled now)")
+		}
+	}
+	b.WriteByte('\n')
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\tchannel\ton close\tpaused\tqueued\trunning\tcap\tran\tpanicked\tgoexited\tdropped\tcancelled\tyielded\twait p50\tp99\trun p50\tp99\t")
+	for _, c := range s.Channels {
+		policy, limit, paused := "drop", "-", "-"
+		if c.Paused {
+			paused = "yes"
+		}
+		if c.CompleteOnClose {
+			policy = "complete"
+		}
+		if c.Cap > 0 {
+			limit = fmt.Sprintf("%d/%d", c.Held, c.Cap)
+		}
+		fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
+			c.Level, c.Key, policy, paused, c.Queued, c.Running, limit, c.Ran, c.Panicked, c.Goexited,
+			c.Dropped, c.Cancelled, c.Yielded, show.Duration(c.Wait.P50, c.Wait.Count), show.Duration(c.Wait.P99, c.Wait.Count),
+			show.Duration(c.Run.P50, c.Run.Count), show.Duration(c.Run.P99, c.Run.Count))
+	}
+	tw.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// publishMu serialises Publish calls, so that two of them cannot both find a
+// name free.
+var publishMu sync.Mutex
+
+// Publish exposes the pool's live Stats as JSON under name in the expvar
+// registry, served by expvar's handler at /debug/vars: each read of the
+// variable takes a fresh snapshot. It returns an error, and publishes
+// nothing, if name is empty or already published (expvar itself would
+// panic). expvar cannot unpublish: the variable outlives the pool and then
+// shows its final stats.
+func (p *Pool[K]) Publish(name string) (err error) {
+	if name == "" {
+		return fmt.Errorf("smartpool: Publish: empty expvar name")
+	}
+	publishMu.Lock()
+	defer publishMu.Unlock()
+	if expvar.Get(name) != nil {
+		return fmt.Errorf("smartpool: Publish: expvar name %q is already published", name)
+	}
+	defer func() {
+		if r := recover(); r != nil { // published meanwhile by a direct expvar.Publish
+			err = fmt.Errorf("smartpool: Publish %q: %v", name, r)
+		}
+	}()
+	expvar.Publish(name, expvar.Func(func() any { return p.Stats() }))
+	return nil
 }
