@@ -143,7 +143,7 @@ func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]
 // ErrClosed, ErrUnknownKey, ErrOption, ErrFull, ctx.Err() of WithContext)
 // resolves the Future at once; so does WithContext's context ending while
 // fn is queued (with ctx.Err()), and a drop (with ErrDropped).
-func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...engine.Option) *Future[T] {
+func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...Option) *Future[T] {
 	if fn == nil {
 		f := newFuture[T]()
 		var zero T

@@ -180,7 +180,7 @@ func (g *Group[K]) SetLimit(n int) {
 // see WithHandle), and h.Reprioritize and h.SetDeadline move it in an
 // ordered channel as for Submit. A Go that runs fn itself leaves h as it
 // was.
-func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...engine.Option) {
+func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option) {
 	g.spawn(key, fn, true, opts)
 }
 
@@ -194,14 +194,14 @@ func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...engine.
 // false with the group's context still live means "no room".
 // opts are Go's; WithHandle(&h) fills h exactly when TryGo reports true (it
 // never runs fn itself).
-func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...engine.Option) bool {
+func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Option) bool {
 	return g.spawn(key, fn, false, opts)
 }
 
 // errNoRoom is enter's refusal when the group is at its limit.
 var errNoRoom = errors.New("no room in the group")
 
-func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []engine.Option) bool {
+func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
 	var t *groupTask[K]
 	pin := g.p.e.PinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go), and keyPin
 		i, err := g.p.find(key)

@@ -38,9 +38,9 @@ var ErrNotQueued = task.ErrNotQueued
 //
 // A Handoff's Cancel ends its chain there: the unit of the in-flight limit
 // the continuation took over is released at once, as any cancelled task's.
-func WithHandle(h *Handle) engine.Option {
+func WithHandle(h *Handle) Option {
 	if h == nil {
-		return engine.Option{}
+		return Option{}
 	}
 	return engine.HandleOption(&h.h)
 }

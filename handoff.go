@@ -42,7 +42,7 @@ var ErrNotInTask = task.ErrNotInTask
 // h.Reprioritize and h.SetDeadline move it in an ordered channel. A
 // continuation queued during Close goes in as a re-entry (Requeue), which
 // no channel indexes: its h cancels but does not move it.
-func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context), opts ...engine.Option) error {
+func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Context), opts ...Option) error {
 	if fn == nil {
 		if tc := engine.TaskOf(ctx); tc == nil || tc.E != p.e {
 			return ErrNotInTask
@@ -53,7 +53,7 @@ func (p *Pool[K]) Handoff(ctx context.Context, key K, fn func(ctx context.Contex
 }
 
 // HandoffTask is Handoff for a Task value.
-func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...engine.Option) error {
+func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option) error {
 	tc := engine.TaskOf(ctx)
 	switch {
 	case tc == nil || tc.E != p.e:

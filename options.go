@@ -47,7 +47,7 @@ var ErrOption = task.ErrOption
 // context.Background(), one object with a context that only carries values,
 // and four with one that can be cancelled. A nil ctx means
 // context.Background().
-func WithContext(ctx context.Context) engine.Option {
+func WithContext(ctx context.Context) Option {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -58,9 +58,9 @@ func WithContext(ctx context.Context) engine.Option {
 // deadline (channels.Deadline, or a channels.Multi of them): earliest first,
 // and late (see channels.DropLate) once t has passed. Any other channel
 // refuses it with ErrOption.
-func WithDeadline(t time.Time) engine.Option { return engine.DeadlineOption(t) }
+func WithDeadline(t time.Time) Option { return engine.DeadlineOption(t) }
 
 // WithPriority orders the task by priority p in a channel that orders by
 // priority (channels.Priority, or a channels.Multi of them): highest first.
 // Any other channel refuses it with ErrOption.
-func WithPriority(p int) engine.Option { return engine.PriorityOption(p) }
+func WithPriority(p int) Option { return engine.PriorityOption(p) }

@@ -38,7 +38,7 @@ type Pool[K comparable] struct {
 // list, then one wrapping ErrOption for an option the channel cannot honour,
 // then ErrFull or, with WithContext, ctx.Err() if ctx ended first, then the
 // channel's error.
-func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...engine.Option) error {
+func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...Option) error {
 	if fn == nil {
 		return ErrNilTask
 	}
@@ -48,7 +48,7 @@ func (p *Pool[K]) Submit(key K, fn func(ctx context.Context), opts ...engine.Opt
 // SubmitTask is Submit for a Task value: a type of the user's that can be
 // reused, or a task made by NewFuture (resolved with ctx.Err() if
 // WithContext cancels it, ErrDropped if it is dropped).
-func (p *Pool[K]) SubmitTask(key K, t Task, opts ...engine.Option) error {
+func (p *Pool[K]) SubmitTask(key K, t Task, opts ...Option) error {
 	if engine.NilTask(t) {
 		return ErrNilTask
 	}
@@ -57,7 +57,7 @@ func (p *Pool[K]) SubmitTask(key K, t Task, opts ...engine.Option) error {
 
 // submit is Submit and SubmitTask once t is known not to be nil (Submit
 // skips nilTask's reflection: a func value is checked with ==).
-func (p *Pool[K]) submit(key K, t Task, opts []engine.Option) error {
+func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if p.e.Stopping() {
 		return ErrClosed
 	}
@@ -81,7 +81,7 @@ func (p *Pool[K]) submit(key K, t Task, opts []engine.Option) error {
 // submitWith is submit given options: pinned until it returns, whether it
 // runs t inline, which may end its goroutine, or waits (WithContext; for a
 // unit, unpinned: see keyPin).
-func (p *Pool[K]) submitWith(key K, t Task, opts []engine.Option) error {
+func (p *Pool[K]) submitWith(key K, t Task, opts []Option) error {
 	pin := p.e.PinKey(func() (int, error) { return p.find(key) })
 	defer pin.Unpin()
 	i, err := pin.Find()
