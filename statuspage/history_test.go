@@ -79,16 +79,18 @@ func TestHistory(t *testing.T) {
 		}
 		synctest.Wait()
 		v := read() // the first request, at 70.5 s
-		if v.History != 60 || len(v.Levels) != 1 || len(v.Levels[0].Channels) != 1 {
-			t.Fatalf("history of %d s, levels %+v: want 60 s of one channel", v.History, v.Levels)
+		if v.History != 70 || len(v.Levels) != 1 || len(v.Levels[0].Channels) != 1 {
+			t.Fatalf("history of %d s, levels %+v: want 70 s of one channel", v.History, v.Levels)
 		}
 		c := v.Levels[0].Channels[0]
-		var want []float64 // the seconds from 10 s to 70 s: the last minute
+		// Before the last minute, a point every 10 s: the seconds 0 to 10,
+		// at 1.3 tasks a second; then the last minute, a point a second.
+		want := []float64{1.3}
 		for k := 10; k < 70; k++ {
 			want = append(want, float64(perSecond(k)))
 		}
 		if fmt.Sprint(c.Spark) != fmt.Sprint(want) {
-			t.Errorf("the first view's sparkline %v, want the last minute's rates %v", c.Spark, want)
+			t.Errorf("the first view's sparkline %v, want the 10 s before the last minute, then its rates %v", c.Spark, want)
 		}
 		if last := float64(perSecond(69)); v.Rate != last || c.PerSec != last {
 			t.Errorf("the first view shows %v tasks/s (channel %v), want %v", v.Rate, c.PerSec, last)
@@ -129,7 +131,8 @@ func TestHistory(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		c = read().Levels[0].Channels[0]
-		if n := len(c.Spark); n != 60 || c.Spark[n-2] != float64(perSecond(69)) || c.Spark[n-1] != 0 {
+		// The samples: 0 s and 10 s (coarse), then 11 s to 71 s (fine).
+		if n := len(c.Spark); n != 62 || c.Spark[n-2] != float64(perSecond(69)) || c.Spark[n-1] != 0 {
 			t.Errorf("5 s after the pool closed (0.5 s after its last task), the sparkline ends %v: still sampling", c.Spark[max(0, n-6):])
 		}
 	})
