@@ -165,7 +165,7 @@ func args(f url.Values) string {
 
 // refuse answers r with status and msg, and logs the refusal.
 func (h *handler[K]) refuse(w http.ResponseWriter, r *http.Request, who string, status int, msg string) {
-	action := ""
+	action := r.URL.Query().Get("action") // a GET's
 	if r.PostForm != nil {
 		action = r.PostForm.Get("action")
 	}
@@ -278,18 +278,41 @@ func (h *handler[K]) remove(ctx context.Context, who string, key K, name, policy
 	default:
 		return http.StatusBadRequest, fmt.Sprintf("policy %.40q: want drain (run what the channel holds) or drop", policy)
 	}
-	// The removal goes on if the caller goes away: answer it with how it ended.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.o.ActionTimeout)
-	defer cancel()
-	start := time.Now()
-	c, err := h.p.RemoveChannel(ctx, key, p)
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return http.StatusAccepted, fmt.Sprintf("removing channel %s (%s): not done after %v, it carries on (the page flags it removing)", name, policy, h.o.ActionTimeout)
+	// The removal is waited for on a goroutine of its own, which goes on
+	// after ActionTimeout: only a RemoveChannel call that sees the channel's
+	// tasks end takes the channel out of the pool (one whose context ended
+	// leaves it flagged removing), and so the page lists it as removed when
+	// it is. The goroutine ends with the channel's tasks, or at Close.
+	type result struct {
+		c   smartpool.ChannelStats[K]
+		err error
 	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		c, err := h.p.RemoveChannel(context.WithoutCancel(ctx), key, p)
+		if err == nil {
+			h.noteRemoval(c, start, who, policy)
+		}
+		done <- result{c, err}
+	}()
+	timer := time.NewTimer(h.o.ActionTimeout)
+	defer timer.Stop()
+	var res result
+	select {
+	case res = <-done:
+	case <-timer.C:
+		go func() { // log how it ended, for the operator who was told it goes on
+			res := <-done
+			h.o.Logger.Info("statuspage: removal ended", "who", who, "key", name, "policy", policy, "err", res.err,
+				"ran", res.c.Ran, "dropped", res.c.Dropped)
+		}()
+		return http.StatusAccepted, fmt.Sprintf("removing channel %s (%s): not done after %v; it carries on, flagged removing, and is listed as removed once its tasks ended", name, policy, h.o.ActionTimeout)
+	}
+	c, err := res.c, res.err
 	if err != nil {
 		return poolAnswer(err, "")
 	}
-	h.noteRemoval(c, start, who, policy)
 	return http.StatusOK, fmt.Sprintf("removed channel %s (%s): ran %d, panicked %d, goexited %d, dropped %d, cancelled %d",
 		name, policy, c.Ran, c.Panicked, c.Goexited, c.Dropped, c.Cancelled)
 }

@@ -82,8 +82,9 @@ type Options struct {
 	Logger *slog.Logger
 	// ActionTimeout bounds how long an action waits: a removal that drains
 	// the channel's tasks, a dead-letter source's call. A removal still
-	// going on when it ends carries on (the channel is flagged removing);
-	// the answer says so. 0 means 30s.
+	// going on when it ends is answered 202 Accepted and carries on (the
+	// channel is flagged removing, then listed as removed once its tasks
+	// ended, or the pool closed). 0 means 30s.
 	ActionTimeout time.Duration
 
 	// DeadLetters are sources of dead letters, such as the jetstream
@@ -266,7 +267,8 @@ func (h *handler[K]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Query().Has("action") {
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		h.refuse(w, r, "", http.StatusMethodNotAllowed, "an action is a POST: a GET changes nothing")
+		who, _ := h.authorized(r)
+		h.refuse(w, r, who, http.StatusMethodNotAllowed, "an action is a POST: a GET changes nothing")
 		return
 	}
 	v := h.view(r)
