@@ -221,8 +221,8 @@ func browserLayout(t *testing.T, bin string) {
 	if l.ScrollWidth > l.ClientWidth || l.Table.Right > l.ClientWidth {
 		t.Errorf("at 1280 px the page is %v px wide, its table ends at %v px: wider than the window's %v px", l.ScrollWidth, l.Table.Right, l.ClientWidth)
 	}
-	if len(l.Sparks) != 4 || len(l.Lines) != 4 {
-		t.Fatalf("%d sparklines, %d lines: want 4", len(l.Sparks), len(l.Lines))
+	if len(l.Sparks) != 10 || len(l.Lines) != 10 { // throughput and queue depth of 4 channels and the totals
+		t.Fatalf("%d sparklines, %d lines: want 10", len(l.Sparks), len(l.Lines))
 	}
 	for i, s := range l.Sparks {
 		if s.Width < 120 || s.Height < 20 {

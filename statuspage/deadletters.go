@@ -174,6 +174,9 @@ func (h *handler[K]) letterAction(ctx context.Context, action string, f url.Valu
 			found = found || l.Channel == channel && d.ID == id
 		}
 	}
+	h.mu.Lock()
+	h.letters = letterCache{} // the page's view may be stale: read them again for the next one
+	h.mu.Unlock()
 	what := fmt.Sprintf("dead letter %.80q of channel %.80q", id, channel)
 	if !found {
 		return http.StatusNotFound, fmt.Sprintf("no %s among those the page shows: replayed or deleted already?", what)
@@ -184,7 +187,7 @@ func (h *handler[K]) letterAction(ctx context.Context, action string, f url.Valu
 		err = src.DeleteDeadLetter(ctx, channel, id)
 	}
 	h.mu.Lock()
-	h.letters = letterCache{} // read them again for the next view
+	h.letters = letterCache{} // changed: read them again for the next view
 	h.mu.Unlock()
 	if err != nil {
 		return http.StatusBadGateway, fmt.Sprintf("%s %s: %v", action, what, err)

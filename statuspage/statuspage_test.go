@@ -214,9 +214,13 @@ var (
 	ranRE = regexp.MustCompile(`<td class="ran">(\d+)</td>`)
 )
 
-// ran returns the channels the DOM shows and their ran figures.
+// ran returns the channels the DOM shows and their ran figures (not the
+// totals row's).
 func ran(t *testing.T, dom string) ([]string, []uint64) {
 	t.Helper()
+	if i := strings.Index(dom, "<tfoot"); i >= 0 {
+		dom = dom[:i]
+	}
 	var keys []string
 	for _, m := range rowRE.FindAllStringSubmatch(dom, -1) {
 		keys = append(keys, m[1])
@@ -237,6 +241,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("layout", func(t *testing.T) { browserLayout(t, bin) })
 	t.Run("stall", func(t *testing.T) { browserStall(t, bin) })
 	t.Run("reshape", func(t *testing.T) { browserReshape(t, bin) })
+	t.Run("actions", func(t *testing.T) { browserActions(t, bin) })
 }
 
 // browserRefresh: the page, loaded over a running pool, shows the channels
