@@ -13,7 +13,7 @@ import (
 //
 // The handler samples the pool's Stats once a second (tick) into two rings:
 // fine holds the samples of the last minute, one a second, and coarse every
-// tenth sample of the last span (15 minutes). The charts draw the coarse
+// tenth sample of the span (15 minutes) before that minute. The charts draw the coarse
 // samples older than the fine ring's first, then the fine ones: 10-second
 // steps up to a minute ago, 1-second steps since. The highlights (dropping,
 // slow) look at the last minute only: from the fine ring's first sample.
@@ -31,8 +31,8 @@ const (
 	keep        = int(window/every) + 1
 	coarseEvery = 10 // every coarseEvery-th sample also goes to the coarse ring
 	span        = 15 * time.Minute
-	coarseKeep  = int(span/(coarseEvery*every)) + 1
-	removedKeep = 50 // removed channels listed at most, the newest
+	coarseKeep  = int((span+window)/(coarseEvery*every)) + 1 // the last minute's are drawn from fine
+	removedKeep = 50                                         // removed channels listed at most, the newest
 )
 
 // ring keeps the last n samples of a series.
@@ -187,7 +187,7 @@ func (h *handler[K]) noteRemoval(c smartpool.ChannelStats[K], start time.Time, b
 // expireLocked forgets the removed channels listed more than span ago, and
 // the oldest beyond removedKeep; h.mu held.
 func (h *handler[K]) expireLocked(now time.Time) {
-	h.removed = slices.DeleteFunc(h.removed, func(r removed[K]) bool { return now.Sub(r.at) > span })
+	h.removed = slices.DeleteFunc(h.removed, func(r removed[K]) bool { return now.Sub(r.at) >= span })
 	if n := len(h.removed) - removedKeep; n > 0 {
 		h.removed = slices.Delete(h.removed, 0, n)
 	}

@@ -255,3 +255,72 @@ func TestCancelledYielded(t *testing.T) {
 		}
 	}
 }
+
+// The charts span 15 minutes at 10-second steps before the last minute at
+// 1-second steps; queue depth is charted beside throughput, each with its
+// scale; a totals row sums the channels. In a synctest bubble: time.Sleep
+// moves the bubble's clock.
+func TestHistorySpan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := quietPool{jobs: channels.NewFIFO()}
+		o, err := smartpool.New[string](q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = o.Close(context.Background()) })
+		p := o.Pool()
+		h := statuspage.Handler(p, statuspage.Options{})
+		// Two tasks a second; from 10 minutes on, the channel is paused, so
+		// its queue grows by two a second.
+		time.Sleep(500 * time.Millisecond)
+		for k := range 20 * 60 {
+			if k == 10*60 {
+				if err := p.Pause("jobs"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				if err := q.jobs.Submit(func(context.Context) {}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(time.Second)
+		}
+		synctest.Wait()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
+		type chart struct {
+			Key, SparkMax, DepthMax string
+			PerSec                  float64
+			Queued                  int
+			Spark, Depth            []float64
+		}
+		var v struct {
+			History int
+			Levels  []struct{ Channels []chart }
+			Total   chart
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		// At 1200.5 s: the fine samples from 1140 s to 1200 s, the coarse
+		// ones from 240 s (90 steps of 10 s before 1140 s).
+		if v.History != 960 {
+			t.Errorf("the charts span %d s, want 960 (15 minutes at 10 s steps, then the last minute)", v.History)
+		}
+		c := v.Levels[0].Channels[0]
+		if len(c.Spark) != 150 || len(c.Depth) != 150 {
+			t.Fatalf("%d rates, %d depths: want 90 steps of 10 s and 60 of 1 s", len(c.Spark), len(c.Depth))
+		}
+		// Until 600 s two tasks a second ran; then none, the queue growing.
+		if c.Spark[0] != 2 || c.Spark[35] != 2 || c.Spark[36] != 0 || c.Depth[35] != 0 || c.Depth[36] != 20 {
+			t.Errorf("around the pause at 600 s: rates %v, depths %v", c.Spark[34:38], c.Depth[34:38])
+		}
+		if c.Queued != 1200 || c.Depth[149] != 1200 || c.DepthMax != "1.2k" || c.SparkMax != "2/s" {
+			t.Errorf("queued %d, last depth %v, scales %q and %q: want 1200, 1200, 1.2k and 2/s", c.Queued, c.Depth[149], c.DepthMax, c.SparkMax)
+		}
+		if v.Total.Key != "all channels" || v.Total.Queued != 1200 || fmt.Sprint(v.Total.Spark) != fmt.Sprint(c.Spark) || fmt.Sprint(v.Total.Depth) != fmt.Sprint(c.Depth) {
+			t.Errorf("the totals row %+v: want the one channel's figures", v.Total)
+		}
+	})
+}

@@ -48,3 +48,29 @@ func TestSections(t *testing.T) {
 		t.Fatalf("JSON sections %+v: want the section read again, its alert kept", v.Sections)
 	}
 }
+
+// The page says that its wait and run times are sampled, and each wait
+// figure how many timed tasks it rests on.
+func TestSampledNote(t *testing.T) {
+	jobs := channels.NewFIFO()
+	o, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs}}}.With(smartpool.Config[string]{TimingEvery: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = o.Close(context.Background()) })
+	h := statuspage.Handler(o.Pool(), statuspage.Options{})
+	done := make(chan struct{})
+	if err := jobs.Submit(func(context.Context) { close(done) }); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	eventually(t, func() bool { c, _ := o.Pool().Stats().Channel("jobs"); return c.Wait.Count == 1 && c.Ran == 1 })
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	page := rec.Body.String()
+	for _, want := range []string{"Wait and run times are sampled: the pool times one task in Config.TimingEvery", `<td title="of 1 timed tasks">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -336,8 +337,8 @@ func (h *handler[K]) view(r *http.Request) view {
 	v.Total.PerSec = v.Rate
 	v.Total.Dropping = t.Dropped > was.total.dropped
 	h.draw(&v.Total, times)
-	for i := len(gone) - 1; i >= 0; i-- {
-		g := gone[i]
+	slices.SortStableFunc(gone, func(a, b removed[K]) int { return b.at.Compare(a.at) }) // newest first
+	for _, g := range gone {
 		rv := removedView{Key: fmt.Sprint(g.key), Ago: now.Sub(g.at).Round(time.Second).String(), By: "the program", Exact: g.exact,
 			Ran: g.ran, Panicked: g.panicked, Goexited: g.goexited, Dropped: g.dropped, Cancelled: g.canceled}
 		if g.by != "" {
