@@ -17,39 +17,7 @@ import (
 	"github.com/smartpool-go/smartpool"
 )
 
-// # Actions
-//
-// With Options.Authorize set, the page takes actions: POSTs to its own URL
-// whose form (application/x-www-form-urlencoded, at most maxForm bytes)
-// holds action, token and the action's arguments:
-//
-//	action=pause&key=K        Pool.Pause
-//	action=resume&key=K       Pool.Resume
-//	action=cap&key=K&n=N      Pool.SetCap
-//	action=workers&n=N        Pool.SetWorkers
-//	action=limit&n=N          Pool.SetLimit
-//	action=remove&key=K&policy=drain|drop
-//	                          Pool.RemoveChannel, waiting Options.ActionTimeout at most
-//	action=replay&source=S&channel=C&id=ID
-//	action=delete&source=S&channel=C&id=ID
-//	                          a dead letter of Options.DeadLetters[S]
-//
-// K is a channel's key as the page prints it (fmt.Sprint): the page looks
-// it up among the pool's channels, never parses it into a key, so any key
-// type works and a key the pool does not have is a 404. A dead letter must
-// be one the page would show (DeadLetterSource.NewestDeadLetters).
-//
-// Each is checked in this order, and refused with a plain-text answer at
-// the first failure: actions off (no Authorize: 403), the caller not
-// authorized (403), a cross-origin request (403), a form too large (413)
-// or malformed, with an unknown or repeated field (400), a missing or stale
-// token (403), then the action's arguments (400, or 404 for an unknown
-// key). The pool's refusal comes back in its own words: 404 for
-// smartpool.ErrUnknownKey, 400 for ErrBadLimit, 409 for the rest
-// (ErrConfig: a cap on an uncapped channel, removing a followup target;
-// ErrClosed). A dead-letter source's failure is a 502. A refused action
-// changes nothing. Every action, done or refused, is logged
-// (Options.Logger).
+// The actions: see "Actions" in the package documentation (statuspage.go).
 
 // maxForm bounds an action's form: its values are a key, a number and a
 // token.

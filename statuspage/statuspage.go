@@ -1,17 +1,68 @@
 // Package statuspage serves a live page of a smartpool pool for a program's
 // debug mux, in the spirit of golang.org/x/net/trace's /debug/requests:
 // levels top to bottom, each channel with its close policy, queued and
-// running tasks, tasks per second with a sparkline of the last minute, queue
-// wait and run time quantiles, and the tasks cancelled, yielded, dropped and
-// panicked. Channels that drop tasks or wait too long are highlighted, and a
-// stall the pool's watchdog reports (smartpool.Config.StallAfter) shows as a
-// banner at the top, with the count of stalls so far in the summary. The
-// handler records the history from the moment it is made (see Handler); the
-// page refreshes itself once a second from a JSON endpoint beside it (the
-// same URL with ?format=json). Standard library only: html/template, an
-// embedded page, a few lines of plain JavaScript.
+// running tasks, tasks per second and queue depth charted over the last 16
+// minutes (a point a second over the last minute, every 10 seconds
+// before), each chart with its scale, queue wait and run time quantiles
+// (sampled, as the pool times them: Config.TimingEvery), and the tasks
+// cancelled, yielded, dropped and panicked, with a totals row. Channels that
+// dropped tasks in the last minute, or whose tasks wait too long while they
+// have work, are highlighted; channels removed in the last 15 minutes are
+// listed with their final counts. A stall the pool's watchdog reports
+// (smartpool.Config.StallAfter) shows as a banner at the top, with the count
+// of stalls so far in the summary. Options.Sections and Options.DeadLetters
+// add figures the pool does not keep: a JetStream connection, dead letters.
+// The handler records the history from the moment it is made (see
+// Handler); the page refreshes itself once a second from a JSON endpoint
+// beside it (the same URL with ?format=json). Standard library only:
+// html/template, an embedded page, plain JavaScript.
 //
 //	mux.Handle("/debug/smartpool/", statuspage.Handler(pool, statuspage.Options{}))
+//
+// The page is read-only unless the program sets Options.Authorize: then an
+// operator it authorizes can pause and resume a channel, set its cap, set
+// the workers and the in-flight limit, remove a channel, and replay or
+// delete a dead letter, from the page. Each action is a POST carrying a
+// token the page was given, refused when it is missing or stale, cross
+// origin, or not authorized; a GET never changes anything; each action is
+// logged (Options.Logger).
+//
+// # Actions
+//
+// With Options.Authorize set, the page takes actions: POSTs to its own URL
+// whose form (application/x-www-form-urlencoded, at most 8 KiB) holds
+// action, token and the action's arguments. The page's buttons send them;
+// a script can too, with the token of the page's JSON (its token field,
+// served to an authorized caller):
+//
+//	action=pause&key=K        Pool.Pause
+//	action=resume&key=K       Pool.Resume
+//	action=cap&key=K&n=N      Pool.SetCap
+//	action=workers&n=N        Pool.SetWorkers
+//	action=limit&n=N          Pool.SetLimit
+//	action=remove&key=K&policy=drain|drop
+//	                          Pool.RemoveChannel (202 if not done within Options.ActionTimeout)
+//	action=replay&source=S&channel=C&id=ID
+//	action=delete&source=S&channel=C&id=ID
+//	                          a dead letter of Options.DeadLetters[S]
+//
+// K is a channel's key as the page prints it (fmt.Sprint): the page looks
+// it up among the pool's channels, never parses it into a key, so any key
+// type works and a key the pool does not have is a 404. A dead letter must
+// be one the page would show (DeadLetterSource.NewestDeadLetters).
+//
+// Each is checked in this order, and refused with a plain-text answer at
+// the first failure: actions off (no Authorize: 403), the caller not
+// authorized (403), a cross-origin request (403), a form too large (413)
+// or malformed, with an unknown or repeated field (400), a missing or stale
+// token (403), then the action's arguments (400, or 404 for an unknown
+// key). The pool's refusal comes back in its own words: 404 for
+// smartpool.ErrUnknownKey, 400 for ErrBadLimit, 409 for the rest
+// (ErrConfig: a cap on an uncapped channel, removing a followup target;
+// ErrClosed). A dead-letter source's failure is a 502. A refused action
+// changes nothing. An action done is answered 200 with a line saying so (a
+// removal's with the channel's final counts). Every action, done or
+// refused, is logged (Options.Logger).
 package statuspage
 
 import (
