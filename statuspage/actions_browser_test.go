@@ -121,7 +121,7 @@ func (d *driven) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // action on a live pool, as Stats shows; the pool's refusals show in its
 // own words and change nothing; a removal shows the channel's final stats
 // and lists it as removed; a dead letter is replayed and deleted. Then the
-// very POSTs the page sent, without their token, with the caller no longer
+// very POSTs the page sent (the first 10), without their token, with the caller no longer
 // authorized, or as GETs, are refused and change nothing.
 func browserActions(t *testing.T, bin string) {
 	var open atomic.Bool // whether the program's authorizer lets the operator act
@@ -293,5 +293,12 @@ func browserActions(t *testing.T, bin string) {
 	}
 	if _, paused, _ := stats("a"); paused {
 		t.Error("a is still paused")
+	}
+	// a's removal leaves level 0 without channels: the page goes on
+	// refreshing (the step waits for a refresh after the answer).
+	rep = step(command{Key: "a", Click: `button[data-action="remove"][data-policy="drop"]`, Clicks: 2})
+	expect(rep, true, `200 removed channel "a" (drop)`)
+	if !slices.Equal(rep.Options, []string{"b"}) || len(rep.Removed) != 2 || !strings.HasPrefix(rep.Removed[0], "a: this page (drop, by operator)") {
+		t.Errorf("after a's removal the page offers channels %q, lists removed %q", rep.Options, rep.Removed)
 	}
 }

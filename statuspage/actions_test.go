@@ -420,6 +420,15 @@ func TestActionsDone(t *testing.T) {
 	if len(rm) != 1 || rm[0].Key != "c" || rm[0].Ran != 4 || !rm[0].Exact || rm[0].By != "this page (drain, by alice)" {
 		t.Errorf("the removed channels listed: %+v", rm)
 	}
+	// a goes too: level 0 is left without channels, level 1 with b.
+	do("action", "remove", "key", "a", "policy", "drain")
+	rec := httptest.NewRecorder()
+	ap.h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
+	var lv struct{ Levels []struct{ Channels []struct{ Key string } } }
+	if err := json.Unmarshal(rec.Body.Bytes(), &lv); err != nil || len(lv.Levels) != 2 || lv.Levels[0].Channels == nil ||
+		len(lv.Levels[0].Channels) != 0 || len(lv.Levels[1].Channels) != 1 || !strings.Contains(rec.Body.String(), `"channels":[]`) {
+		t.Errorf("with level 0 empty the levels are %+v (%v): want [] for it, b in level 1", lv.Levels, err)
+	}
 	// With c gone, b is no followup target: it can go, dropping its queue.
 	do("action", "pause", "key", "b")
 	for range 3 {

@@ -359,7 +359,7 @@ func (h *handler[K]) view(r *http.Request) view {
 	}
 	for _, c := range s.Channels {
 		for len(v.Levels) <= c.Level {
-			v.Levels = append(v.Levels, level{Level: len(v.Levels)})
+			v.Levels = append(v.Levels, level{Level: len(v.Levels), Channels: []channelView{}}) // [] in the JSON for a level whose channels all went
 		}
 		cv := channelView{Key: fmt.Sprint(c.Key), Close: "drop", Queued: c.Queued, Running: c.Running, Cap: c.Cap,
 			Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Dropped: c.Dropped, Cancelled: c.Cancelled, Yielded: c.Yielded,
