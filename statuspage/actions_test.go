@@ -424,7 +424,9 @@ func TestActionsDone(t *testing.T) {
 	do("action", "remove", "key", "a", "policy", "drain")
 	rec := httptest.NewRecorder()
 	ap.h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
-	var lv struct{ Levels []struct{ Channels []struct{ Key string } } }
+	var lv struct {
+		Levels []struct{ Channels []struct{ Key string } }
+	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &lv); err != nil || len(lv.Levels) != 2 || lv.Levels[0].Channels == nil ||
 		len(lv.Levels[0].Channels) != 0 || len(lv.Levels[1].Channels) != 1 || !strings.Contains(rec.Body.String(), `"channels":[]`) {
 		t.Errorf("with level 0 empty the levels are %+v (%v): want [] for it, b in level 1", lv.Levels, err)
