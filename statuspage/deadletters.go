@@ -39,7 +39,7 @@ type DeadLetterSource interface {
 // DeadLetterList is the newest dead letters of one channel, as a
 // DeadLetterSource returns them.
 type DeadLetterList struct {
-	Channel string
+	Channel string       // the channel's name, as the source calls it; the page passes it back to Replay and Delete
 	Kept    uint64       // dead letters the channel keeps in all
 	Letters []DeadLetter // the newest, newest first
 	Err     error        // why the letters could not be read, if they could not
@@ -54,7 +54,7 @@ type DeadLetter struct {
 	Attempts uint64    // the runs it had
 	Born     time.Time // first submitted; zero if unknown
 	Died     time.Time // given up on; zero if unknown
-	Payload  []byte    // the page shows its first payloadShown bytes
+	Payload  []byte    // the page shows its first 64 bytes, quoted
 }
 
 const (

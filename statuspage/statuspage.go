@@ -110,9 +110,10 @@ type Options struct {
 	// decision, not the library's: the page cannot know who is behind a
 	// request.
 	//
-	// Authorize is called for each request to the page: for a GET, to
-	// decide whether to show the controls (with a token, see below) to
-	// that caller; for a POST, to decide whether to carry out the action.
+	// Authorize is called for each request to the page: for a GET (once
+	// a second while the page is open, as it refreshes), to decide whether
+	// to show the controls (with a token, see below) to that caller; for a
+	// POST, to decide whether to carry out the action.
 	// It returns who the caller is, for the log, and whether they may act.
 	// A typical one checks a session, a client certificate or basic auth
 	// against the program's operators. It must not block for long.
@@ -139,8 +140,8 @@ type Options struct {
 	// ended, or the pool closed). 0 means 30s.
 	ActionTimeout time.Duration
 
-	// DeadLetters are sources of dead letters, such as the jetstream
-	// module's channels: the page shows the newest of each channel,
+	// DeadLetters are sources of dead letters, such as a JetStream
+	// channel's dead-letter stream: the page shows the newest of each channel,
 	// DeadLetterRows of them, and, with Authorize set, replay and delete
 	// buttons beside each. See DeadLetterSource.
 	DeadLetters []DeadLetterSource
