@@ -223,6 +223,7 @@ func browserLayout(t *testing.T, bin string) {
 	_, url := gameServer(t)
 	within(t, 30*time.Second, func() bool { return historyOf(t, url) >= 3 })
 	l := measure(t, bin, url)
+	t.Logf("at 1280 px: the page is %v px wide, its table ends at %v px, the window's width is %v px", l.ScrollWidth, l.Table.Right, l.ClientWidth)
 	if l.ScrollWidth > l.ClientWidth || l.Table.Right > l.ClientWidth {
 		t.Errorf("at 1280 px the page is %v px wide, its table ends at %v px: wider than the window's %v px", l.ScrollWidth, l.Table.Right, l.ClientWidth)
 	}
