@@ -141,8 +141,9 @@ func spin(d time.Duration) func(context.Context) {
 	}
 }
 
-// gameServer runs a game pool until the test ends and serves its page, with
-// the default options, measured; it returns the pool and the page's URL.
+// gameServer runs a game pool until the test ends and serves its page,
+// measured, with actions on for everyone and a source of three dead
+// letters; it returns the pool and the page's URL.
 func gameServer(t *testing.T) (*smartpool.Pool[string], string) {
 	g := &game{realtime: channels.NewFIFO(), responsive: channels.NewFIFO(), backlog: channels.NewFIFO(), deadline: channels.NewDeadline()}
 	o, err := smartpool.New[string](g)
@@ -186,7 +187,10 @@ func gameServer(t *testing.T) (*smartpool.Pool[string], string) {
 	produce(100*time.Millisecond, fill)
 	produce(time.Millisecond, func() error { return g.realtime.Submit(spin(20 * time.Microsecond)) })
 	produce(2*time.Millisecond, func() error { return g.responsive.Submit(spin(50 * time.Microsecond)) })
-	srv := httptest.NewServer(measured(statuspage.Handler(o.Pool(), statuspage.Options{Title: "smartpool demo: a game server"})))
+	srv := httptest.NewServer(measured(statuspage.Handler(o.Pool(), statuspage.Options{Title: "smartpool demo: a game server",
+		Authorize:   func(*http.Request) (string, bool) { return "operator", true },
+		Logger:      slog.New(slog.DiscardHandler),
+		DeadLetters: []statuspage.DeadLetterSource{newShelf(3)}})))
 	t.Cleanup(func() {
 		srv.Close()
 		stop()
@@ -211,18 +215,20 @@ func historyOf(t *testing.T, url string) int {
 
 // browserLayout: the page of a pool like the demo's, at 1280×900, fits the
 // window's width, its sparklines are a readable size and their lines span
-// them, and no stall banner shows. With STATUSPAGE_SCREENSHOT=path it
+// them, and no stall banner shows; with actions on, the controls fit too.
+// With STATUSPAGE_SCREENSHOT=path it
 // writes the README's screenshot there, once the page has a minute of
 // history.
 func browserLayout(t *testing.T, bin string) {
 	_, url := gameServer(t)
 	within(t, 30*time.Second, func() bool { return historyOf(t, url) >= 3 })
 	l := measure(t, bin, url)
+	t.Logf("at 1280 px: the page is %v px wide, its table ends at %v px, the window's width is %v px", l.ScrollWidth, l.Table.Right, l.ClientWidth)
 	if l.ScrollWidth > l.ClientWidth || l.Table.Right > l.ClientWidth {
 		t.Errorf("at 1280 px the page is %v px wide, its table ends at %v px: wider than the window's %v px", l.ScrollWidth, l.Table.Right, l.ClientWidth)
 	}
-	if len(l.Sparks) != 4 || len(l.Lines) != 4 {
-		t.Fatalf("%d sparklines, %d lines: want 4", len(l.Sparks), len(l.Lines))
+	if len(l.Sparks) != 10 || len(l.Lines) != 10 { // throughput and queue depth of 4 channels and the totals
+		t.Fatalf("%d sparklines, %d lines: want 10", len(l.Sparks), len(l.Lines))
 	}
 	for i, s := range l.Sparks {
 		if s.Width < 120 || s.Height < 20 {

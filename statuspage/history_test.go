@@ -79,16 +79,18 @@ func TestHistory(t *testing.T) {
 		}
 		synctest.Wait()
 		v := read() // the first request, at 70.5 s
-		if v.History != 60 || len(v.Levels) != 1 || len(v.Levels[0].Channels) != 1 {
-			t.Fatalf("history of %d s, levels %+v: want 60 s of one channel", v.History, v.Levels)
+		if v.History != 70 || len(v.Levels) != 1 || len(v.Levels[0].Channels) != 1 {
+			t.Fatalf("history of %d s, levels %+v: want 70 s of one channel", v.History, v.Levels)
 		}
 		c := v.Levels[0].Channels[0]
-		var want []float64 // the seconds from 10 s to 70 s: the last minute
+		// Before the last minute, a point every 10 s: the seconds 0 to 10,
+		// at 1.3 tasks a second; then the last minute, a point a second.
+		want := []float64{1.3}
 		for k := 10; k < 70; k++ {
 			want = append(want, float64(perSecond(k)))
 		}
 		if fmt.Sprint(c.Spark) != fmt.Sprint(want) {
-			t.Errorf("the first view's sparkline %v, want the last minute's rates %v", c.Spark, want)
+			t.Errorf("the first view's sparkline %v, want the 10 s before the last minute, then its rates %v", c.Spark, want)
 		}
 		if last := float64(perSecond(69)); v.Rate != last || c.PerSec != last {
 			t.Errorf("the first view shows %v tasks/s (channel %v), want %v", v.Rate, c.PerSec, last)
@@ -129,7 +131,8 @@ func TestHistory(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		c = read().Levels[0].Channels[0]
-		if n := len(c.Spark); n != 60 || c.Spark[n-2] != float64(perSecond(69)) || c.Spark[n-1] != 0 {
+		// The samples: 0 s and 10 s (coarse), then 11 s to 71 s (fine).
+		if n := len(c.Spark); n != 62 || c.Spark[n-2] != float64(perSecond(69)) || c.Spark[n-1] != 0 {
 			t.Errorf("5 s after the pool closed (0.5 s after its last task), the sparkline ends %v: still sampling", c.Spark[max(0, n-6):])
 		}
 	})
@@ -251,4 +254,73 @@ func TestCancelledYielded(t *testing.T) {
 			t.Errorf("the page lacks the heading %s", th)
 		}
 	}
+}
+
+// The charts span 15 minutes at 10-second steps before the last minute at
+// 1-second steps; queue depth is charted beside throughput, each with its
+// scale; a totals row sums the channels. In a synctest bubble: time.Sleep
+// moves the bubble's clock.
+func TestHistorySpan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := quietPool{jobs: channels.NewFIFO()}
+		o, err := smartpool.New[string](q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = o.Close(context.Background()) })
+		p := o.Pool()
+		h := statuspage.Handler(p, statuspage.Options{})
+		// Two tasks a second; from 10 minutes on, the channel is paused, so
+		// its queue grows by two a second.
+		time.Sleep(500 * time.Millisecond)
+		for k := range 20 * 60 {
+			if k == 10*60 {
+				if err := p.Pause("jobs"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				if err := q.jobs.Submit(func(context.Context) {}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(time.Second)
+		}
+		synctest.Wait()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
+		type chart struct {
+			Key, SparkMax, DepthMax string
+			PerSec                  float64
+			Queued                  int
+			Spark, Depth            []float64
+		}
+		var v struct {
+			History int
+			Levels  []struct{ Channels []chart }
+			Total   chart
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		// At 1200.5 s: the fine samples from 1140 s to 1200 s, the coarse
+		// ones from 240 s (90 steps of 10 s before 1140 s).
+		if v.History != 960 {
+			t.Errorf("the charts span %d s, want 960 (15 minutes at 10 s steps, then the last minute)", v.History)
+		}
+		c := v.Levels[0].Channels[0]
+		if len(c.Spark) != 150 || len(c.Depth) != 150 {
+			t.Fatalf("%d rates, %d depths: want 90 steps of 10 s and 60 of 1 s", len(c.Spark), len(c.Depth))
+		}
+		// Until 600 s two tasks a second ran; then none, the queue growing.
+		if c.Spark[0] != 2 || c.Spark[35] != 2 || c.Spark[36] != 0 || c.Depth[35] != 0 || c.Depth[36] != 20 {
+			t.Errorf("around the pause at 600 s: rates %v, depths %v", c.Spark[34:38], c.Depth[34:38])
+		}
+		if c.Queued != 1200 || c.Depth[149] != 1200 || c.DepthMax != "1.2k" || c.SparkMax != "2/s" {
+			t.Errorf("queued %d, last depth %v, scales %q and %q: want 1200, 1200, 1.2k and 2/s", c.Queued, c.Depth[149], c.DepthMax, c.SparkMax)
+		}
+		if v.Total.Key != "all channels" || v.Total.Queued != 1200 || fmt.Sprint(v.Total.Spark) != fmt.Sprint(c.Spark) || fmt.Sprint(v.Total.Depth) != fmt.Sprint(c.Depth) {
+			t.Errorf("the totals row %+v: want the one channel's figures", v.Total)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package statuspage_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -100,6 +101,91 @@ func TestReshape(t *testing.T) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 		if body := rec.Body.String(); !strings.Contains(body, `class="flag paused"`) {
 			t.Errorf("the page does not flag a as paused")
+		}
+	})
+}
+
+// A channel the program removes is listed as removed, with its final
+// counts (the growth of Stats.Removed, when it went alone between two
+// samples; its last sampled counts, marked so, when several did), for 15
+// minutes; the totals keep its counts. In a synctest bubble.
+func TestRemovedListed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b, c := channels.NewFIFO(), channels.NewFIFO(), channels.NewFIFO()
+		o, err := smartpool.New(smartpool.Levels[string]{{
+			{Key: "a", Channel: a}, {Key: "b", Channel: b}, {Key: "c", Channel: c},
+		}}.With(smartpool.Config[string]{Workers: 1, StallAfter: -1, Spare: []int{3}, Logger: slog.New(slog.DiscardHandler)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = o.Close(context.Background()) })
+		p := o.Pool()
+		h := statuspage.Handler(p, statuspage.Options{})
+		type gone struct {
+			Key, By, Ago  string
+			Exact         bool
+			Ran, Canceled uint64
+		}
+		read := func() (removed []gone, totalRan uint64, page string) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/?format=json", nil))
+			var v struct {
+				Removed []gone
+				Total   struct{ Ran uint64 }
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+				t.Fatal(err)
+			}
+			rec = httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			return v.Removed, v.Total.Ran, rec.Body.String()
+		}
+		for ch, n := range map[*channels.FIFO]int{a: 1, b: 3, c: 2} {
+			for range n {
+				if err := ch.Submit(func(context.Context) {}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		synctest.Wait()
+		time.Sleep(time.Second) // a sample of a, b and c, their tasks run
+		synctest.Wait()
+		if _, err := p.RemoveChannel(context.Background(), "b", smartpool.Drain); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Submit(func(context.Context) {}); err == nil {
+			t.Fatal("a removed channel took a task")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		removed, ran, page := read()
+		if len(removed) != 1 || removed[0] != (gone{Key: "b", By: "the program", Ago: "0s", Exact: true, Ran: 3}) || ran != 6 {
+			t.Fatalf("removed %+v, total ran %d: want b with its 3 tasks, final, and 6 in all", removed, ran)
+		}
+		if !strings.Contains(page, `<tr data-key="b"><td class="key">b</td><td>0s ago</td><td>the program</td><td class="ran">3</td>`) {
+			t.Errorf("the page does not list b as removed:\n%s", page)
+		}
+		// a and c go between the same two samples: each is listed with its
+		// last sampled counts, at least.
+		for _, k := range []string{"a", "c"} {
+			if _, err := p.RemoveChannel(context.Background(), k, smartpool.Drop); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		removed, ran, page = read()
+		want := []gone{{Key: "a", By: "the program", Ago: "0s", Ran: 1}, {Key: "c", By: "the program", Ago: "0s", Ran: 2}, {Key: "b", By: "the program", Ago: "1s", Exact: true, Ran: 3}}
+		if fmt.Sprint(removed) != fmt.Sprint(want) || ran != 6 {
+			t.Errorf("removed %+v, total ran %d: want %+v and 6", removed, ran, want)
+		}
+		if !strings.Contains(page, `<td class="ran">1</td><td>0</td><td>0</td><td>0</td><td>at least</td>`) {
+			t.Errorf("the page does not mark a's counts as a lower bound:\n%s", page)
+		}
+		time.Sleep(15 * time.Minute)
+		synctest.Wait()
+		if removed, _, page = read(); len(removed) != 0 || !strings.Contains(page, `<table id="removed" class="section" hidden>`) {
+			t.Errorf("15 minutes on, removed %+v: want none listed", removed)
 		}
 	})
 }

@@ -91,7 +91,7 @@ func running(t *testing.T) (*smartpool.Pool[string], string) {
 	// workers can take however little CPU the producers get: a backlog of
 	// 50 tasks of 5 ms on two workers, so the waits are long. (With
 	// DropOldest the survivors would be the newest tasks, whose waits are
-	// short: the late highlight would depend on timing.)
+	// short: the slow highlight would depend on timing.)
 	bulkBurst := func() error {
 		for range 50 {
 			switch err := d.bulk.Submit(work(5 * time.Millisecond)); {
@@ -107,7 +107,7 @@ func running(t *testing.T) (*smartpool.Pool[string], string) {
 		t.Fatal(err)
 	}
 	produce(time.Millisecond, bulkBurst)
-	srv := httptest.NewServer(statuspage.Handler(o.Pool(), statuspage.Options{Title: "smartpool demo", LateWait: 5 * time.Millisecond}))
+	srv := httptest.NewServer(statuspage.Handler(o.Pool(), statuspage.Options{Title: "smartpool demo", SlowWait: 5 * time.Millisecond}))
 	t.Cleanup(func() {
 		srv.Close()
 		stop()
@@ -214,9 +214,13 @@ var (
 	ranRE = regexp.MustCompile(`<td class="ran">(\d+)</td>`)
 )
 
-// ran returns the channels the DOM shows and their ran figures.
+// ran returns the channels the DOM shows and their ran figures (not the
+// totals row's).
 func ran(t *testing.T, dom string) ([]string, []uint64) {
 	t.Helper()
+	if i := strings.Index(dom, "<tfoot"); i >= 0 {
+		dom = dom[:i]
+	}
 	var keys []string
 	for _, m := range rowRE.FindAllStringSubmatch(dom, -1) {
 		keys = append(keys, m[1])
@@ -237,6 +241,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("layout", func(t *testing.T) { browserLayout(t, bin) })
 	t.Run("stall", func(t *testing.T) { browserStall(t, bin) })
 	t.Run("reshape", func(t *testing.T) { browserReshape(t, bin) })
+	t.Run("actions", func(t *testing.T) { browserActions(t, bin) })
 }
 
 // browserRefresh: the page, loaded over a running pool, shows the channels
@@ -274,19 +279,24 @@ func browserRefresh(t *testing.T, bin string) {
 		t.Logf("the script refreshed the page %s times", m[1])
 	}
 	for i, dom := range []string{first, second} { // as served, as the script redraws it
-		for _, col := range []string{"cancelled", "yielded", "dropped", "panicked", "spark"} {
-			if n := strings.Count(dom, `<td class="`+col+`">`); n != 3 {
-				t.Errorf("load %d: the page has %d %s cells, want 3", i+1, n, col)
+		for _, col := range []string{"cancelled", "yielded", "dropped", "panicked"} {
+			if n := strings.Count(dom, `<td class="`+col+`">`); n != 4 {
+				t.Errorf("load %d: the page has %d %s cells, want 4 (3 channels and the totals)", i+1, n, col)
+			}
+		}
+		for _, chart := range []string{"spark rate", "spark depth"} {
+			if n := strings.Count(dom, `<svg class="`+chart+`"`); n != 4 {
+				t.Errorf("load %d: the page has %d %s charts, want 4 (3 channels and the totals)", i+1, n, chart)
 			}
 		}
 	}
 	// The bulk backlog makes its waits long, but how long depends on how
 	// much CPU the producers and workers got since the first load: load the
 	// page again, a bounded number of times, until the highlight shows.
-	lateRow := regexp.MustCompile(`<tr class="chan[^"]*\blate\b[^"]*" data-key="bulk">`)
-	for attempt := 1; !lateRow.MatchString(second); attempt++ {
+	slowRow := regexp.MustCompile(`<tr class="chan[^"]*\bslow\b[^"]*" data-key="bulk">`)
+	for attempt := 1; !slowRow.MatchString(second); attempt++ {
 		if attempt == 5 {
-			t.Errorf("the bulk channel waits longer than LateWait but is not highlighted after %d loads:\n%s", attempt, second)
+			t.Errorf("the bulk channel waits longer than SlowWait but is not highlighted after %d loads:\n%s", attempt, second)
 			break
 		}
 		t.Logf("load %d: bulk not highlighted yet (JSON: %s)", attempt, jsonOf(t, url))
@@ -296,18 +306,20 @@ func browserRefresh(t *testing.T, bin string) {
 
 // A channel that dropped tasks within the page's history (the last minute,
 // or since its handler was made) is flagged dropping, and one whose waits
-// reached LateWait is flagged late.
+// reached SlowWait is flagged slow while it has tasks queued or running:
+// the mark clears once the channel is idle.
 func TestHighlights(t *testing.T) {
-	const late = 20 * time.Millisecond
+	const slow = 20 * time.Millisecond
 	d := &demo{urgent: channels.NewFIFO(), normal: channels.NewFIFO(), bulk: channels.NewBounded(10)}
 	o, err := smartpool.New[string](d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := statuspage.Handler(o.Pool(), statuspage.Options{LateWait: late})
+	p := o.Pool()
+	h := statuspage.Handler(p, statuspage.Options{SlowWait: slow})
 	type flags struct {
 		Key            string
-		Late, Dropping bool
+		Slow, Dropping bool
 	}
 	read := func() []flags {
 		rec := httptest.NewRecorder()
@@ -329,16 +341,34 @@ func TestHighlights(t *testing.T) {
 	_ = d.urgent.Submit(block)
 	<-started
 	<-started // both workers busy
-	if err := d.normal.Submit(func(context.Context) {}); err != nil {
+	normalStarted, hold := make(chan struct{}), make(chan struct{})
+	if err := d.normal.Submit(func(context.Context) { close(normalStarted); <-hold }); err != nil {
 		t.Fatal(err)
 	}
+	if got := read(); got[1].Slow || got[2].Dropping {
+		t.Fatalf("flags before any drop or long wait: %+v", got)
+	}
+	<-time.After(3 * slow) // the normal task's wait, being measured: not a synchronisation
+	close(release)
+	<-normalStarted // its wait recorded (TimingEvery 1); it runs until hold
+	if got := read(); got[0].Slow || !got[1].Slow {
+		t.Errorf("flags %+v while the normal task that waited %v runs: want normal slow, urgent not", got, 3*slow)
+	}
+	close(hold)
+	eventually(t, func() bool { c, _ := p.Stats().Channel("normal"); return c.Running == 0 && c.Queued == 0 })
+	if got := read(); got[1].Slow {
+		t.Errorf("flags %+v once normal is idle: want its slow mark cleared", got)
+	}
+
+	started, release = make(chan struct{}), make(chan struct{})
+	_ = d.urgent.Submit(block)
+	_ = d.urgent.Submit(block)
+	<-started
+	<-started // both workers busy again
 	for range 3 {
 		if err := d.bulk.Submit(func(context.Context) {}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if got := read(); got[1].Late || got[2].Dropping {
-		t.Fatalf("flags before any drop or long wait: %+v", got)
 	}
 	closed := make(chan error, 1)
 	go func() {
@@ -347,15 +377,14 @@ func TestHighlights(t *testing.T) {
 		_, err := o.Close(ctx)
 		closed <- err
 	}()
-	eventually(t, func() bool { b, _ := o.Pool().Stats().Channel("bulk"); return b.Dropped == 3 })
-	<-time.After(3 * late) // the normal task's wait, being measured: not a synchronisation
+	eventually(t, func() bool { b, _ := p.Stats().Channel("bulk"); return b.Dropped == 3 })
 	close(release)
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
 	got := read()
-	if got[0].Dropping || !got[1].Late || got[1].Dropping || got[2].Late || !got[2].Dropping {
-		t.Errorf("flags %+v, want normal late and bulk dropping only", got)
+	if got[0].Dropping || got[1].Slow || got[1].Dropping || got[2].Slow || !got[2].Dropping {
+		t.Errorf("flags %+v, want bulk dropping only", got)
 	}
 }
 
