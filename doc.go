@@ -51,7 +51,7 @@
 //
 // Shut down: OwnedPool.Close (see Closing below) and OwnedPool.Done.
 //
-// Write a channel of your own: see Source, the contract a channel hands the
+// Write a channel of your own: see package source, the contract a channel hands the
 // pool; users of a channel never see it.
 //
 // # Waiting without a worker

@@ -33,7 +33,7 @@ var (
 	ErrNoQueues = task.ErrNoQueues
 	// ErrAttached is returned by a channel's Attach when the channel already
 	// belongs to a pool; New wraps it in ErrConfig. A channel written
-	// outside this module returns it too (see Source).
+	// outside this module returns it too (see package source).
 	ErrAttached = task.ErrAttached
 )
 

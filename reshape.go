@@ -146,11 +146,11 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 // the removal then ends as its tasks do, and no task is reported twice.
 // Called from a pool task, RemoveChannel waits inside Yield, and it refuses
 // to remove the channel of the calling task, or of a task the calling
-// goroutine runs in a task's place (Bits.RunInTask, help-while-you-wait),
+// goroutine runs in a task's place (source.Bits.RunInTask, help-while-you-wait),
 // which it would wait for; so it does from the OnEnd or the panic handler a
 // worker runs for a task of the channel (the task counts until they return:
 // remove the channel from another goroutine). A task a channel runs on a
-// goroutine outside the pool (Bits.RunHere) cannot be told apart: removing
+// goroutine outside the pool (source.Bits.RunHere) cannot be told apart: removing
 // its own channel waits for it until ctx ends.
 //
 // Errors: ErrUnknownKey for a key no channel has (wrapped, naming it);

@@ -24,7 +24,7 @@ type ChannelStats[K comparable] struct {
 	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
-	Dropped         uint64 // tasks dropped: by Close from the queue or when they came back from a Yield after Close, or by the channel (Bits.Discard)
+	Dropped         uint64 // tasks dropped: by Close from the queue or when they came back from a Yield after Close, or by the channel (source.Bits.Discard)
 	Cancelled       uint64 // tasks cancelled while queued: their WithContext context ended, or Handle.Cancel
 	// Yielded counts its tasks that yielded and have not ended: waiting,
 	// queued to re-enter, or running again. In a Close report, those of a
