@@ -53,25 +53,13 @@ type Order = task.Order
 // ChannelStats and passes it to its ChannelParams.OnEnd.
 type Outcome = task.Outcome
 
-// The outcomes.
+// The outcomes, documented in package task.
 const (
-	// Ran: its Run returned (a task run inline by its spawner too).
-	Ran = task.Ran
-	// Panicked: its Run panicked; the panic went to Config.PanicHandler,
-	// its Future or its Group.
-	Panicked = task.Panicked
-	// Goexited: its Run called runtime.Goexit.
-	Goexited = task.Goexited
-	// Cancelled: its submit's context (WithContext) ended, or its
-	// Handle.Cancel was called, while it was queued; it never ran.
-	Cancelled = task.Cancelled
-	// DroppedOnClose: Close dropped it, queued in a channel that does not
-	// complete on close, or yielded in one when its wait returned.
-	DroppedOnClose = task.DroppedOnClose
-	// DroppedLate: a deadline channel dropped it once its deadline passed
-	// (channels.DropLate).
-	DroppedLate = task.DroppedLate
-	// DroppedDisplaced: a full channel dropped it to make room for a newer
-	// task (channels.DropOldest).
-	DroppedDisplaced = task.DroppedDisplaced
+	Ran              = task.Ran              // its Run returned
+	Panicked         = task.Panicked         // its Run panicked: the panic went to the handler, its Future or its Group
+	Goexited         = task.Goexited         // its Run called runtime.Goexit
+	Cancelled        = task.Cancelled        // its WithContext context ended, or Handle.Cancel, while it was queued
+	DroppedOnClose   = task.DroppedOnClose   // Close (or a Drop removal) dropped it, queued or yielded
+	DroppedLate      = task.DroppedLate      // its deadline passed in a DropLate channel
+	DroppedDisplaced = task.DroppedDisplaced // a DropOldest channel made room for a newer task
 )

@@ -7,18 +7,10 @@ import (
 	"time"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
-	"github.com/smartpool-go/smartpool/task"
 )
 
 // Errors a Future or a Group reports for tasks that did not return.
-var (
-	// ErrDropped is the result of a task the pool dropped: Close dropped it
-	// queued or while it was yielded, or its channel discarded it (a late
-	// deadline under DropLate, the oldest task under DropOldest).
-	ErrDropped = task.ErrDropped
-	// ErrGoexit is the result of a task that called runtime.Goexit.
-	ErrGoexit = task.ErrGoexit
-)
+var ()
 
 // Future is the result of a task started with Go or NewFuture. It resolves
 // once: with the task's value and error; with a *PanicError if the task

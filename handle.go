@@ -4,14 +4,7 @@ import (
 	"time"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
-	"github.com/smartpool-go/smartpool/task"
 )
-
-// ErrNotQueued is returned by Handle.Reprioritize and Handle.SetDeadline
-// when the task is no longer waiting in its queue: it started (or ended),
-// was cancelled or dropped; and by a zero Handle, which holds no task. A
-// Reorderer's Reorder returns it for a task it does not hold.
-var ErrNotQueued = task.ErrNotQueued
 
 // WithHandle asks the submit to fill h, once it queued the task, with a
 // handle on it: the submitter can then cancel the task while it waits, or

@@ -4,13 +4,7 @@ import (
 	"context"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
-	"github.com/smartpool-go/smartpool/task"
 )
-
-// ErrNotInTask is returned by Handoff when it is not called from the
-// goroutine of a task of this pool (a task's context that reached another
-// goroutine does not count: it belongs to the goroutine that runs it).
-var ErrNotInTask = task.ErrNotInTask
 
 // Handoff submits fn to the channel named key as the continuation of the task
 // that runs with ctx: fn takes over that task's unit of the in-flight limit

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
-	"github.com/smartpool-go/smartpool/task"
 )
 
 // Option adjusts one submit. Every submit takes the same options, by key
@@ -21,12 +20,6 @@ import (
 // Option is defined by the pool's engine; it is opaque: only the With
 // functions make one.
 type Option = engine.Option
-
-// ErrOption is wrapped by the error of a submit given an option its channel
-// cannot honour: a deadline for a channel that does not order by deadline,
-// a priority for one that does not order by priority, or the same option
-// twice. The message names the channel and the option.
-var ErrOption = task.ErrOption
 
 // WithContext ties the task to ctx while it waits: a submit given it waits
 // for room (a unit of Config.Limit, room in a full channels.Bounded) until

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/smartpool-go/smartpool/internal/engine"
-	"github.com/smartpool-go/smartpool/task"
 )
 
 // Missed says what a periodic schedule does with ticks it could not fire on
@@ -21,10 +20,6 @@ const (
 	// time again (smartpool's policy).
 	CatchUp
 )
-
-// ErrBadSchedule is returned by Every for a non-positive interval or an
-// unknown Missed policy.
-var ErrBadSchedule = task.ErrBadSchedule
 
 // After submits fn to the channel named key once d has elapsed. It returns
 // ErrNilTask, ErrClosed or ErrUnknownKey as Submit does, checked now.
