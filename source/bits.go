@@ -137,10 +137,10 @@ func (b Bits) InTask() bool { return b.b.InTask() }
 // pool's panic handler, not to the caller; runtime.Goexit ends t and then
 // the calling task, whose goroutine it unwinds.
 //
-// In a pool with Config.Spare, call Hold(1) with the channel's lock held,
-// in the hold in which the submit saw Closed report false, and Unhold(1)
-// after RunInTask (or RunHere) returned: a removal of the channel then
-// reports its stats only once t ended (see Hold).
+// Call Hold(1) with the channel's lock held, in the hold in which the
+// submit saw Closed report false, and Unhold(1) after RunInTask (or
+// RunHere) returned: Close, and a removal of the channel, then report only
+// once t ended (see Hold).
 //
 // It reports whether it ran t: false, running nothing, if the calling
 // goroutine runs no task of b's pool, if the channel has a cap
@@ -148,16 +148,18 @@ func (b Bits) InTask() bool { return b.b.InTask() }
 // belongs to no pool.
 func (b Bits) RunInTask(t task.Task) bool { return b.b.RunInTask(t) }
 
-// Hold counts n tasks that the channel holds outside its queues, so that a
-// removal of the channel (Pool.RemoveChannel) waits for them to end before
-// it reports the channel's final stats: a task it took out of its queues
-// to pass to Discard after releasing its lock (a displaced oldest task),
-// or a task its submit runs on the caller (RunInTask, RunHere) instead of
-// queueing it. Call it with the channel's lock held, in the same hold in
-// which the submit saw Closed report false (or the task left the queue),
-// and call Unhold(n) once Discard or the run returned, deferred so that a
-// runtime.Goexit in the task cannot skip it. It does nothing in a pool
-// built without Config.Spare, or if b belongs to no pool.
+// Hold counts n tasks that the channel holds outside its queues, so that
+// the pool's Close does not report (nor return) before they ended, and a
+// removal of the channel (Pool.RemoveChannel) waits for them before it
+// reports the channel's final stats: a task it takes out of its queues to
+// pass to Discard after releasing its lock (a displaced oldest task), or a
+// task its submit runs on the caller (RunInTask, RunHere) instead of
+// queueing it. Call it in every pool, with the channel's lock held, in the
+// same hold in which the submit saw Closed report false, before the task
+// leaves the queue; and call Unhold(n) once Discard or the run returned,
+// deferred so that a runtime.Goexit in the task cannot skip it. A Close
+// that starts later takes that lock to close the channel, so it sees the
+// Hold and waits for the Unhold. It does nothing if b belongs to no pool.
 func (b Bits) Hold(n int) { b.b.Hold(n) }
 
 // Unhold ends the count Hold(n) began, once the tasks ended.
@@ -192,9 +194,10 @@ func (b Bits) OrderOf(t task.Task) (task.Order, bool) { return b.b.OrderOf(t) }
 // goroutine of a pool task, whose worker they give back (see Yield).
 //
 // The channel must have given back the task's unit of Config.Limit first
-// (Bits.Refund), since the task never enters the pool; in a pool with
-// Config.Spare it holds the task (Bits.Hold) under its lock, as for
-// RunInTask. Without a pool (zero Bits) RunHere just runs t and lets a
+// (Bits.Refund), since the task never enters the pool; it holds the task
+// (Bits.Hold) under its lock, as for RunInTask, so that Close waits for
+// the run; Close called from the task or its OnEnd returns
+// ErrCloseFromTask. Without a pool (zero Bits) RunHere just runs t and lets a
 // panic through.
 func (b Bits) RunHere(ctx context.Context, t task.Task) { b.b.RunHere(ctx, t) }
 

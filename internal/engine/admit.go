@@ -215,6 +215,11 @@ func (b Bits) Discard(t task.Task, why task.Outcome) bool {
 		_, ok := b.E.discard(-1, t)
 		return ok
 	}
+	// Outside Poll, on the submitter, within the channel's Hold; inside
+	// Poll, maybe on a submitter searching on an idle worker's behalf
+	// (handOver), which holds that worker meanwhile: either way a Close
+	// from the task's OnEnd must not wait for this goroutine.
+	defer b.E.leaveCallbacks(b.E.enterCallbacks(ch))
 	return b.E.dropQueued(ch, t, why)
 }
 

@@ -57,6 +57,7 @@ type Engine struct {
 	spares chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
+	holds     atomic.Int64  // shares of live Bits.Hold took and Bits.Unhold has not given back (hold.go)
 	Stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
 	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
 	closing   atomic.Bool   // set by startClose after every channel is closed
@@ -389,6 +390,27 @@ func (e *Engine) share() bool {
 	return false
 }
 
+// enterCallbacks enters the calling goroutine, which holds a share of live
+// for an ending off the pool's goroutines, in callbacks while it may run
+// channel ch's OnEnd, so that a Close called from that OnEnd returns
+// ErrCloseFromTask instead of waiting for the share. It returns the id for
+// leaveCallbacks, 0 if ch has no OnEnd.
+func (e *Engine) enterCallbacks(ch int) uintptr {
+	if ch < 0 || e.Chans[ch].OnEnd == nil {
+		return 0
+	}
+	id := gid.Current()
+	e.callbacks.add(id)
+	return id
+}
+
+// leaveCallbacks ends what enterCallbacks began.
+func (e *Engine) leaveCallbacks(id uintptr) {
+	if id != 0 {
+		e.callbacks.remove(id)
+	}
+}
+
 // submit queues t in channel ch without waiting, ordered by o: refused
 // once Close started, then a unit of the in-flight limit, then push (nil:
 // the channel's Push).
@@ -412,6 +434,44 @@ func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, 
 	return err
 }
 
+// # Endings off the pool's goroutines
+//
+// Close reports when live reaches zero (exit), so the rule is: every task
+// ending produced off the pool's goroutines is covered by a share of live
+// (or by e.inflight, which the last workers wait for), taken before the
+// task leaves what Close can see (its queue, a worker) and given back after
+// its OnEnd returned; and while the holder runs user code that may call
+// Close (OnEnd, the task itself), its goroutine is known (a carrier, the
+// closer, or in callbacks), so that Close returns ErrCloseFromTask instead
+// of waiting for itself. The paths:
+//
+//   - Workers, and the goroutines carrying or borrowing them: the worker's
+//     share. A submitter searching on an idle worker's behalf (handOver,
+//     whose Poll may Discard a late task) holds that worker, and its share,
+//     until it wakes it; Discard enters callbacks.
+//   - Yielded tasks: e.inflight for complete-on-close channels (yield.go);
+//     those of dropping channels are the one documented exception (Report:
+//     counted as Yielded, dropped when their wait ends). Inline runs
+//     (help.go, Bits.RunInTask) run on a task's goroutine, covered by its
+//     worker, or inside a Yield's wait by inflight; a run inside the wait
+//     of a dropping channel's task shares that exception.
+//   - Cancellations off the pool (the AfterFunc, Handle.Cancel, the
+//     submit): a share taken while the task is claimed as cancelling, and
+//     callbacks around OnEnd (cancel.go).
+//   - A removal's drops (RemoveChannel): a share taken under rs.mu as it
+//     starts the removal, while admission is open, and callbacks around its
+//     dropTasks (reshape.go, removeChannel).
+//   - A channel's held tasks, a displaced task ended by Bits.Discard after
+//     the unlock or one run on its submitter (Bits.RunHere): Bits.Hold (source.Bits.Hold)'s
+//     share, taken under the channel's lock before the task leaves the
+//     queue, in the hold where the submit saw Closed false, so before
+//     Close's channel Close can take that lock (hold.go); Discard and
+//     RunHere enter callbacks.
+//   - Timers: a firing's endings are its channel's (Hold); Close waits for
+//     the firings in progress before the closer gives its share back, but
+//     not for the one it is called from (schedule.go).
+//   - The closer's own drops: the closer's share (e.closer).
+//
 // startClose stops admission and starts the drain, once. See OwnedPool.Close.
 func (e *Engine) startClose() {
 	e.closeOnce.Do(func() {

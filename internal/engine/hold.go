@@ -42,15 +42,30 @@ import "github.com/smartpool-go/smartpool/task"
 
 // Hold is source.Bits.Hold, whose documentation is the channel author's.
 func (b Bits) Hold(n int) {
-	if ch := b.tracked(); ch >= 0 && n > 0 {
+	if b.E == nil || n <= 0 {
+		return
+	}
+	if b.E.share() { // fails only once the pool finished, or before it started
+		b.E.holds.Add(1)
+	}
+	if ch := b.tracked(); ch >= 0 {
 		b.E.Chans[ch].held.Add(int64(n))
 	}
 }
 
 // Unhold is source.Bits.Unhold, whose documentation is the channel author's.
 func (b Bits) Unhold(n int) {
-	if ch := b.tracked(); ch >= 0 && n > 0 {
+	if b.E == nil || n <= 0 {
+		return
+	}
+	if ch := b.tracked(); ch >= 0 {
 		b.E.Chans[ch].held.Add(-int64(n))
+	}
+	for h := b.E.holds.Load(); h > 0; h = b.E.holds.Load() {
+		if b.E.holds.CompareAndSwap(h, h-1) {
+			b.E.exit() // last: Close may report once live reaches zero
+			return
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -20,6 +21,11 @@ func (b Bits) RunHere(ctx context.Context, t task.Task) {
 		return
 	}
 	b.E.track(ch) // within the channel's Hold: counted whatever a removal does
+	// The channel's Hold keeps Close from reporting before t ended: a
+	// Close from t or its OnEnd must not wait for it (ErrCloseFromTask).
+	id := gid.Current()
+	b.E.callbacks.add(id)
+	defer b.E.callbacks.remove(id)
 	b.E.RunHere(ch, ctx, t)
 }
 

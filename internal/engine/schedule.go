@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/smartpool-go/smartpool/internal/gid"
 	"github.com/smartpool-go/smartpool/task"
 )
 
@@ -31,6 +32,7 @@ type schedules struct {
 	closed bool                // guarded by mu
 	active map[*Timer]struct{} // guarded by mu
 	firing sync.WaitGroup      // firings in progress
+	firers gidSet              // the goroutines running them: a Close from one does not wait for itself
 }
 
 func (tm *Timer) stopLocked() bool {
@@ -60,6 +62,9 @@ func (tm *Timer) fire() {
 	s.firing.Add(1)
 	s.mu.Unlock()
 	defer s.firing.Done()
+	id := gid.Current()
+	s.firers.add(id)
+	defer s.firers.remove(id)
 
 	err := func() error {
 		defer s.e.Unpin(k) // deferred: Push may run the task here, and it may Goexit
@@ -99,7 +104,12 @@ func (s *schedules) stopChannel(ch int) {
 	}
 }
 
-// close stops every timer and waits for firings in progress.
+// Close stops every timer and waits for firings in progress, but its own:
+// called from a firing (a task a full CallerRuns channel runs on the
+// timer's goroutine, an OnEnd of a task it displaced, both held by the
+// channel: see "Endings off the pool's goroutines", engine.go), it would
+// wait for itself. Only startClose calls it, once, so the count it takes
+// out for the wait is put back before that firing's deferred Done.
 func (s *schedules) Close() {
 	s.mu.Lock()
 	s.closed = true
@@ -107,6 +117,10 @@ func (s *schedules) Close() {
 		tm.stopLocked()
 	}
 	s.mu.Unlock()
+	if s.firers.has(gid.Current()) {
+		s.firing.Done()
+		defer s.firing.Add(1)
+	}
 	s.firing.Wait()
 }
 

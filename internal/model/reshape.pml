@@ -43,7 +43,14 @@
  *   Closer        (CLOSE=1) engine.startClose: stopped, present() under
  *                 rs.mu, A's Close(!coc) if present (nothing if A's
  *                 attachment is detached: Closing is false), closing,
- *                 wakeAll, dropTasks
+ *                 wakeAll, dropTasks, exit (its share of live)
+ *
+ * live (CLOSE=1) is engine.live: a share per worker, one for the Closer,
+ * one for a Sider that runs inline in a pool task's place (SIDE=2: its
+ * host's worker) or that Bits.Hold takes (SIDE=1), and one a Remover takes under rs.mu as it starts (or
+ * raises) a removal, given back once its dropTasks ended. The exit that
+ * takes live to zero builds Close's report: at that instant every task A
+ * accepted has ended (the report is final).
  *
  * settled() is reshape.go's: select on done (every worker exited: gen),
  * then least = gen, and for each worker, active (a load), idle (a load):
@@ -81,6 +88,12 @@
  *   HOLD       (with SIDE) the Sider's task is held (Bits.Hold under the
  *              lock, or holdUnlessRemoving); with 0 it is not (and SIDE=2 checks
  *              only stopped), and a removal detaches while it runs.
+ *   RMSHARE    (with CLOSE) a Remover holds a share of live around its
+ *              Close(drop) and dropTasks, which end tasks on its goroutine;
+ *              with 0 it holds none, and Close may report before its drops.
+ *   HOLDSHARE  (with SIDE=1 and CLOSE) Bits.Hold also takes a share of live
+ *              under the lock, and Unhold gives it back after the end; with
+ *              0 Close may report before the Sider's task ended.
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
  *   1  the removal detaches once Len is 0, without waiting for held
@@ -128,6 +141,12 @@
 #endif
 #ifndef HOLD
 #define HOLD 1
+#endif
+#ifndef RMSHARE
+#define RMSHARE 1
+#endif
+#ifndef HOLDSHARE
+#define HOLDSHARE 1
 #endif
 #ifndef MUTANT
 #define MUTANT 0
@@ -181,11 +200,23 @@ byte stk[W];
 byte sp;
 bool stopped, closing;
 byte exited;                    /* workers that exited (done once all did) */
+byte live;                      /* engine.live (CLOSE=1): see above */
 byte acc, ran, drp;             /* A's tasks: accepted, ran, dropped */
 byte ref[W];                    /* ghost: see above */
 byte running = 3 + RM2 + CLOSE + NSIDE; /* ghost: Submitter, Remover(s), Adder, Closer, Sider still running */
 
 inline lock(m) { atomic { !m -> m = true } }
+
+/* engine.exit: give a share of live back; the last one builds the report */
+inline exitLive() {
+	atomic {
+		live--;
+		if
+		:: live == 0 -> assert(live == 0 && ran + drp == acc && cnt == 0)   /* Close's report is final */
+		:: else -> skip
+		fi
+	}
+}
 
 /* one outcome of a task of A (OnEnd, counted in the slot's counters) */
 inline ended(isran) {
@@ -320,7 +351,7 @@ find:
 none:
 #if CLOSE == 1
 	if
-	:: cl -> atomic { inserv[me] = false; exited++ }; goto quit   /* the loop returns */
+	:: cl -> atomic { inserv[me] = false; exited++ }; exitLive(); goto quit   /* the loop returns */
 	:: else -> skip
 	fi;
 #endif
@@ -376,7 +407,7 @@ proctype Submitter() {
 
 #if SIDE > 0
 proctype Sider() {
-	bool ok;
+	bool ok, shared;
 #if SIDE == 1
 	atomic {                                /* the submit, under A's lock: Bits.Closed */
 		!lk -> lk = true;
@@ -390,6 +421,14 @@ proctype Sider() {
 	:: ok -> held++                         /* Bits.Hold, the lock held */
 	:: else -> skip
 	fi;
+#endif
+#if CLOSE == 1 && HOLDSHARE == 1
+	atomic {                                /* Bits.Hold's engine.share, the lock held */
+		if
+		:: ok && live > 0 -> live++; shared = true
+		:: else -> skip
+		fi
+	};
 #endif
 	lk = false;
 #if HOLD == 1 && MUTANT == 7
@@ -435,12 +474,19 @@ proctype Sider() {
 	:: ok ->
 		atomic { ended(true) };             /* the run (or Discard), OnEnd */
 #if HOLD == 1
-		held--                              /* Unhold, untrack: last */
+		held--;                             /* Unhold, untrack: last */
 #else
-		skip
+		skip;
 #endif
+		if
+		:: shared -> shared = false; exitLive()   /* Unhold's exit */
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi;
+#if SIDE == 2 && CLOSE == 1
+	exitLive();                             /* the host task ends: its worker's share */
+#endif
 	running--
 }
 #endif
@@ -478,7 +524,7 @@ inline dropTasks(dn) {
 }
 
 proctype Remover(byte want) {
-	bool start, ok;
+	bool start, ok, shared;
 	byte dn, g;
 	lock(rsmu);
 	if
@@ -492,14 +538,28 @@ proctype Remover(byte want) {
 	fi;
 	start = (rmpol < want);
 	if
-	:: start -> rmpol = want; removal = want; att = AREMOVING
+	:: start -> rmpol = want; removal = want; att = AREMOVING;
+#if CLOSE == 1 && RMSHARE == 1
+		atomic {                            /* engine.share, under rs.mu */
+			if
+			:: live > 0 -> live++; shared = true
+			:: else -> skip
+			fi
+		}
+#else
+		skip
+#endif
 	:: else -> skip
 	fi;
 	rsmu = false;
 	if
 	:: start ->
 		closeA(want == DROP, dn);
-		dropTasks(dn)
+		dropTasks(dn);
+		if
+		:: shared -> shared = false; exitLive()
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi;
 wait:                                       /* waitUntil: done || Len 0 && held 0 */
@@ -609,6 +669,7 @@ proctype Closer() {
 	:: pres -> dropTasks(dn)
 	:: else -> skip
 	fi;
+	exitLive();                             /* the closer's share */
 	running--
 }
 #else
@@ -629,6 +690,7 @@ proctype Observer() {
 init {
 	byte k;
 	atomic {
+		live = W + 1 + (SIDE == 2);         /* the workers', the closer's, an inline run's host */
 		do
 		:: k < W -> inserv[k] = true; run Worker(k); k++
 		:: else -> break
