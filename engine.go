@@ -186,6 +186,27 @@ func (e *engine) share() bool {
 	return false
 }
 
+// enterCallbacks enters the calling goroutine, which holds a share of live
+// for an ending off the pool's goroutines, in callbacks while it may run
+// channel ch's OnEnd, so that a Close called from that OnEnd returns
+// ErrCloseFromTask instead of waiting for the share. It returns the id for
+// leaveCallbacks, 0 if ch has no OnEnd.
+func (e *engine) enterCallbacks(ch int) uintptr {
+	if ch < 0 || e.chans[ch].onEnd == nil {
+		return 0
+	}
+	id := gid.Current()
+	e.callbacks.add(id)
+	return id
+}
+
+// leaveCallbacks ends what enterCallbacks began.
+func (e *engine) leaveCallbacks(id uintptr) {
+	if id != 0 {
+		e.callbacks.remove(id)
+	}
+}
+
 // submit queues t in channel ch without waiting, ordered by o: refused
 // once Close started, then a unit of the in-flight limit, then push (nil:
 // the channel's Push).

@@ -754,18 +754,33 @@ func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy)
 		want = removeDropping
 	}
 	start := rm.policy < want
+	shared := false
 	if start {
 		rm.policy = want
 		ci.removal.Store(want) // workers drop from here, if dropping
 		sl.att.state.Store(attRemoving)
+		// The drops below end tasks on this goroutine, off the pool's: a
+		// share of live keeps Close from reporting before they ended (see
+		// "Endings off the pool's goroutines", engine.go). Taken under mu:
+		// a first start found admission open, and startClose lists the
+		// channels under mu after it stopped admission and before its own
+		// share goes, so the share cannot fail then.
+		shared = e.share()
 	}
 	c, user := ci.c, ci.user
 	rs.mu.Unlock()
 	if start {
-		e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
-		ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
-		e.dropTasks(i, c.Close(want == removeDropping))
-		ci.held.Add(-1)
+		func() {
+			if shared {
+				defer e.exit()
+			}
+			// A Close from a drop's OnEnd must not wait for this share.
+			defer e.leaveCallbacks(e.enterCallbacks(i))
+			e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
+			ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
+			defer ci.held.Add(-1)
+			e.dropTasks(i, c.Close(want == removeDropping))
+		}()
 	}
 	var err error
 	Yield(ctx, func() {

@@ -43,7 +43,14 @@
  *   Closer        (CLOSE=1) engine.startClose: stopped, present() under
  *                 rs.mu, A's Close(!coc) if present (nothing if A's
  *                 attachment is detached: Closing is false), closing,
- *                 wakeAll, dropTasks
+ *                 wakeAll, dropTasks, exit (its share of live)
+ *
+ * live (CLOSE=1) is engine.live: a share per worker, one for the Closer,
+ * one for a Sider that runs inline in a pool task's place (SIDE=2: its
+ * host's worker), and one a Remover takes under rs.mu as it starts (or
+ * raises) a removal, given back once its dropTasks ended. The exit that
+ * takes live to zero builds Close's report: at that instant every task A
+ * accepted has ended (the report is final).
  *
  * settled() is reshape.go's: select on done (every worker exited: gen),
  * then least = gen, and for each worker, active (a load), idle (a load):
@@ -81,6 +88,9 @@
  *   HOLD       (with SIDE) the Sider's task is held (Bits.Hold under the
  *              lock, or holdUnlessRemoving); with 0 it is not (and SIDE=2 checks
  *              only stopped), and a removal detaches while it runs.
+ *   RMSHARE    (with CLOSE) a Remover holds a share of live around its
+ *              Close(drop) and dropTasks, which end tasks on its goroutine;
+ *              with 0 it holds none, and Close may report before its drops.
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
  *   1  the removal detaches once Len is 0, without waiting for held
@@ -128,6 +138,9 @@
 #endif
 #ifndef HOLD
 #define HOLD 1
+#endif
+#ifndef RMSHARE
+#define RMSHARE 1
 #endif
 #ifndef MUTANT
 #define MUTANT 0
@@ -181,11 +194,23 @@ byte stk[W];
 byte sp;
 bool stopped, closing;
 byte exited;                    /* workers that exited (done once all did) */
+byte live;                      /* engine.live (CLOSE=1): see above */
 byte acc, ran, drp;             /* A's tasks: accepted, ran, dropped */
 byte ref[W];                    /* ghost: see above */
 byte running = 3 + RM2 + CLOSE + NSIDE; /* ghost: Submitter, Remover(s), Adder, Closer, Sider still running */
 
 inline lock(m) { atomic { !m -> m = true } }
+
+/* engine.exit: give a share of live back; the last one builds the report */
+inline exitLive() {
+	atomic {
+		live--;
+		if
+		:: live == 0 -> assert(live == 0 && ran + drp == acc && cnt == 0)   /* Close's report is final */
+		:: else -> skip
+		fi
+	}
+}
 
 /* one outcome of a task of A (OnEnd, counted in the slot's counters) */
 inline ended(isran) {
@@ -320,7 +345,7 @@ find:
 none:
 #if CLOSE == 1
 	if
-	:: cl -> atomic { inserv[me] = false; exited++ }; goto quit   /* the loop returns */
+	:: cl -> atomic { inserv[me] = false; exited++ }; exitLive(); goto quit   /* the loop returns */
 	:: else -> skip
 	fi;
 #endif
@@ -441,6 +466,9 @@ proctype Sider() {
 #endif
 	:: else -> skip
 	fi;
+#if SIDE == 2 && CLOSE == 1
+	exitLive();                             /* the host task ends: its worker's share */
+#endif
 	running--
 }
 #endif
@@ -478,7 +506,7 @@ inline dropTasks(dn) {
 }
 
 proctype Remover(byte want) {
-	bool start, ok;
+	bool start, ok, shared;
 	byte dn, g;
 	lock(rsmu);
 	if
@@ -492,14 +520,28 @@ proctype Remover(byte want) {
 	fi;
 	start = (rmpol < want);
 	if
-	:: start -> rmpol = want; removal = want; att = AREMOVING
+	:: start -> rmpol = want; removal = want; att = AREMOVING;
+#if CLOSE == 1 && RMSHARE == 1
+		atomic {                            /* engine.share, under rs.mu */
+			if
+			:: live > 0 -> live++; shared = true
+			:: else -> skip
+			fi
+		}
+#else
+		skip
+#endif
 	:: else -> skip
 	fi;
 	rsmu = false;
 	if
 	:: start ->
 		closeA(want == DROP, dn);
-		dropTasks(dn)
+		dropTasks(dn);
+		if
+		:: shared -> shared = false; exitLive()
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi;
 wait:                                       /* waitUntil: done || Len 0 && held 0 */
@@ -609,6 +651,7 @@ proctype Closer() {
 	:: pres -> dropTasks(dn)
 	:: else -> skip
 	fi;
+	exitLive();                             /* the closer's share */
 	running--
 }
 #else
@@ -629,6 +672,7 @@ proctype Observer() {
 init {
 	byte k;
 	atomic {
+		live = W + 1 + (SIDE == 2);         /* the workers', the closer's, an inline run's host */
 		do
 		:: k < W -> inserv[k] = true; run Worker(k); k++
 		:: else -> break

@@ -48,7 +48,9 @@ trap 'rm -rf "$tmp"' EXIT
 #           (park/asis-fifo), and lazy workers before d197390 (close/asis-lazy),
 #           and Close(drop) during a removal before the held bracket
 #           (reshape/asis-closeheld), and tasks ended outside the queue and
-#           the workers before Bits.Hold and holdUnlessRemoving (reshape/asis-side-*);
+#           the workers before Bits.Hold and holdUnlessRemoving (reshape/asis-side-*),
+#           and a dropping removal's drops before its share of live
+#           (reshape/asis-rmshare);
 #           must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
@@ -138,6 +140,7 @@ ci=(
 	"mutant reshape/m8-quiet-before-held reshape.pml -DW=1 -DPOL=2 -DMUTANT=8"
 	"mutant reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
 	"mutant reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
+	"mutant reshape/asis-rmshare reshape.pml -DW=1 -DPOL=2 -DCLOSE=1 -DRMSHARE=0"
 	"mutant spawn/m1-wait-at-limit spawn.pml -DW=2 -DD=2 -DHELP=0"
 	"mutant buffer/m1-exit-on-summary buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=1"
 	"mutant buffer/m2-steal-nocas buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=2"
@@ -237,6 +240,7 @@ asis=(	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DE
 	"model  reshape/asis-closeheld reshape.pml -DW=1 -DPOL=1 -DCLOSE=1 -DCLOSEHELD=0"
 	"model  reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
 	"model  reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
+	"model  reshape/asis-rmshare reshape.pml -DW=1 -DPOL=2 -DCLOSE=1 -DRMSHARE=0"
 )
 case "$mode" in
 ci) checks=("${ci[@]}") ;;
