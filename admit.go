@@ -264,5 +264,10 @@ func (b Bits) Discard(t Task, why Outcome) bool {
 		_, ok := b.e.discard(-1, t)
 		return ok
 	}
+	// Outside Poll, on the submitter, within the channel's Hold; inside
+	// Poll, maybe on a submitter searching on an idle worker's behalf
+	// (handOver), which holds that worker meanwhile: either way a Close
+	// from the task's OnEnd must not wait for this goroutine.
+	defer b.e.leaveCallbacks(b.e.enterCallbacks(ch))
 	return b.e.dropQueued(ch, t, why)
 }

@@ -40,6 +40,13 @@ func closeAsync(o *smartpool.OwnedPool[string]) <-chan *smartpool.Report[string]
 	return res
 }
 
+// closing waits until Close stopped admission: from then on a worker drops
+// what it takes of a channel that does not complete on close.
+func closing(t *testing.T, p *smartpool.Pool[string]) {
+	t.Helper()
+	rsEventually(t, "Close to start", func() bool { return p.State() != smartpool.Running })
+}
+
 // workersGone waits until Close started and no worker has a goroutine any
 // more: a Close that waited only for the workers has returned, or is about
 // to.
@@ -161,5 +168,153 @@ func TestCloseSeams_CloseFromRemovalDrop(t *testing.T) {
 	release()
 	if r := rsRecv(t, "the removal", removed); r.err != nil || r.st.Dropped != 2 {
 		t.Errorf("removal: %+v, %v; want 2 dropped", r.st, r.err)
+	}
+}
+
+// seamsPool starts a pool with one worker: a FIFO "base" on level 0 whose
+// gate holds the worker, and c as "b" on level 1 (dropping on close), with
+// onEnd.
+func seamsPool(t *testing.T, c smartpool.Channel, onEnd func(smartpool.Task, smartpool.Outcome)) (*smartpool.OwnedPool[string], *gate) {
+	t.Helper()
+	g := newGate()
+	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("base")}, {{key: "b", c: c, onEnd: onEnd}}}})
+	submit(t, o, "base", g.task("gate"))
+	g.waitStarted(t, 1)
+	return o, g
+}
+
+// A task DropOldest displaces leaves the queue under the channel's lock and
+// ends on its submitter after the unlock (Bits.Discard). Close, started
+// while it ends (here: while its OnEnd runs), must wait for it.
+func TestCloseSeams_DisplacedDuringClose(t *testing.T) {
+	ends := newBlockFirst(smartpool.DroppedDisplaced)
+	b := channels.NewBounded(1, channels.DropOldest())
+	o, g := seamsPool(t, b, ends.onEnd)
+	if err := b.Submit(func(context.Context) { t.Error("task 0 ran") }); err != nil {
+		t.Fatal(err)
+	}
+	submitted := make(chan error, 1)
+	go func() { submitted <- b.Submit(func(context.Context) {}) }() // displaces task 0
+	rsRecv(t, "the displaced task's OnEnd", ends.in)
+	closed := closeAsync(o)
+	closing(t, o.Pool())
+	close(g.release)
+	workersGone(t, o.Pool())
+	notClosed(t, o, "a displaced task's OnEnd ran")
+	close(ends.release)
+	if err := rsRecv(t, "the displacing submit", submitted); err != nil {
+		t.Fatal(err)
+	}
+	rep := rsRecv(t, "Close", closed)
+	if rep == nil {
+		t.Fatal("Close failed")
+	}
+	if c, _ := rep.Channel("b"); c.Dropped != 2 || c.Ran != 0 {
+		t.Errorf("Close's report: b Dropped %d Ran %d, want 2 (displaced, then dropped on close), 0", c.Dropped, c.Ran)
+	}
+}
+
+// Close called from the OnEnd of a displaced task, on its submitter's
+// goroutine, returns ErrCloseFromTask at once.
+func TestCloseSeams_CloseFromDisplaced(t *testing.T) {
+	var o *smartpool.OwnedPool[string]
+	errs := make(chan error, 1)
+	onEnd := func(_ smartpool.Task, out smartpool.Outcome) {
+		if out == smartpool.DroppedDisplaced {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := o.Close(ctx)
+			errs <- err
+		}
+	}
+	b := channels.NewBounded(1, channels.DropOldest())
+	o, g := seamsPool(t, b, onEnd)
+	defer close(g.release)
+	for range 2 {
+		if err := b.Submit(func(context.Context) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rsRecv(t, "Close from OnEnd", errs); !errors.Is(err, smartpool.ErrCloseFromTask) {
+		t.Errorf("Close from a displaced task's OnEnd: %v, want ErrCloseFromTask", err)
+	}
+}
+
+// A full CallerRuns Bounded runs the task on its submitter (Bits.RunHere):
+// Close, started while it runs, must wait for it and count it.
+func TestCloseSeams_CallerRunsDuringClose(t *testing.T) {
+	b := channels.NewBounded(1, channels.CallerRuns())
+	o, g := seamsPool(t, b, nil)
+	if err := b.Submit(func(context.Context) { t.Error("task 0 ran") }); err != nil {
+		t.Fatal(err)
+	}
+	here := rsNewGate()
+	submitted := make(chan error, 1)
+	go func() { submitted <- b.Submit(here.run) }() // runs here: b is full
+	rsRecv(t, "the task run on its submitter", here.started)
+	closed := closeAsync(o)
+	closing(t, o.Pool())
+	close(g.release)
+	workersGone(t, o.Pool())
+	notClosed(t, o, "a task ran on its submitter")
+	close(here.release)
+	if err := rsRecv(t, "the running submit", submitted); err != nil {
+		t.Fatal(err)
+	}
+	rep := rsRecv(t, "Close", closed)
+	if rep == nil {
+		t.Fatal("Close failed")
+	}
+	if c, _ := rep.Channel("b"); c.Ran != 1 || c.Dropped != 1 {
+		t.Errorf("Close's report: b Ran %d Dropped %d, want 1 (run on its submitter), 1", c.Ran, c.Dropped)
+	}
+}
+
+// Close called from a task a CallerRuns Bounded runs on its submitter
+// returns ErrCloseFromTask at once.
+func TestCloseSeams_CloseFromCallerRun(t *testing.T) {
+	b := channels.NewBounded(1, channels.CallerRuns())
+	o, g := seamsPool(t, b, nil)
+	defer close(g.release)
+	if err := b.Submit(func(context.Context) {}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e := b.Submit(func(context.Context) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err = o.Close(ctx)
+	}); e != nil {
+		t.Fatal(e)
+	}
+	if !errors.Is(err, smartpool.ErrCloseFromTask) {
+		t.Errorf("Close from a task run on its submitter: %v, want ErrCloseFromTask", err)
+	}
+}
+
+// A submit that wakes an idle worker searches for a task on its behalf
+// (the hand-over), on the submitter's goroutine: a DropLate Deadline polled
+// there discards a late task, whose OnEnd runs on the submitter while it
+// holds the worker. A Close from that OnEnd returns ErrCloseFromTask at
+// once; it used to wait for the worker until its ctx ended.
+func TestCloseSeams_CloseFromLateDropInHandOver(t *testing.T) {
+	var o *smartpool.OwnedPool[string]
+	errs := make(chan error, 1)
+	onEnd := func(_ smartpool.Task, out smartpool.Outcome) {
+		if out == smartpool.DroppedLate {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := o.Close(ctx)
+			errs <- err
+		}
+	}
+	d := channels.NewDeadline(channels.DropLate())
+	o = start(t, &behavior{workers: 1, levels: [][]ch{{{key: "d", c: d, onEnd: onEnd}}}})
+	rsEventually(t, "the worker to be idle", func() bool { return o.Pool().Stats().Busy == 0 })
+	if err := d.Submit(time.Now().Add(-time.Hour), func(context.Context) { t.Error("a late task ran") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := rsRecv(t, "Close from OnEnd", errs); !errors.Is(err, smartpool.ErrCloseFromTask) {
+		t.Errorf("Close from a late task's OnEnd: %v, want ErrCloseFromTask", err)
 	}
 }

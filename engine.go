@@ -55,6 +55,7 @@ type engine struct {
 	spares chan *taskContext // free goroutines waiting to carry a worker (carriers.go)
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
+	holds     atomic.Int64  // shares of live Bits.Hold took and Bits.Unhold has not given back (hold.go)
 	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
 	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
 	closing   atomic.Bool   // set by startClose after every channel is closed

@@ -127,10 +127,10 @@ func (b Bits) InTask() bool {
 // pool's panic handler, not to the caller; runtime.Goexit ends t and then
 // the calling task, whose goroutine it unwinds.
 //
-// In a pool with Config.Spare, call Hold(1) with the channel's lock held,
-// in the hold in which the submit saw Closed report false, and Unhold(1)
-// after RunInTask (or RunHere) returned: a removal of the channel then
-// reports its stats only once t ended (see Hold).
+// Call Hold(1) with the channel's lock held, in the hold in which the
+// submit saw Closed report false, and Unhold(1) after RunInTask (or
+// RunHere) returned: Close, and a removal of the channel, then report only
+// once t ended (see Hold).
 //
 // It reports whether it ran t: false, running nothing, if the calling
 // goroutine runs no task of b's pool, if the channel has a cap

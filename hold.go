@@ -38,26 +38,44 @@ package smartpool
 // counted its poll in held before it called it. A pool without
 // Config.Spare tracks nothing: each of these costs it one branch.
 
-// Hold counts n tasks that the channel holds outside its queues, so that a
-// removal of the channel (Pool.RemoveChannel) waits for them to end before
-// it reports the channel's final stats: a task it took out of its queues
-// to pass to Discard after releasing its lock (a displaced oldest task),
-// or a task its submit runs on the caller (RunInTask, RunHere) instead of
-// queueing it. Call it with the channel's lock held, in the same hold in
-// which the submit saw Closed report false (or the task left the queue),
-// and call Unhold(n) once Discard or the run returned, deferred so that a
-// runtime.Goexit in the task cannot skip it. It does nothing in a pool
-// built without Config.Spare, or if b belongs to no pool.
+// Hold counts n tasks that the channel holds outside its queues, so that
+// the pool's Close does not report (nor return) before they ended, and a
+// removal of the channel (Pool.RemoveChannel) waits for them before it
+// reports the channel's final stats: a task it takes out of its queues to
+// pass to Discard after releasing its lock (a displaced oldest task), or a
+// task its submit runs on the caller (RunInTask, RunHere) instead of
+// queueing it. Call it in every pool, with the channel's lock held, in the
+// same hold in which the submit saw Closed report false, before the task
+// leaves the queue; and call Unhold(n) once Discard or the run returned,
+// deferred so that a runtime.Goexit in the task cannot skip it. A Close
+// that starts later takes that lock to close the channel, so it sees the
+// Hold and waits for the Unhold (see "Endings off the pool's goroutines",
+// engine.go). It does nothing if b belongs to no pool.
 func (b Bits) Hold(n int) {
-	if ch := b.tracked(); ch >= 0 && n > 0 {
+	if b.e == nil || n <= 0 {
+		return
+	}
+	if b.e.share() { // fails only once the pool finished, or before it started
+		b.e.holds.Add(1)
+	}
+	if ch := b.tracked(); ch >= 0 {
 		b.e.chans[ch].held.Add(int64(n))
 	}
 }
 
 // Unhold ends the count Hold(n) began, once the tasks ended.
 func (b Bits) Unhold(n int) {
-	if ch := b.tracked(); ch >= 0 && n > 0 {
+	if b.e == nil || n <= 0 {
+		return
+	}
+	if ch := b.tracked(); ch >= 0 {
 		b.e.chans[ch].held.Add(-int64(n))
+	}
+	for h := b.e.holds.Load(); h > 0; h = b.e.holds.Load() {
+		if b.e.holds.CompareAndSwap(h, h-1) {
+			b.e.exit() // last: Close may report once live reaches zero
+			return
+		}
 	}
 }
 

@@ -1,6 +1,10 @@
 package smartpool
 
-import "context"
+import (
+	"context"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
+)
 
 // RunHere runs t on the calling goroutine, for a channel that runs a task
 // instead of queueing it (channels.CallerRuns), and counts its outcome in the
@@ -12,9 +16,10 @@ import "context"
 // goroutine of a pool task, whose worker they give back (see Yield).
 //
 // The channel must have given back the task's unit of Config.Limit first
-// (Bits.Refund), since the task never enters the pool; in a pool with
-// Config.Spare it holds the task (Bits.Hold) under its lock, as for
-// RunInTask. Without a pool (zero Bits) RunHere just runs t and lets a
+// (Bits.Refund), since the task never enters the pool; it holds the task
+// (Bits.Hold) under its lock, as for RunInTask, so that Close waits for
+// the run; Close called from the task or its OnEnd returns
+// ErrCloseFromTask. Without a pool (zero Bits) RunHere just runs t and lets a
 // panic through.
 func (b Bits) RunHere(ctx context.Context, t Task) {
 	if ctx == nil {
@@ -29,6 +34,11 @@ func (b Bits) RunHere(ctx context.Context, t Task) {
 		return
 	}
 	b.e.track(ch) // within the channel's Hold: counted whatever a removal does
+	// The channel's Hold keeps Close from reporting before t ended: a
+	// Close from t or its OnEnd must not wait for it (ErrCloseFromTask).
+	id := gid.Current()
+	b.e.callbacks.add(id)
+	defer b.e.callbacks.remove(id)
 	b.e.runHere(ch, ctx, t)
 }
 

@@ -98,15 +98,16 @@ package smartpool
 // task must never leave a channel any other way than through Poll, Close or
 // Discard.
 //
-// Held tasks: in a pool with Config.Spare, a removal (Pool.RemoveChannel)
-// reports the channel once its Len reads 0 and then no task of it is held,
-// so a task the channel takes out of its queues under its lock and ends
-// after releasing it (Discard outside Poll), or accepts and runs on the
-// caller (RunInTask, RunHere) instead of queueing it, must be announced
-// with Bits.Hold under the lock, in the hold in which the submit saw Closed
-// report false or the task left the queue, and released with Bits.Unhold
-// once Discard or the run returned. A Discard called from Poll needs no
-// Hold: the worker that polls holds the poll.
+// Held tasks: Close reports once no share of what it waits for is left, and
+// a removal (Pool.RemoveChannel) reports the channel once its Len reads 0
+// and then no task of it is held; so a task the channel takes out of its
+// queues under its lock and ends after releasing it (Discard outside Poll),
+// or accepts and runs on the caller (RunInTask, RunHere) instead of
+// queueing it, must be announced with Bits.Hold under the lock, in the
+// hold in which the submit saw Closed report false, before the task leaves
+// the queue, and released with Bits.Unhold once Discard or the run
+// returned, in every pool. A Discard called from Poll needs no Hold: the
+// worker that polls holds the poll.
 //
 // Timing: a channel's own submit methods pass each task they queue through
 // Bits.Stamp and queue what it returns, so that the pool can time its queue

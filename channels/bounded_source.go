@@ -100,9 +100,11 @@ func (b *boundedSource) offerLocked(t smartpool.Task, bits smartpool.Bits) error
 	}
 	switch {
 	case b.dropOldest:
+		// Before the eviction: the victim leaves the queue held, so that
+		// Close and a removal wait until it ended (smartpool.Bits.Hold).
+		bits.Hold(1)
 		b.pushLocked(boundedItem{t: t})
 		victim := b.evictLocked()
-		bits.Hold(1) // out of the queue, not yet ended: a removal waits for it (smartpool.Source, "Drops")
 		b.mu.Unlock()
 		bits.Wake(1)
 		b.drop(victim, bits)

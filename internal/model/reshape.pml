@@ -47,7 +47,7 @@
  *
  * live (CLOSE=1) is engine.live: a share per worker, one for the Closer,
  * one for a Sider that runs inline in a pool task's place (SIDE=2: its
- * host's worker), and one a Remover takes under rs.mu as it starts (or
+ * host's worker) or that Bits.Hold takes (SIDE=1), and one a Remover takes under rs.mu as it starts (or
  * raises) a removal, given back once its dropTasks ended. The exit that
  * takes live to zero builds Close's report: at that instant every task A
  * accepted has ended (the report is final).
@@ -91,6 +91,9 @@
  *   RMSHARE    (with CLOSE) a Remover holds a share of live around its
  *              Close(drop) and dropTasks, which end tasks on its goroutine;
  *              with 0 it holds none, and Close may report before its drops.
+ *   HOLDSHARE  (with SIDE=1 and CLOSE) Bits.Hold also takes a share of live
+ *              under the lock, and Unhold gives it back after the end; with
+ *              0 Close may report before the Sider's task ended.
  *
  * Mutants (-DMUTANT=n); each must make verification fail:
  *   1  the removal detaches once Len is 0, without waiting for held
@@ -141,6 +144,9 @@
 #endif
 #ifndef RMSHARE
 #define RMSHARE 1
+#endif
+#ifndef HOLDSHARE
+#define HOLDSHARE 1
 #endif
 #ifndef MUTANT
 #define MUTANT 0
@@ -401,7 +407,7 @@ proctype Submitter() {
 
 #if SIDE > 0
 proctype Sider() {
-	bool ok;
+	bool ok, shared;
 #if SIDE == 1
 	atomic {                                /* the submit, under A's lock: Bits.Closed */
 		!lk -> lk = true;
@@ -415,6 +421,14 @@ proctype Sider() {
 	:: ok -> held++                         /* Bits.Hold, the lock held */
 	:: else -> skip
 	fi;
+#endif
+#if CLOSE == 1 && HOLDSHARE == 1
+	atomic {                                /* Bits.Hold's engine.share, the lock held */
+		if
+		:: ok && live > 0 -> live++; shared = true
+		:: else -> skip
+		fi
+	};
 #endif
 	lk = false;
 #if HOLD == 1 && MUTANT == 7
@@ -460,10 +474,14 @@ proctype Sider() {
 	:: ok ->
 		atomic { ended(true) };             /* the run (or Discard), OnEnd */
 #if HOLD == 1
-		held--                              /* Unhold, untrack: last */
+		held--;                             /* Unhold, untrack: last */
 #else
-		skip
+		skip;
 #endif
+		if
+		:: shared -> shared = false; exitLive()   /* Unhold's exit */
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi;
 #if SIDE == 2 && CLOSE == 1

@@ -50,7 +50,8 @@ trap 'rm -rf "$tmp"' EXIT
 #           (reshape/asis-closeheld), and tasks ended outside the queue and
 #           the workers before Bits.Hold and holdUnlessRemoving (reshape/asis-side-*),
 #           and a dropping removal's drops before its share of live
-#           (reshape/asis-rmshare);
+#           (reshape/asis-rmshare), and a held task's end before Bits.Hold
+#           took a share of live (reshape/asis-holdshare);
 #           must fail while the bugs are there
 # A check whose defines include -DNP looks for non-progress cycles (workers
 # spinning without any task running or being submitted: pan -l) instead of
@@ -141,6 +142,8 @@ ci=(
 	"mutant reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
 	"mutant reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
 	"mutant reshape/asis-rmshare reshape.pml -DW=1 -DPOL=2 -DCLOSE=1 -DRMSHARE=0"
+	"model  reshape/side-hold-close-1w-1task reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DCLOSE=1"
+	"mutant reshape/asis-holdshare reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DCLOSE=1 -DHOLDSHARE=0"
 	"mutant spawn/m1-wait-at-limit spawn.pml -DW=2 -DD=2 -DHELP=0"
 	"mutant buffer/m1-exit-on-summary buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=1"
 	"mutant buffer/m2-steal-nocas buffer.pml -DW=2 -DNT=3 -DNQ=1 -DB=2 -DMUTANT=2"
@@ -241,6 +244,7 @@ asis=(	"model  close/asis           close.pml -DW=2 -DNT=1 -DFOL1=0 -DWAKE=0 -DE
 	"model  reshape/asis-side-hold reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DHOLD=0"
 	"model  reshape/asis-side-inline reshape.pml -DW=1 -DPOL=1 -DNT=1 -DSIDE=2 -DHOLD=0"
 	"model  reshape/asis-rmshare reshape.pml -DW=1 -DPOL=2 -DCLOSE=1 -DRMSHARE=0"
+	"model  reshape/asis-holdshare reshape.pml -DW=1 -DPOL=2 -DNT=1 -DSIDE=1 -DCLOSE=1 -DHOLDSHARE=0"
 )
 case "$mode" in
 ci) checks=("${ci[@]}") ;;
