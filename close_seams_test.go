@@ -318,3 +318,34 @@ func TestCloseSeams_CloseFromLateDropInHandOver(t *testing.T) {
 		t.Errorf("Close from a late task's OnEnd: %v, want ErrCloseFromTask", err)
 	}
 }
+
+// AddChannel writes its slot's tables under the reshape lock while Close
+// resumes every channel (a paused channel drains or drops as any other):
+// Close must read them under that lock too. The race detector watches.
+func TestCloseSeams_AddChannelDuringClose(t *testing.T) {
+	for range scale(400) {
+		o, p := rsNewPoolWith(t, smartpool.Config[string]{Workers: 1, Spare: []int{0, 1}})
+		ready := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			<-ready
+			err := p.AddChannel(1, smartpool.ChannelParams[string]{Key: "c", MaxRunning: 1}, channels.NewFIFO(), "c")
+			if err != nil && !errors.Is(err, smartpool.ErrClosed) {
+				t.Errorf("AddChannel during Close: %v", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			<-ready
+			ctx, cancel := context.WithTimeout(context.Background(), long)
+			defer cancel()
+			if _, err := o.Close(ctx); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		}()
+		close(ready)
+		wg.Wait()
+	}
+}

@@ -140,8 +140,12 @@ func (e *engine) gate(ch int) {
 
 // resumeAll resumes every paused channel and raises every cap SetCap set to
 // 0 back to the cap of New, for Close, after it stopped admission: from then
-// on Pause, Resume and SetCap refuse, so nothing pauses a channel again.
+// on Pause, Resume and SetCap refuse, so nothing pauses a channel again. It
+// holds the reshape lock (if any), under which AddChannel writes a slot's
+// tables (fillSlot: capped, the caps) after it found admission open: so
+// every slot filled before reads whole, and none is filled after.
 func (e *engine) resumeAll() {
+	defer e.reshape.lock()()
 	for i := range e.chans {
 		e.resumeChannel(i)
 	}
