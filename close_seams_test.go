@@ -349,3 +349,28 @@ func TestCloseSeams_AddChannelDuringClose(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// A timer's firing submits on the runtime's timer goroutine; a full
+// CallerRuns Bounded runs the task right there. Close called from that
+// task returns ErrCloseFromTask: it stops the timers and waits for the
+// firings in progress, but not for its own (it used to wait for ever).
+func TestCloseSeams_CloseFromTimerFiring(t *testing.T) {
+	b := channels.NewBounded(1, channels.CallerRuns())
+	o, g := seamsPool(t, b, nil)
+	defer close(g.release)
+	if err := b.Submit(func(context.Context) {}); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 1)
+	if _, err := o.Pool().After(0, "b", func(context.Context) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := o.Close(ctx)
+		errs <- err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rsRecv(t, "Close from the fired task", errs); !errors.Is(err, smartpool.ErrCloseFromTask) {
+		t.Errorf("Close from a task a timer's firing ran: %v, want ErrCloseFromTask", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/smartpool-go/smartpool/internal/gid"
 )
 
 // Missed says what a periodic schedule does with ticks it could not fire on
@@ -31,7 +33,9 @@ var ErrBadSchedule = errors.New("smartpool: bad schedule")
 // channel. A firing refused with ErrFull (a full bounded channel, the
 // in-flight limit) is skipped and an Every timer carries on; any other
 // submit error stops the timer. Close stops every timer of the pool and
-// waits for a firing in progress. Safe for concurrent use.
+// waits for a firing in progress (but for the one it is called from, by a
+// task a full CallerRuns channel runs on the firing, or an OnEnd there:
+// that Close returns ErrCloseFromTask). Safe for concurrent use.
 type Timer struct {
 	s       *schedules
 	ch      int
@@ -53,6 +57,7 @@ type schedules struct {
 	closed bool                // guarded by mu
 	active map[*Timer]struct{} // guarded by mu
 	firing sync.WaitGroup      // firings in progress
+	firers gidSet              // the goroutines running them: a Close from one does not wait for itself
 }
 
 // After submits fn to the channel named key once d has elapsed. It returns
@@ -148,6 +153,9 @@ func (tm *Timer) fire() {
 	s.firing.Add(1)
 	s.mu.Unlock()
 	defer s.firing.Done()
+	id := gid.Current()
+	s.firers.add(id)
+	defer s.firers.remove(id)
 
 	err := func() error {
 		defer s.e.unpin(k) // deferred: Push may run the task here, and it may Goexit
@@ -187,7 +195,12 @@ func (s *schedules) stopChannel(ch int) {
 	}
 }
 
-// close stops every timer and waits for firings in progress.
+// close stops every timer and waits for firings in progress, but its own:
+// called from a firing (a task a full CallerRuns channel runs on the
+// timer's goroutine, an OnEnd of a task it displaced, both held by the
+// channel: see "Endings off the pool's goroutines", engine.go), it would
+// wait for itself. Only startClose calls it, once, so the count it takes
+// out for the wait is put back before that firing's deferred Done.
 func (s *schedules) close() {
 	s.mu.Lock()
 	s.closed = true
@@ -195,5 +208,9 @@ func (s *schedules) close() {
 		tm.stopLocked()
 	}
 	s.mu.Unlock()
+	if s.firers.has(gid.Current()) {
+		s.firing.Done()
+		defer s.firing.Add(1)
+	}
 	s.firing.Wait()
 }
