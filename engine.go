@@ -231,6 +231,44 @@ func (e *engine) submit(ch int, t Task, o Order, push func(Task, Order) error) e
 	return err
 }
 
+// # Endings off the pool's goroutines
+//
+// Close reports when live reaches zero (exit), so the rule is: every task
+// ending produced off the pool's goroutines is covered by a share of live
+// (or by e.inflight, which the last workers wait for), taken before the
+// task leaves what Close can see (its queue, a worker) and given back after
+// its OnEnd returned; and while the holder runs user code that may call
+// Close (OnEnd, the task itself), its goroutine is known (a carrier, the
+// closer, or in callbacks), so that Close returns ErrCloseFromTask instead
+// of waiting for itself. The paths:
+//
+//   - Workers, and the goroutines carrying or borrowing them: the worker's
+//     share. A submitter searching on an idle worker's behalf (handOver,
+//     whose Poll may Discard a late task) holds that worker, and its share,
+//     until it wakes it; Discard enters callbacks.
+//   - Yielded tasks: e.inflight for complete-on-close channels (yield.go);
+//     those of dropping channels are the one documented exception (Report:
+//     counted as Yielded, dropped when their wait ends). Inline runs
+//     (help.go, Bits.RunInTask) run on a task's goroutine, covered by its
+//     worker, or inside a Yield's wait by inflight; a run inside the wait
+//     of a dropping channel's task shares that exception.
+//   - Cancellations off the pool (the AfterFunc, Handle.Cancel, the
+//     submit): a share taken while the task is claimed as cancelling, and
+//     callbacks around OnEnd (cancel.go).
+//   - A removal's drops (RemoveChannel): a share taken under rs.mu as it
+//     starts the removal, while admission is open, and callbacks around its
+//     dropTasks (reshape.go).
+//   - A channel's held tasks, a displaced task ended by Bits.Discard after
+//     the unlock or one run on its submitter (Bits.RunHere): Bits.Hold's
+//     share, taken under the channel's lock before the task leaves the
+//     queue, in the hold where the submit saw Closed false, so before
+//     Close's channel Close can take that lock (hold.go); Discard and
+//     RunHere enter callbacks.
+//   - Timers: a firing's endings are its channel's (Hold); Close waits for
+//     the firings in progress before the closer gives its share back, but
+//     not for the one it is called from (schedule.go).
+//   - The closer's own drops: the closer's share (e.closer).
+//
 // startClose stops admission and starts the drain, once. See OwnedPool.Close.
 func (e *engine) startClose() {
 	e.closeOnce.Do(func() {
