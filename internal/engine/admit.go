@@ -88,7 +88,7 @@ func (e *Engine) awaitStart(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if e.Stopped.Load() { // New failed (the pool never started), or Close began
+	if e.stopped.Load() { // New failed (the pool never started), or Close began
 		return task.ErrClosed
 	}
 	return nil
@@ -99,7 +99,7 @@ func (e *Engine) awaitStart(ctx context.Context) error {
 func (e *Engine) admitWait(ctx context.Context) error {
 	a := &e.admit
 	for {
-		if e.Stopped.Load() {
+		if e.stopped.Load() {
 			if err := e.awaitStart(ctx); err != nil {
 				return err
 			}
@@ -116,7 +116,7 @@ func (e *Engine) admitWait(ctx context.Context) error {
 		a.mu.Unlock()
 		// Look again now that a release or a Close will close free: one that
 		// came before registering closed an older channel, or none.
-		if e.Stopped.Load() {
+		if e.stopped.Load() {
 			a.waiters.Add(-1)
 			return task.ErrClosed
 		}
@@ -131,7 +131,7 @@ func (e *Engine) admitWait(ctx context.Context) error {
 			err = ctx.Err()
 		}
 		a.waiters.Add(-1)
-		if e.Stopped.Load() {
+		if e.stopped.Load() {
 			return task.ErrClosed // Close released every waiter; its ctx may have ended since
 		}
 		if err != nil {
@@ -164,63 +164,63 @@ func (e *Engine) unitsDone(k int) {
 
 // Admit is source.Bits.Admit, whose documentation is the channel author's.
 func (b Bits) Admit(n int) error {
-	if b.E == nil || !b.E.admit.on {
+	if b.e == nil || !b.e.admit.on {
 		return nil
 	}
-	if err := b.E.admitNow(n); err != nil {
+	if err := b.e.admitNow(n); err != nil {
 		return err
 	}
-	b.E.credited(b.E.channelOf(b), n)
+	b.e.credited(b.e.channelOf(b), n)
 	return nil
 }
 
 // AdmitWait is source.Bits.AdmitWait, whose documentation is the channel author's.
 func (b Bits) AdmitWait(ctx context.Context) error {
-	if b.E == nil {
+	if b.e == nil {
 		return nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !b.E.admit.on {
-		if b.E.Stopped.Load() { // not started yet, New failed, or Close began
-			return b.E.awaitStart(ctx)
+	if !b.e.admit.on {
+		if b.e.stopped.Load() { // not started yet, New failed, or Close began
+			return b.e.awaitStart(ctx)
 		}
 		return nil
 	}
-	if err := b.E.admitWait(ctx); err != nil {
+	if err := b.e.admitWait(ctx); err != nil {
 		return err
 	}
-	b.E.credited(b.E.channelOf(b), 1)
+	b.e.credited(b.e.channelOf(b), 1)
 	return nil
 }
 
 // Refund is source.Bits.Refund, whose documentation is the channel author's.
 func (b Bits) Refund(n int) {
-	if b.E != nil {
-		b.E.queuedUnitsDone(b.E.channelOf(b), n)
+	if b.e != nil {
+		b.e.queuedUnitsDone(b.e.channelOf(b), n)
 	}
 }
 
 // Discard is source.Bits.Discard, whose documentation is the channel author's.
 func (b Bits) Discard(t task.Task, why task.Outcome) bool {
-	if b.E == nil {
+	if b.e == nil {
 		return true
 	}
 	if !why.Dropped() {
 		why = task.DroppedOnClose
 	}
-	ch := b.E.channelOf(b)
+	ch := b.e.channelOf(b)
 	if ch < 0 { // a slice of no queues, or a standalone engine: no channel to count in
-		_, ok := b.E.discard(-1, t)
+		_, ok := b.e.discard(-1, t)
 		return ok
 	}
 	// Outside Poll, on the submitter, within the channel's Hold; inside
 	// Poll, maybe on a submitter searching on an idle worker's behalf
 	// (handOver), which holds that worker meanwhile: either way a Close
 	// from the task's OnEnd must not wait for this goroutine.
-	defer b.E.leaveCallbacks(b.E.enterCallbacks(ch))
-	return b.E.dropQueued(ch, t, why)
+	defer b.e.leaveCallbacks(b.e.enterCallbacks(ch))
+	return b.e.dropQueued(ch, t, why)
 }
 
 // setLimit is Pool.SetLimit.
@@ -231,7 +231,7 @@ func (e *Engine) SetLimit(n int) error {
 		return ConfigErr(ErrNotConfigured, "SetLimit(%d): the pool has no in-flight limit: set Config.Limit at New", n)
 	case n < 0:
 		return ConfigErr(task.ErrBadLimit, "SetLimit(%d): a limit must be at least 0", n)
-	case e.Stopped.Load():
+	case e.stopped.Load():
 		return poolClosed(fmt.Sprintf("SetLimit(%d)", n))
 	}
 	a.limit.Store(int64(n))

@@ -101,7 +101,7 @@ func (b *runBuffer) empty() bool {
 // fill polls queue q by a batch poll into w's empty buffer, keeps the tasks
 // after the first and returns the first (nil if the queue was empty). Owner
 // only.
-func (w *Worker) fill(qi int, q *QueueRef) task.Task {
+func (w *Worker) fill(qi int, q *queueRef) task.Task {
 	b := &w.buf
 	var keys []task.Order
 	if q.ordered != nil {
@@ -111,7 +111,7 @@ func (w *Worker) fill(qi int, q *QueueRef) task.Task {
 	// are created while the queue keeps work, which a batch leaves).
 	share := max(min(int(w.e.target.Load()), int(w.e.born.Load())), 1)
 	b.mu.Lock()
-	n := min(q.batch.PollBatch(q.Local, b.tasks[:], keys, share), batchMax)
+	n := min(q.batch.PollBatch(q.local, b.tasks[:], keys, share), batchMax)
 	if c := &w.e.Chans[q.ch]; c.tracked && n > 1 {
 		c.held.Add(int64(n - 1)) // buffered tasks are held (reshape.go); pollLevel counted the first
 	}
@@ -142,7 +142,7 @@ func (e *Engine) bufferFilled() {
 
 // takeBuffered takes the oldest task of w's buffer; nil if it is empty. Owner
 // only.
-func (w *Worker) takeBuffered() (task.Task, *QueueRef) {
+func (w *Worker) takeBuffered() (task.Task, *queueRef) {
 	b := &w.buf
 	for {
 		s := b.state.Load()
@@ -158,7 +158,7 @@ func (w *Worker) takeBuffered() (task.Task, *QueueRef) {
 		}
 		t := b.tasks[h]
 		b.tasks[h] = nil
-		q := &w.e.Queues[qi]
+		q := &w.e.queues[qi]
 		if q.ordered != nil {
 			w.order = b.keys[h]
 		}
@@ -172,7 +172,7 @@ func (w *Worker) takeBuffered() (task.Task, *QueueRef) {
 // took (returns it) and keeps the rest in w's buffer, which is empty. It
 // looks at every sibling while e.buffered shows a non-empty buffer, and at
 // none otherwise.
-func (w *Worker) steal() (task.Task, *QueueRef) {
+func (w *Worker) steal() (task.Task, *queueRef) {
 	e := w.e
 	n := int(e.born.Load())
 	for i := 1; i < n && e.buffered.Load() != 0; i++ {
@@ -189,7 +189,7 @@ func (w *Worker) steal() (task.Task, *QueueRef) {
 	return nil, nil
 }
 
-func (w *Worker) stealFrom(v *runBuffer) (task.Task, *QueueRef) {
+func (w *Worker) stealFrom(v *runBuffer) (task.Task, *queueRef) {
 	e := w.e
 	var got [batchMax]task.Task
 	var keys [batchMax]task.Order
@@ -217,7 +217,7 @@ func (w *Worker) stealFrom(v *runBuffer) (task.Task, *QueueRef) {
 	if k == 0 {
 		return nil, nil
 	}
-	q := &e.Queues[qi]
+	q := &e.queues[qi]
 	if q.ordered != nil {
 		w.order = keys[0]
 	}

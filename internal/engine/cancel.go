@@ -46,7 +46,7 @@ type HandleCancelHook interface{ CancelledByHandle() }
 // would, it runs t itself and returns nil (help.go). No wait and no run
 // inline holds pin, the caller's, if not nil (see keyPin).
 func (e *Engine) SubmitContext(ctx context.Context, ch int, t task.Task, how SubmitMode, pin *KeyPin) error {
-	if e.Stopped.Load() {
+	if e.stopped.Load() {
 		return task.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
@@ -92,8 +92,8 @@ func (e *Engine) SubmitContext(ctx context.Context, ch int, t task.Task, how Sub
 		t = &withValues{Task: t, vals: submitterValues{values: ctx}}
 	}
 	e.credited(ch, 1)
-	channel := e.Chans[ch].C
-	stamped := e.Timing.stamp(ch, t)
+	channel := e.Chans[ch].c
+	stamped := e.timing.stamp(ch, t)
 	var err error
 	var indexed reorderer // the channel queued the task where its Reorder finds it
 	if how.push == nil && how.Handle != nil {
@@ -340,7 +340,7 @@ func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
 		// Close does not return before it. Taken while cancelling, before
 		// whoever meets the task in its queue can go on and exit.
 		defer c.e.exit()
-		if c.e.Chans[c.ch].OnEnd != nil {
+		if c.e.Chans[c.ch].onEnd != nil {
 			id := gid.Current() // a Close from the OnEnd must not wait for it
 			c.e.callbacks.add(id)
 			defer c.e.callbacks.remove(id)

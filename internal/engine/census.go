@@ -60,7 +60,7 @@ func (e *Engine) Count(c *Census, name func()) {
 		ch.addOutcomes(&e.Chans[i].inWait)
 		ch.addOutcomes(&e.Chans[i].inline)
 		e.EachWorker(func(w *Worker) { ch.addOutcomes(&w.stats[i]) })
-		ch.Wait, ch.Run = e.Timing.chans[i].wait.snapshot(), e.Timing.chans[i].run.snapshot()
+		ch.Wait, ch.Run = e.timing.chans[i].wait.snapshot(), e.timing.chans[i].run.snapshot()
 	}
 	live := e.live.Load() > 0 // zero once the last worker exited: the report's snapshot
 	e.EachWorker(func(w *Worker) {
@@ -112,8 +112,8 @@ func (e *Engine) queued() []int {
 		n := int(e.born.Load())
 		held, all := e.holdBuffers(n)
 		for i := range e.Chans {
-			if e.Chans[i].User != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
-				q[i] = e.Chans[i].User.Len()
+			if e.Chans[i].user != nil && e.reshape.listed(i) { // spare slots hold none (reshape.go; the caller holds its lock)
+				q[i] = e.Chans[i].user.Len()
 			}
 		}
 		if (!all || int(e.born.Load()) != n) && try < maxQueuedTries {
@@ -126,7 +126,7 @@ func (e *Engine) queued() []int {
 		}
 		for _, h := range held {
 			if k, qi := h.b.buffered(); k > 0 {
-				q[e.Queues[qi].ch] += k
+				q[e.queues[qi].ch] += k
 			}
 		}
 		releaseBuffers(held)

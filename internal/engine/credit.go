@@ -29,18 +29,18 @@ import "github.com/smartpool-go/smartpool/task"
 
 // AdmitsOwnSubmits is source.Bits.AdmitsOwnSubmits, whose documentation is the channel author's.
 func (b Bits) AdmitsOwnSubmits() {
-	if b.E == nil {
+	if b.e == nil {
 		return
 	}
 	if b.att.declaring() { // AddChannel's Attach
 		b.att.admits.Store(true)
 		return
 	}
-	if !b.E.attaching() {
+	if !b.e.attaching() {
 		return
 	}
-	for i := range b.N {
-		b.E.admitDeclared[b.base+i] = true
+	for i := range b.n {
+		b.e.admitDeclared[b.base+i] = true
 	}
 }
 
@@ -54,11 +54,11 @@ func (e *Engine) attaching() bool { return e.admitDeclared != nil }
 func (e *Engine) SetAccounting(preQueued []int) {
 	for i := range e.Chans {
 		c := &e.Chans[i]
-		if c.C == nil {
+		if c.c == nil {
 			continue // spare room (reshape.go)
 		}
 		declared := true
-		for q := c.first; q < c.first+c.Queues; q++ {
+		for q := c.first; q < c.first+c.queues; q++ {
 			declared = declared && e.admitDeclared[q]
 		}
 		c.accounted.Store(e.admit.on && !declared)
@@ -72,10 +72,10 @@ func (e *Engine) SetAccounting(preQueued []int) {
 // channelOf returns the channel index b covers, or -1 for Bits of no queue
 // or of a standalone engine (standalone.go), which lists no channels.
 func (e *Engine) channelOf(b Bits) int {
-	if b.N == 0 || b.base >= len(e.Queues) {
+	if b.n == 0 || b.base >= len(e.queues) {
 		return -1
 	}
-	return e.Queues[b.base].ch
+	return e.queues[b.base].ch
 }
 
 // credited records that k units entered channel ch with tasks about to be
@@ -135,7 +135,7 @@ func (b Bits) channel() (int, error) {
 	if b.Closed() {
 		return 0, task.ErrClosed
 	}
-	if ch := b.E.channelOf(b); ch >= 0 {
+	if ch := b.e.channelOf(b); ch >= 0 {
 		return ch, nil
 	}
 	return 0, task.ErrClosed

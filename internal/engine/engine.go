@@ -23,8 +23,8 @@ type pad [64]byte
 // state. Pool[K] and OwnedPool[K] wrap it with the user's key type.
 type Engine struct {
 	Field    *avail.Field
-	Queues   []QueueRef   // by global queue number; read-only after New
-	Chans    []ChanInfo   // by channel index; read-only after New except counters
+	queues   []queueRef   // by global queue number; read-only after New
+	Chans    []chanInfo   // by channel index; read-only after New except counters
 	workers  workerTable  // by number, created on first need (workers.go)
 	followup []int        // channel index -> followup channel index; read-only
 	log      *slog.Logger // Config.Logger or slog.Default(); set by New before any worker starts
@@ -32,7 +32,7 @@ type Engine struct {
 	procs    int32                            // runtime.GOMAXPROCS(0) at New: the bound of a burst's hand-overs (park.go)
 	quantum  int32                            // Config.Quantum: tasks in a row from one queue of a level (worker.pollLevel); 0: by the tasks' length (worker.quantum)
 	sched    scheduler.Scheduler              // makes the workers' pickers; nil for the default, highest first
-	Panicked func(ch int, p *task.PanicError) // the typed handler, wrapped
+	panicked func(ch int, p *task.PanicError) // the typed handler, wrapped
 
 	_       pad
 	waking  atomic.Bool   // a woken worker has not yet found work or parked (park.go)
@@ -58,7 +58,7 @@ type Engine struct {
 
 	inflight  atomic.Int64  // yielded tasks Close must wait for (yield.go)
 	holds     atomic.Int64  // shares of live Bits.Hold took and Bits.Unhold has not given back (hold.go)
-	Stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
+	stopped   atomic.Bool   // admission stopped: true from newEngine until start, and again from startClose on
 	failed    atomic.Bool   // New failed after attaching channels: they may be attached again (Bits.Attached)
 	closing   atomic.Bool   // set by startClose after every channel is closed
 	started   chan struct{} // closed by start, or by a New that failed after Attach (admitWait waits for it)
@@ -71,10 +71,10 @@ type Engine struct {
 	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
 
 	Timers schedules // After, At, Every
-	Timing timing    // wait and run histograms (timing.go)
+	timing timing    // wait and run histograms (timing.go)
 	stall  *watchdog // Config.StallAfter (stall.go); nil when off; set by New before start
 
-	Standalone bool // a channel's test harness, not a pool: never started (standalone.go)
+	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
 
 	reshape *reshaper // Config.Spare: run-time channels (reshape.go); nil otherwise. Set by New, read-only
 
@@ -116,9 +116,9 @@ type reorderer interface {
 type lener interface{ Len() int }
 
 // queueRef maps a global queue number to its channel.
-type QueueRef struct {
-	C       queue
-	Local   int           // queue number inside the channel
+type queueRef struct {
+	c       queue
+	local   int           // queue number inside the channel
 	ch      int           // channel index
 	ordered orderedPoller // c, if it orders by a key a yielded task keeps (order.go)
 	batch   batchPoller   // c, if it polls in batches and has no cap (buffer.go)
@@ -129,14 +129,14 @@ type QueueRef struct {
 	wakeHands bool
 }
 
-type ChanInfo struct {
-	C         queue
-	User      lener // c's Channel, for Len
+type chanInfo struct {
+	c         queue
+	user      lener // c's Channel, for Len
 	level     int
 	first     int // global number of its queue 0
-	Queues    int
+	queues    int
 	coc       bool
-	OnEnd     func(task.Task, task.Outcome) // ChannelParams.OnEnd; read-only
+	onEnd     func(task.Task, task.Outcome) // ChannelParams.OnEnd; read-only
 	name      any                           // the channel's key, boxed once (New, AddChannel) for the errors of its Handles; read-only while attached
 	dropped   atomic.Uint64
 	cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
@@ -165,7 +165,7 @@ type ChanInfo struct {
 	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
 }
 
-func NewEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine, error) {
+func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine, error) {
 	field, err := avail.New(perLevel)
 	if err != nil {
 		return nil, ConfigErr(ErrTooManyQueues, "%v", err)
@@ -174,7 +174,7 @@ func NewEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine,
 	e.Timers = schedules{e: e, active: map[*Timer]struct{}{}}
 	e.Base, e.cancelTasks = context.WithCancel(context.Background())
 	e.target.Store(int32(workers))
-	e.Stopped.Store(true) // no channel admits a task before start (Bits.Closed)
+	e.stopped.Store(true) // no channel admits a task before start (Bits.Closed)
 	return e, nil
 }
 
@@ -211,7 +211,7 @@ type PoolSpec struct {
 // returns each channel's tasks queued before Attach (with a limit: New
 // admitted them, and they hold units).
 func Build(sp *PoolSpec) (*Engine, []int, error) {
-	e, err := NewEngine(sp.PerLevel, sp.Workers, sp.Sched)
+	e, err := newEngine(sp.PerLevel, sp.Workers, sp.Sched)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,21 +219,21 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	e.followup = append(sp.Followup, make([]int, sp.Slots-len(sp.Followup))...) // spare slots: set by AddChannel
 	e.idleTimeout = sp.IdleTimeout
 	e.quantum = int32(sp.Quantum)
-	e.Timing = NewTiming(sp.TimingEvery, sp.Slots)
-	e.Timing.Link()
-	e.Chans = make([]ChanInfo, sp.Slots)
+	e.timing = newTiming(sp.TimingEvery, sp.Slots)
+	e.timing.link()
+	e.Chans = make([]chanInfo, sp.Slots)
 	total := 0
 	for _, n := range sp.PerLevel {
 		total += n
 	}
-	e.Queues = make([]QueueRef, 0, total)
+	e.queues = make([]queueRef, 0, total)
 	if sp.LevelFirst != nil {
 		e.reshape = newReshaper(sp.PerLevel, sp.LevelFirst, sp.Slots, len(sp.Chans))
 	}
 	for i, cs := range sp.Chans {
 		c := cs.Src
-		e.Chans[i] = ChanInfo{C: c, User: cs.User, level: cs.Level, first: cs.First, Queues: c.Queues(),
-			name: cs.Name, coc: cs.Coc, OnEnd: cs.OnEnd, tracked: e.reshape != nil}
+		e.Chans[i] = chanInfo{c: c, user: cs.User, level: cs.Level, first: cs.First, queues: c.Queues(),
+			name: cs.Name, coc: cs.Coc, onEnd: cs.OnEnd, tracked: e.reshape != nil}
 		if limit := max(cs.MaxRunning, cs.MaxInFlight); limit > 0 {
 			e.Chans[i].Capped, e.Chans[i].holdsYield = true, cs.MaxInFlight > 0
 			e.Chans[i].maxRunning.Store(int64(limit))
@@ -245,14 +245,14 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 			if !batches(e.Chans[i].Capped, cs.Level, len(sp.PerLevel)) {
 				bp = nil
 			}
-			e.Queues = e.Queues[:cs.First+q+1] // spare room before it stays zero: AddChannel fills it
-			e.Queues[cs.First+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, level: cs.Level}
+			e.queues = e.queues[:cs.First+q+1] // spare room before it stays zero: AddChannel fills it
+			e.queues[cs.First+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: cs.Level}
 		}
 		if e.reshape != nil {
 			e.reshape.own(cs.First, c.Queues(), i)
 		}
 	}
-	e.Queues = e.Queues[:cap(e.Queues)]
+	e.queues = e.queues[:cap(e.queues)]
 	// The limit is set before Attach: a channel may start goroutines there
 	// that admit tasks (Bits.AdmitWait waits for start).
 	preQueued := make([]int, len(sp.Chans))
@@ -266,7 +266,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 			e.admit.held.Add(int64(preQueued[i]))
 		}
 	}
-	e.admitDeclared = make([]bool, len(e.Queues))
+	e.admitDeclared = make([]bool, len(e.queues))
 	return e, preQueued, nil
 }
 
@@ -281,7 +281,7 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 		if e.reshape != nil {
 			att = e.reshape.slots[i].att // a listed channel is removable too
 		}
-		if err := attach(i, Bits{E: e, base: e.Chans[i].first, N: e.Chans[i].Queues, att: att}); err != nil {
+		if err := attach(i, Bits{e: e, base: e.Chans[i].first, n: e.Chans[i].queues, att: att}); err != nil {
 			e.failed.Store(true)
 			close(e.started)
 			return err
@@ -298,7 +298,7 @@ func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 	e.stall = newWatchdog(e, stallAfter, keyOf)
 	e.finish = finish
 	e.live.Store(1) // the closer's share
-	e.Stopped.Store(false)
+	e.stopped.Store(false)
 	close(e.started)
 	e.stall.start()
 	e.startWorkers()
@@ -312,17 +312,17 @@ func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 
 // stopping reports whether admission stopped: Close started (or the pool
 // never started). One atomic load.
-func (e *Engine) Stopping() bool { return e.Stopped.Load() }
+func (e *Engine) Stopping() bool { return e.stopped.Load() }
 
 // onPanic sets the handler of the panics of tasks that have no Future or
 // Group to take them; set by New before any worker starts.
-func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.Panicked = f }
+func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.panicked = f }
 
 // reportPanic hands a task's panic to the pool's handler.
-func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.Panicked(ch, p) }
+func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.panicked(ch, p) }
 
 // startedAt returns when the pool was built: the start of Close's rate.
-func (e *Engine) StartedAt() time.Time { return e.Timing.epoch }
+func (e *Engine) StartedAt() time.Time { return e.timing.epoch }
 
 // closed returns a channel closed once the pool has closed.
 func (e *Engine) Closed() <-chan struct{} { return e.done }
@@ -396,7 +396,7 @@ func (e *Engine) share() bool {
 // ErrCloseFromTask instead of waiting for the share. It returns the id for
 // leaveCallbacks, 0 if ch has no OnEnd.
 func (e *Engine) enterCallbacks(ch int) uintptr {
-	if ch < 0 || e.Chans[ch].OnEnd == nil {
+	if ch < 0 || e.Chans[ch].onEnd == nil {
 		return 0
 	}
 	id := gid.Current()
@@ -415,7 +415,7 @@ func (e *Engine) leaveCallbacks(id uintptr) {
 // once Close started, then a unit of the in-flight limit, then push (nil:
 // the channel's Push).
 func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, task.Order) error) error {
-	if e.Stopped.Load() {
+	if e.stopped.Load() {
 		return task.ErrClosed
 	}
 	if err := e.admitNow(1); err != nil {
@@ -424,9 +424,9 @@ func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, 
 	e.credited(ch, 1)
 	var err error
 	if push == nil { // not a method value: that would allocate on the hot path
-		err = e.Chans[ch].C.Push(e.Timing.stamp(ch, t), o)
+		err = e.Chans[ch].c.Push(e.timing.stamp(ch, t), o)
 	} else {
-		err = push(e.Timing.stamp(ch, t), o)
+		err = push(e.timing.stamp(ch, t), o)
 	}
 	if err != nil {
 		e.queuedUnitsDone(ch, 1)
@@ -479,7 +479,7 @@ func (e *Engine) startClose() {
 		defer e.closer.Store(0)
 		e.Timers.Close()
 		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
-		e.Stopped.Store(true)
+		e.stopped.Store(true)
 		e.resize.Unlock()
 		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
@@ -494,7 +494,7 @@ func (e *Engine) startClose() {
 					// mutant asis-closeheld).
 					e.Chans[i].held.Add(1)
 				}
-				dropped[i] = e.Chans[i].C.Close(!e.Chans[i].coc)
+				dropped[i] = e.Chans[i].c.Close(!e.Chans[i].coc)
 			}
 		}
 		e.closing.Store(true)
@@ -619,15 +619,15 @@ func (e *Engine) calledFromTask(ctx context.Context) bool {
 // has one, after the end was counted; a panic in OnEnd goes to the panic
 // handler. t may be a wrapper: OnEnd receives the task as submitted.
 func (e *Engine) ended(ch int, t task.Task, o task.Outcome) {
-	if ch < 0 || o == 0 || e.Chans[ch].OnEnd == nil {
+	if ch < 0 || o == 0 || e.Chans[ch].onEnd == nil {
 		return
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			e.Panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
 		}
 	}()
-	e.Chans[ch].OnEnd(UserTask(t), o)
+	e.Chans[ch].onEnd(UserTask(t), o)
 }
 
 func Stack() []byte { return debug.Stack() }

@@ -80,7 +80,7 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		default:
 			if r := recover(); r != nil {
 				c.inline.panicked.Add(1)
-				e.Panicked(ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+				e.panicked(ch, &task.PanicError{Value: r, Stack: debug.Stack()})
 				how = task.Panicked
 				break
 			}
@@ -110,23 +110,23 @@ func (e *Engine) Helper(ctx context.Context) *taskContext {
 
 // InTask is source.Bits.InTask, whose documentation is the channel author's.
 func (b Bits) InTask() bool {
-	return b.E != nil && b.E.Helper(context.Background()) != nil
+	return b.e != nil && b.e.Helper(context.Background()) != nil
 }
 
 // RunInTask is source.Bits.RunInTask, whose documentation is the channel author's.
 func (b Bits) RunInTask(t task.Task) bool {
-	if b.E == nil || t == nil {
+	if b.e == nil || t == nil {
 		return false
 	}
-	ch := b.E.channelOf(b)
+	ch := b.e.channelOf(b)
 	if ch < 0 {
 		return false
 	}
-	tc := b.E.Helper(context.Background())
-	if tc == nil || !b.E.InlineSlot(ch) {
+	tc := b.e.Helper(context.Background())
+	if tc == nil || !b.e.InlineSlot(ch) {
 		return false
 	}
-	b.E.track(ch) // within the channel's Hold: counted whatever a removal does
-	b.E.RunInline(tc, ch, tc, t)
+	b.e.track(ch) // within the channel's Hold: counted whatever a removal does
+	b.e.RunInline(tc, ch, tc, t)
 	return true
 }

@@ -42,28 +42,28 @@ import "github.com/smartpool-go/smartpool/task"
 
 // Hold is source.Bits.Hold, whose documentation is the channel author's.
 func (b Bits) Hold(n int) {
-	if b.E == nil || n <= 0 {
+	if b.e == nil || n <= 0 {
 		return
 	}
-	if b.E.share() { // fails only once the pool finished, or before it started
-		b.E.holds.Add(1)
+	if b.e.share() { // fails only once the pool finished, or before it started
+		b.e.holds.Add(1)
 	}
 	if ch := b.tracked(); ch >= 0 {
-		b.E.Chans[ch].held.Add(int64(n))
+		b.e.Chans[ch].held.Add(int64(n))
 	}
 }
 
 // Unhold is source.Bits.Unhold, whose documentation is the channel author's.
 func (b Bits) Unhold(n int) {
-	if b.E == nil || n <= 0 {
+	if b.e == nil || n <= 0 {
 		return
 	}
 	if ch := b.tracked(); ch >= 0 {
-		b.E.Chans[ch].held.Add(-int64(n))
+		b.e.Chans[ch].held.Add(-int64(n))
 	}
-	for h := b.E.holds.Load(); h > 0; h = b.E.holds.Load() {
-		if b.E.holds.CompareAndSwap(h, h-1) {
-			b.E.exit() // last: Close may report once live reaches zero
+	for h := b.e.holds.Load(); h > 0; h = b.e.holds.Load() {
+		if b.e.holds.CompareAndSwap(h, h-1) {
+			b.e.exit() // last: Close may report once live reaches zero
 			return
 		}
 	}
@@ -71,11 +71,11 @@ func (b Bits) Unhold(n int) {
 
 // tracked returns b's channel index in a pool with Config.Spare, or -1.
 func (b Bits) tracked() int {
-	if b.att == nil || b.E == nil { // no reshaping: nothing counts held
+	if b.att == nil || b.e == nil { // no reshaping: nothing counts held
 		return -1
 	}
-	ch := b.E.channelOf(b)
-	if ch < 0 || !b.E.Chans[ch].tracked {
+	ch := b.e.channelOf(b)
+	if ch < 0 || !b.e.Chans[ch].tracked {
 		return -1
 	}
 	return ch

@@ -57,7 +57,7 @@ func (e *Engine) Release(ch int) {
 
 func (e *Engine) block(ch int) {
 	c := &e.Chans[ch]
-	for q := c.first; q < c.first+c.Queues; q++ {
+	for q := c.first; q < c.first+c.queues; q++ {
 		if e.Field.Block(q) {
 			e.wake()
 		}
@@ -69,7 +69,7 @@ func (e *Engine) block(ch int) {
 
 func (e *Engine) unblock(ch int) {
 	c := &e.Chans[ch]
-	for q := c.first; q < c.first+c.Queues; q++ {
+	for q := c.first; q < c.first+c.queues; q++ {
 		if e.Field.Blocked(q) && e.Field.Unblock(q) {
 			e.wake()
 		}
@@ -102,7 +102,7 @@ func (e *Engine) SetCap(i int, key any, n int) error {
 	c := &e.Chans[i].pause
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.Stopped.Load() { // under mu: see setPaused (pause.go)
+	if e.stopped.Load() { // under mu: see setPaused (pause.go)
 		return poolClosed(fmt.Sprintf("SetCap(%v, %d)", key, n))
 	}
 	c.cap.Store(int64(n))

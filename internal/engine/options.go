@@ -141,12 +141,12 @@ func (e *Engine) SubmitWith(ch int, t task.Task, order task.Order, opts []Option
 
 // Submit is source.Bits.Submit, whose documentation is the channel author's.
 func (b Bits) Submit(t task.Task, order task.Order, opts []Option, push func(task.Task, task.Order) error) error {
-	if b.E == nil {
+	if b.e == nil {
 		return task.ErrClosed
 	}
 	// Pinned before Closed: a removal detaches the channel before it flips
 	// the epoch (see "Reshaping", 6, in reshape.go).
-	pin := b.E.PinKey(b.channel)
+	pin := b.e.PinKey(b.channel)
 	defer pin.Unpin()
 	ch, err := pin.Find()
 	if err != nil {
@@ -155,11 +155,11 @@ func (b Bits) Submit(t task.Task, order task.Order, opts []Option, push func(tas
 	if NilTask(t) {
 		return task.ErrNilTask
 	}
-	err = b.E.SubmitWith(ch, t, order, opts, push, &pin)
+	err = b.e.SubmitWith(ch, t, order, opts, push, &pin)
 	if err != nil && errors.As(err, new(*OptionError)) { // no allocation on success
 		// Pinned, with the channel attached when the options were read:
 		// ch is still its slot, and its key names it.
-		return WithChannel(b.E.Chans[ch].name, err)
+		return WithChannel(b.e.Chans[ch].name, err)
 	}
 	return err
 }

@@ -27,11 +27,11 @@ func (Bits) OrderOf(t task.Task) (task.Order, bool) {
 }
 
 // poll polls queue q, keeping the task's key if the channel has one.
-func (w *Worker) poll(q *QueueRef) task.Task {
+func (w *Worker) poll(q *queueRef) task.Task {
 	if q.ordered == nil {
-		return q.C.Poll(q.Local)
+		return q.c.Poll(q.local)
 	}
-	t, o := q.ordered.PollOrder(q.Local)
+	t, o := q.ordered.PollOrder(q.local)
 	w.order = o
 	return t
 }

@@ -168,7 +168,7 @@ func (e *Engine) hasWork() bool {
 // wakeHands reports whether a wake-up for global queue q hands a task over:
 // its channel declared Bits.WakesOutsideLock (none in a standalone engine).
 func (e *Engine) wakeHands(q int) bool {
-	return q >= 0 && q < len(e.Queues) && e.Queues[q].wakeHands
+	return q >= 0 && q < len(e.queues) && e.queues[q].wakeHands
 }
 
 // wakeAny pops one idle worker, whoever it is, and wakes it; used by a parker
@@ -285,7 +285,7 @@ func (w *Worker) rouse(token, hand bool) {
 // began, so it stays subject to the drop rule (close.pml, HANDDROP).
 func (w *Worker) handOver() {
 	e := w.e
-	if int32(w.id) >= e.target.Load() || e.Stopped.Load() {
+	if int32(w.id) >= e.target.Load() || e.stopped.Load() {
 		return
 	}
 	if rs := e.reshape; rs != nil {
@@ -293,7 +293,7 @@ func (w *Worker) handOver() {
 		defer rs.handing.Add(-1)
 	}
 	w.next, w.nextQ = w.find(-1, false) // one task: w's buffer is its own goroutine's to fill
-	w.nextStarted = w.next != nil && !e.Stopped.Load() && e.Chans[w.nextQ.ch].removal.Load() != removeDropping
+	w.nextStarted = w.next != nil && !e.stopped.Load() && e.Chans[w.nextQ.ch].removal.Load() != removeDropping
 	if c := cancellableOf(w.next); c != nil && w.nextStarted && c.ctx.Err() == nil {
 		// Started, as far as its submitter can tell: its context's end no
 		// longer cancels it (cancellable.Run runs what this claimed).

@@ -126,7 +126,7 @@ func (e *Engine) SetPaused(i int, key any, paused bool, call string) error {
 	defer c.mu.Unlock()
 	// Read under mu: Close's resumeAll takes mu after it stopped admission,
 	// so a Pause that finds stopped false is resumed by it.
-	if e.Stopped.Load() {
+	if e.stopped.Load() {
 		return poolClosed(fmt.Sprintf("%s(%v)", call, key))
 	}
 	if e.Chans[i].removal.Load() != 0 { // stored before the removal's resumeChannel takes mu

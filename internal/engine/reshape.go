@@ -548,7 +548,7 @@ func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 		return ConfigErr(task.ErrNoQueues, "AddChannel(%v): the channel has %d queues, at least 1 needed", key, n)
 	}
 	rs.mu.Lock()
-	if e.Stopped.Load() {
+	if e.stopped.Load() {
 		rs.mu.Unlock()
 		return poolClosed("AddChannel")
 	}
@@ -581,12 +581,12 @@ func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 	rs.slots[i] = slot{state: slotPending, att: att, base: e.slotCounts(i)}
 	rs.mu.Unlock()
 
-	err = a.Attach(Bits{E: e, base: first, N: n, att: att})
+	err = a.Attach(Bits{e: e, base: first, n: n, att: att})
 	att.decl.Store(false)
 
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if err != nil || e.Stopped.Load() {
+	if err != nil || e.stopped.Load() {
 		att.state.Store(attDetached)
 		e.clearRoom(first, n)
 		rs.release(i, first, n, rs.gen.Add(1), 0) // its key was never published
@@ -599,7 +599,7 @@ func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
 		return ConfigErr(fmt.Errorf("%w: %w", task.ErrAttached, err), "AddChannel(%v): the channel refused Attach: %v", key, err)
 	}
 	for q := first; q < first+n; q++ {
-		e.Queues[q].wakeHands = att.wakesOutside.Load() // no worker reads it before the channel sets a bit
+		e.queues[q].wakeHands = att.wakesOutside.Load() // no worker reads it before the channel sets a bit
 	}
 	e.Chans[i].accounted.Store(e.admit.on && !att.admits.Load())
 	rs.slots[i].state = slotLive
@@ -634,8 +634,8 @@ func (e *Engine) checkAdd(cs *ChanSpec, check func() (int, any, error)) (int, er
 func (e *Engine) fillSlot(i, first int, cs *ChanSpec, followup int) {
 	c, level := cs.Src, cs.Level
 	ci := &e.Chans[i]
-	ci.C, ci.User, ci.level, ci.first, ci.Queues = c, cs.User, level, first, c.Queues()
-	ci.coc, ci.OnEnd, ci.tracked = cs.Coc, cs.OnEnd, true
+	ci.c, ci.user, ci.level, ci.first, ci.queues = c, cs.User, level, first, c.Queues()
+	ci.coc, ci.onEnd, ci.tracked = cs.Coc, cs.OnEnd, true
 	ci.name = cs.Name
 	ci.Capped, ci.holdsYield = false, false
 	ci.maxRunning.Store(0)
@@ -650,15 +650,15 @@ func (e *Engine) fillSlot(i, first int, cs *ChanSpec, followup int) {
 	ci.credit.Store(0)
 	ci.removal.Store(0)
 	e.followup[i] = followup
-	e.Timing.chans[i].wait.p.Store(nil)
-	e.Timing.chans[i].run.p.Store(nil)
+	e.timing.chans[i].wait.p.Store(nil)
+	e.timing.chans[i].run.p.Store(nil)
 	op, _ := c.(orderedPoller)
 	bp, _ := c.(batchPoller)
 	if !batches(ci.Capped, level, e.Field.Levels()) {
 		bp = nil
 	}
-	for q := range ci.Queues {
-		e.Queues[first+q] = QueueRef{C: c, Local: q, ch: i, ordered: op, batch: bp, level: level}
+	for q := range ci.queues {
+		e.queues[first+q] = queueRef{c: c, local: q, ch: i, ordered: op, batch: bp, level: level}
 	}
 }
 
@@ -710,7 +710,7 @@ func (e *Engine) RemoveChannel(ctx context.Context, key any, drop bool, r Removi
 		// share goes, so the share cannot fail then.
 		shared = e.share()
 	}
-	c, user := ci.C, ci.User
+	c, user := ci.c, ci.user
 	rs.mu.Unlock()
 	if start {
 		func() {
@@ -761,7 +761,7 @@ func (e *Engine) RemoveChannel(ctx context.Context, key any, drop bool, r Removi
 // checkRemove applies RemoveChannel's rules to live channel i. Under mu.
 func (e *Engine) checkRemove(ctx context.Context, i int, key any) error {
 	rs := e.reshape
-	if e.Stopped.Load() {
+	if e.stopped.Load() {
 		return poolClosed("RemoveChannel")
 	}
 	for j := range rs.slots {
@@ -792,7 +792,7 @@ func (e *Engine) detach(i int, rm *removal, unpublish func()) (uint64, uint64) {
 	sl, ci := &rs.slots[i], &e.Chans[i]
 	n := e.slotCounts(i).minus(sl.base)
 	st := ChanCensus{Slot: i, Level: ci.level, Coc: ci.coc,
-		Wait: e.Timing.chans[i].wait.snapshot(), Run: e.Timing.chans[i].run.snapshot()}
+		Wait: e.timing.chans[i].wait.snapshot(), Run: e.timing.chans[i].run.snapshot()}
 	st.Ran, st.Panicked, st.Goexited, st.Dropped, st.Cancelled = n.ran, n.panicked, n.goexited, n.dropped, n.cancelled
 	if ci.Capped {
 		st.Cap = int(ci.maxRunning.Load())
@@ -804,9 +804,9 @@ func (e *Engine) detach(i int, rm *removal, unpublish func()) (uint64, uint64) {
 	// Every caller that loaded an earlier map pinned an epoch up to the
 	// current one: the slot waits until all of those drained.
 	keyed := rs.epoch.Load() + 1
-	e.clearRoom(ci.first, ci.Queues)
+	e.clearRoom(ci.first, ci.queues)
 	g := rs.gen.Add(1)
-	rs.release(i, ci.first, ci.Queues, g, keyed)
+	rs.release(i, ci.first, ci.queues, g, keyed)
 	rm.stats = st
 	close(rm.done)
 	return g, keyed

@@ -13,20 +13,20 @@ func (b Bits) RunHere(ctx context.Context, t task.Task) {
 		ctx = context.Background()
 	}
 	ch := -1
-	if b.E != nil {
-		ch = b.E.channelOf(b)
+	if b.e != nil {
+		ch = b.e.channelOf(b)
 	}
 	if ch < 0 { // no pool, or no channel to count in (a standalone engine)
 		t.Run(ctx)
 		return
 	}
-	b.E.track(ch) // within the channel's Hold: counted whatever a removal does
+	b.e.track(ch) // within the channel's Hold: counted whatever a removal does
 	// The channel's Hold keeps Close from reporting before t ended: a
 	// Close from t or its OnEnd must not wait for it (ErrCloseFromTask).
 	id := gid.Current()
-	b.E.callbacks.add(id)
-	defer b.E.callbacks.remove(id)
-	b.E.RunHere(ch, ctx, t)
+	b.e.callbacks.add(id)
+	defer b.e.callbacks.remove(id)
+	b.e.RunHere(ch, ctx, t)
 }
 
 // inlineKey marks the context of a task RunHere runs, so that a Future or
@@ -78,7 +78,7 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 		}
 		if r := recover(); r != nil {
 			stats.panicked.Add(1)
-			e.Panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
 			e.ended(ch, t, task.Panicked)
 			return
 		}

@@ -15,21 +15,21 @@ import (
 // nil, playing the channel's OnEnd.
 func NewStandalone(c queue, user lener, known bool, onEnd func(task.Task, task.Outcome)) (Bits, error) {
 	n := c.Queues()
-	e, err := NewEngine([]int{n}, 0, scheduler.HighestFirst())
+	e, err := newEngine([]int{n}, 0, scheduler.HighestFirst())
 	if err != nil {
 		return Bits{}, err
 	}
-	e.Standalone = true
-	e.Stopped.Store(false)
+	e.standalone = true
+	e.stopped.Store(false)
 	if !known {
-		return Bits{E: e, N: n}, nil
+		return Bits{e: e, n: n}, nil
 	}
-	e.Chans = []ChanInfo{{C: c, User: user, Queues: n, OnEnd: onEnd}}
+	e.Chans = []chanInfo{{c: c, user: user, queues: n, onEnd: onEnd}}
 	for q := range n {
-		e.Queues = append(e.Queues, QueueRef{C: c, Local: q})
+		e.queues = append(e.queues, queueRef{c: c, local: q})
 	}
-	e.Timing = NewTiming(-1, 1) // untimed
-	e.Timing.Link()
-	e.Panicked = func(_ int, p *task.PanicError) { panic(p) } // no handler: the test sees it
-	return Bits{E: e, N: n}, nil
+	e.timing = newTiming(-1, 1) // untimed
+	e.timing.link()
+	e.panicked = func(_ int, p *task.PanicError) { panic(p) } // no handler: the test sees it
+	return Bits{e: e, n: n}, nil
 }

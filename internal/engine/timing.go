@@ -65,7 +65,7 @@ func (l *lazyHistogram) snapshot() Timing {
 	return Timing{}
 }
 
-func NewTiming(every, channels int) timing {
+func newTiming(every, channels int) timing {
 	tm := timing{epoch: time.Now(), chans: make([]chanTiming, channels)}
 	if every > 0 { // resolved by New: 0 is off here
 		tm.every = uint32(min(every, 1<<31))
@@ -78,7 +78,7 @@ func NewTiming(every, channels int) timing {
 
 // link points every channel's histograms back at tm; tm must not move
 // afterwards (it lives in the engine).
-func (tm *timing) Link() {
+func (tm *timing) link() {
 	for i := range tm.chans {
 		tm.chans[i].tm = tm
 	}
@@ -143,7 +143,7 @@ func (w *Worker) startRun(tc *taskContext, ch int) int64 {
 		w.running.Store(mark)
 	}
 	tc.runStart = 0
-	tm := &w.e.Timing
+	tm := &w.e.timing
 	if tm.every == 0 {
 		return 0
 	}
@@ -166,8 +166,8 @@ func (tm *timing) endRun(ch int, start int64) {
 // markReentry stamps a yielded task's re-entry into channel ch, if picked.
 func (tc *taskContext) markReentry() {
 	tc.reenteredAt = 0
-	if tc.E.Timing.pick() {
-		tc.reenteredAt = tc.E.Timing.now()
+	if tc.E.timing.pick() {
+		tc.reenteredAt = tc.E.timing.now()
 	}
 }
 
@@ -175,7 +175,7 @@ func (tc *taskContext) markReentry() {
 // a worker hands its slot to the task.
 func (tc *taskContext) endReentry(ch int) {
 	if at := tc.reenteredAt; at != 0 {
-		tm := &tc.E.Timing
+		tm := &tc.E.timing
 		tm.chans[ch].wait.record(tm.now() - at)
 		tc.reenteredAt = 0
 	}
@@ -183,12 +183,12 @@ func (tc *taskContext) endReentry(ch int) {
 
 // Stamp is source.Bits.Stamp, whose documentation is the channel author's.
 func (b Bits) Stamp(t task.Task) task.Task {
-	if b.E == nil || t == nil {
+	if b.e == nil || t == nil {
 		return t
 	}
-	ch := b.E.channelOf(b)
+	ch := b.e.channelOf(b)
 	if ch < 0 {
 		return t
 	}
-	return b.E.Timing.stamp(ch, t)
+	return b.e.timing.stamp(ch, t)
 }

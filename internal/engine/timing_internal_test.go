@@ -21,16 +21,16 @@ func BenchmarkTimingHooks(b *testing.B) {
 	}{{"off", -1}, {"sampled", 64}, {"sampled256", 256}, {"every", 1}} {
 		b.Run("timing="+c.name, func(b *testing.B) {
 			e := &Engine{}
-			e.Timing = NewTiming(c.every, 1)
-			e.Timing.Link()
+			e.timing = newTiming(c.every, 1)
+			e.timing.link()
 			w := &Worker{e: e}
 			tc := &taskContext{E: e}
 			var t task.Task = task.Func(func(context.Context) {})
 			b.ReportAllocs()
 			for b.Loop() {
-				s := e.Timing.stamp(0, t)
+				s := e.timing.stamp(0, t)
 				start := w.startRun(tc, 0)
-				e.Timing.endRun(0, start)
+				e.timing.endRun(0, start)
 				_ = s
 			}
 		})

@@ -68,7 +68,7 @@ type Worker struct {
 	// between its pop of w and the wake-up, which orders it before the
 	// woken goroutine's read; that goroutine clears it.
 	next        task.Task
-	nextQ       *QueueRef
+	nextQ       *queueRef
 	nextStarted bool        // next was polled before Close started: it has started
 	active      atomic.Bool // a goroutine owns this worker's loop (workers.go)
 	// running is 1 + the channel of the task the worker last started or
@@ -121,13 +121,13 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 			w.turn() // a reshaping pool's grace (reshape.go); others pay this branch
 		}
 		var t task.Task
-		var q *QueueRef
+		var q *queueRef
 		handed, started := w.next != nil, false // a task handed over with the wake-up (park.go)
 		surplus := false                        // SetWorkers lowered the count below this worker's number (workers.go)
 		if handed {
 			t, q, started = w.next, w.nextQ, w.nextStarted
 			w.next, w.nextQ, w.nextStarted = nil, nil, false
-		} else if int32(w.id) >= e.target.Load() && !e.Stopped.Load() {
+		} else if int32(w.id) >= e.target.Load() && !e.stopped.Load() {
 			// A surplus worker takes no new work: it runs what its buffer
 			// holds (no other worker would, before it stole), then retires.
 			if surplus = !w.buf.empty(); !surplus && w.retire(&waking) {
@@ -187,7 +187,7 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 				e.wake() // pass the wake-up on: there is more work
 			}
 		}
-		if !started && (e.Stopped.Load() && !e.Chans[q.ch].coc || e.Chans[q.ch].removal.Load() == removeDropping) {
+		if !started && (e.stopped.Load() && !e.Chans[q.ch].coc || e.Chans[q.ch].removal.Load() == removeDropping) {
 			// Close (or a removal that drops, reshape.go) started after this
 			// task was queued: a dropping channel's task that has not
 			// started is dropped, even if it was polled before Close emptied
@@ -235,7 +235,7 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 // higher level's task, or another queue's turn in the level's rotation,
 // comes first as it would without the buffer. With the buffer empty, the
 // poll fills it where it can; and with nothing found, it steals.
-func (w *Worker) search() (task.Task, *QueueRef) {
+func (w *Worker) search() (task.Task, *queueRef) {
 	// A scheduler of the user's picks per task. The pool's choice, not the
 	// worker's: a worker whose picker failed (schedguard.go) must neither
 	// buffer tasks its siblings would never steal nor leave them spinning.
@@ -254,12 +254,12 @@ func (w *Worker) search() (task.Task, *QueueRef) {
 // and the buffer holds nothing. bq is the global queue the worker's buffer
 // holds tasks of, or -1; with batch, a poll fills the (empty) buffer where
 // the queue polls in batches.
-func (w *Worker) find(bq int, batch bool) (task.Task, *QueueRef) {
+func (w *Worker) find(bq int, batch bool) (task.Task, *queueRef) {
 	e := w.e
 	for {
 		avail := e.Field.Summary()
 		if bq >= 0 {
-			avail |= 1 << uint(e.Queues[bq].level)
+			avail |= 1 << uint(e.queues[bq].level)
 		}
 		if avail == 0 {
 			return nil, nil
@@ -286,7 +286,7 @@ func (w *Worker) find(bq int, batch bool) (task.Task, *QueueRef) {
 // worker's cursor, and returns the first task it gets; by a batch poll where
 // it can if batch. The buffer's queue bq takes its turn in the rotation
 // whatever its bit (tookBuffer: it was tried).
-func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, tookBuffer bool) {
+func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *queueRef, tookBuffer bool) {
 	e := w.e
 	first, n := e.Field.LevelRange(l)
 	bi := bq - first // the buffer's queue in the level, if in [0, n)
@@ -310,7 +310,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *QueueRef, too
 		if from == n {
 			from = 0
 		}
-		q := &e.Queues[first+i]
+		q := &e.queues[first+i]
 		c := &e.Chans[q.ch]
 		capped := c.Capped
 		if capped && !e.reserve(q.ch) {
@@ -366,7 +366,7 @@ func (w *Worker) quantum() int32 {
 // carries on with a worker's loop (tc.w's): not if the task yielded and then
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).
-func (w *Worker) Run(tc *taskContext, t task.Task, q *QueueRef) (ok bool) {
+func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
 	tc.cur, tc.handedOff, tc.skipped, tc.Recovered, tc.Task = q, false, false, false, t
 	tc.charged = w.e.Chans[q.ch].accounted.Load() && w.e.charge(q.ch) // credit.go
 	finished := false
@@ -377,12 +377,12 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *QueueRef) (ok bool) {
 			r = recover() // nil without a panic in flight: Goexit
 		}
 		if tc.detached { // the task yielded: its outcome is its goroutine's to count
-			tc.E.Timing.endRun(q.ch, start)
+			tc.E.timing.endRun(q.ch, start)
 			ok = tc.finish(finished, r)
 			return
 		}
 		e := w.e
-		e.Timing.endRun(q.ch, start)
+		e.timing.endRun(q.ch, start)
 		tc.Task = nil // let the task go: this goroutine may park for long
 		e.endSegment(q.ch)
 		e.endTask(q.ch)
@@ -402,14 +402,14 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *QueueRef) (ok bool) {
 		case r != nil:
 			inc(&w.stats[q.ch].panicked)
 			tc.inCallback = true
-			e.Panicked(q.ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+			e.panicked(q.ch, &task.PanicError{Value: r, Stack: debug.Stack()})
 			tc.inCallback = false
 			how, ok = task.Panicked, true
 		default:
 			inc(&w.stats[q.ch].goexited)
 			how = task.Goexited
 		}
-		if e.Chans[q.ch].OnEnd != nil {
+		if e.Chans[q.ch].onEnd != nil {
 			tc.inCallback = true
 			e.ended(q.ch, t, how)
 			tc.inCallback = false

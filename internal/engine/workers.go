@@ -168,7 +168,7 @@ func (e *Engine) SetWorkers(n int) error {
 	}
 	e.resize.Lock()
 	defer e.resize.Unlock()
-	if e.Stopped.Load() {
+	if e.stopped.Load() {
 		return poolClosed(fmt.Sprintf("SetWorkers(%d)", n))
 	}
 	old := e.target.Swap(int32(n))

@@ -109,7 +109,7 @@ type taskContext struct {
 	owner atomic.Uintptr
 
 	w         *Worker   // worker whose slot this goroutine holds; nil while suspended
-	cur       *QueueRef // queue the current task was last taken from (written by a host before grant)
+	cur       *queueRef // queue the current task was last taken from (written by a host before grant)
 	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
 	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
 	Recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
@@ -219,8 +219,8 @@ func (tc *taskContext) reenter() {
 	e.inflight.Add(1) // resuming: see "Close accounting"
 	tc.markReentry()
 	var err error = task.ErrClosed
-	if tc.counted || !e.Stopped.Load() {
-		err = e.Chans[e.followup[tc.cur.ch]].C.Requeue((*resumption)(tc))
+	if tc.counted || !e.stopped.Load() {
+		err = e.Chans[e.followup[tc.cur.ch]].c.Requeue((*resumption)(tc))
 	}
 	e.leaveInflight()
 	if err == nil {
@@ -266,7 +266,7 @@ func (tc *taskContext) endDropped() {
 // at or above the target is woken to retire instead.
 func (tc *taskContext) takeIdle() bool {
 	e := tc.E
-	if e.Stopped.Load() || e.hasWork() || e.Idle.Empty() {
+	if e.stopped.Load() || e.hasWork() || e.Idle.Empty() {
 		return false
 	}
 	ch := e.followup[tc.cur.ch]
@@ -289,7 +289,7 @@ func (tc *taskContext) takeIdle() bool {
 	}
 	w := e.worker(i)
 	tc.borrowed = w.Idle.Swap(claimed) != Orphaned
-	tc.w, tc.cur = w, &e.Queues[c.first]
+	tc.w, tc.cur = w, &e.queues[c.first]
 	return true
 }
 
@@ -306,11 +306,11 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 	case tc.Dropped: // ended already (endDropped); a panic in its deferred calls is still reported
 		how = dropped
 		if r != nil {
-			tc.E.Panicked(tc.origin, &task.PanicError{Value: r, Stack: debug.Stack()})
+			tc.E.panicked(tc.origin, &task.PanicError{Value: r, Stack: debug.Stack()})
 		}
 	case r != nil:
 		how = panicked
-		tc.E.Panicked(tc.origin, &task.PanicError{Value: r, Stack: debug.Stack()})
+		tc.E.panicked(tc.origin, &task.PanicError{Value: r, Stack: debug.Stack()})
 	default:
 		how = goexited
 	}
@@ -409,7 +409,7 @@ func (r *resumption) Run(ctx context.Context) {
 // without a worker, waits as a spare (step 4 of "Yield: slot hand-off").
 // So a resumed task costs one goroutine switch, not two. The share of live
 // moves with w.
-func (w *Worker) handTo(r *resumption, q *QueueRef) {
+func (w *Worker) handTo(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
 	tc.endReentry(q.ch)
 	tc.cur = q
@@ -420,7 +420,7 @@ func (w *Worker) handTo(r *resumption, q *QueueRef) {
 // resume hands w's slot to the suspended task r and waits until it yields
 // again or ends (a resumption run as a Task, by Run). The task ends its run
 // segments and counts its outcome itself.
-func (w *Worker) resume(r *resumption, q *QueueRef) {
+func (w *Worker) resume(r *resumption, q *queueRef) {
 	tc := (*taskContext)(r)
 	tc.endReentry(q.ch)
 	tc.cur, tc.hosted = q, true
@@ -496,9 +496,9 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 	if so.Handle != nil {
 		hc = newCancellable(context.Background(), e, ch, t, false)
 		t = hc
-		indexed, _ = e.Chans[ch].C.(reorderer)
+		indexed, _ = e.Chans[ch].c.(reorderer)
 	}
-	c := e.Chans[ch].C
+	c := e.Chans[ch].c
 	e.credited(ch, 1)
 	if indexed != nil {
 		err = indexed.PushIndexed(t, so.Order)
