@@ -58,63 +58,38 @@ type Config[K comparable] struct {
 	// tasks per channel at Warn, panics at Error; never a line per task. nil
 	// means slog.Default().
 	Logger *slog.Logger
-	// TimingEvery sets how many tasks share one timing sample for the queue
-	// wait and run time histograms of Stats: about one task in n is timed.
-	// 0 means DefaultTimingEvery; 1 times every task (three clock reads and
-	// a 32-byte stamp per task: see BENCHMARKS.md); negative turns timing
-	// off.
+	// TimingEvery times about one task in n for the queue wait and run
+	// time histograms of Stats. 0 means DefaultTimingEvery; 1 times every
+	// task (its cost: BENCHMARKS.md); negative turns timing off.
 	TimingEvery int
 	// IdleTimeout is how long a worker's goroutine waits for work before it
-	// ends; the worker gets a new goroutine when work needs it again.
-	// Workers are also created only when work needs them, up to Workers, so
-	// a big Workers costs nothing until it is used and the goroutines (and
-	// their stacks) of a burst go away after it. 0 means
-	// DefaultIdleTimeout; negative keeps waiting goroutines until Close.
+	// ends; workers are created when work needs them, up to Workers, so a
+	// big Workers costs nothing until used. 0 means DefaultIdleTimeout;
+	// negative keeps waiting goroutines until Close.
 	IdleTimeout time.Duration
-	// StallAfter is how long the pool may go with work queued (or a submit
-	// waiting for a unit of Limit), every worker busy and no task ending
-	// before its watchdog calls it stalled
-	// (a task blocked outside the pool, say on a plain channel, keeps its
-	// worker): it then logs once at Warn, with the stacks of the goroutines
-	// running its tasks, counts the stall in Stats.Stalls, and logs at Info
-	// when the pool moves on. Tasks that each run longer than StallAfter
-	// while work waits look the same: raise it for them. The watchdog is one
-	// timer per pool, checking four times per StallAfter; tasks pay nothing
-	// for it. 0 means DefaultStallAfter; negative turns it off. In tests
-	// that run a pool in a testing/synctest bubble, turn it off: its
-	// pending timer keeps fake time moving, so a deadlock would spin until
-	// the test's timeout instead of failing at once.
+	// StallAfter is how long the pool may go with work queued, every
+	// worker busy and no task ending (a task blocked outside the pool keeps
+	// its worker) before its watchdog calls it stalled: it logs once at
+	// Warn, with the stacks of the goroutines running its tasks, counts
+	// Stats.Stalls, and logs at Info when the pool moves on. Raise it for
+	// tasks that each run longer. One timer per pool; tasks pay nothing.
+	// 0 means DefaultStallAfter; negative turns it off (do so in a
+	// testing/synctest bubble, where its timer keeps fake time moving).
 	StallAfter time.Duration
 	// Spare reserves room for channels added at run time (Pool.AddChannel):
-	// Spare[l] queues in level l, on top of those of the channels Levels
-	// lists there. A level may list no channel if it has spare room, and
-	// Spare may be longer than Levels: the levels past the listed ones start
-	// empty (a reserved lowest level). The bitfield and the pool's tables
-	// are sized at New for the listed channels plus this room, so adding a
-	// channel never reallocates what workers read. A non-nil Spare (even all
-	// zeros) also lets Pool.RemoveChannel remove any channel, listed or
-	// added: such a pool counts, per channel, the tasks taken from it and
-	// not yet ended (one atomic add when a worker takes a task, one when the
-	// task ends), and a by-key submit marks itself in progress (two more):
-	// on a 2-CPU machine, empty tasks through one FIFO by key cost 116 ns
-	// instead of 87 (BenchmarkSubmitRunControls, control=spare). nil: the
-	// channels are fixed, and the pool pays nothing for reshaping. See
-	// reshape.go.
+	// Spare[l] queues in level l, on top of the listed channels'; levels
+	// past Levels start empty. Tables are sized at New, so adding never
+	// reallocates what workers read. A non-nil Spare (even all zeros) also
+	// lets Pool.RemoveChannel remove any channel, at the cost of a count per
+	// task taken and per by-key submit (BENCHMARKS.md, control=spare). nil:
+	// the channels are fixed, and the pool pays nothing for reshaping.
 	Spare []int
 	// Quantum is how many tasks in a row a worker may take from one queue
 	// of a level before the level's rotation moves on, where workers poll
-	// in batches (the default scheduler, and HighestFirst). 1 keeps a
-	// strict rotation, one task per queue per turn, so that a newcomer's
-	// queue waits for one task per worker; up to MaxQuantum trade that
-	// grain for cheaper polls when a level has many busy queues (a batch
-	// taken under one hold of the queue's lock runs before the next
-	// queue's turn: BENCHMARKS.md, levels scaling). 0, the default, decides
-	// by the tasks' length, as each worker's clock for sharing the CPU
-	// measures it (every 16 tasks): MaxQuantum while they average under
-	// about 6 µs, so that a queue's turn adds about 50 µs at most to the
-	// others' wait, and 1 once they are longer (see examples/tenants). A
-	// worker that just turned from long tasks to short ones may take up to
-	// MaxQuantum long tasks in a row before its clock notices.
+	// in batches (the default scheduler, and HighestFirst): 1 keeps a strict
+	// rotation, up to MaxQuantum trades that grain for cheaper polls. 0,
+	// the default, decides by the tasks' length: MaxQuantum while they
+	// average under about 6 µs, 1 once they are longer (examples/tenants).
 	Quantum int
 }
 
@@ -132,24 +107,14 @@ type ChannelParams[K comparable] struct {
 	// them. Tasks already running are never interrupted either way.
 	CompleteOnClose bool
 	// OnEnd, if set, learns how each task of this channel ended, exactly
-	// once per task, whatever ended it: it ran, panicked or called
-	// runtime.Goexit (on the worker that ran it, right after; a task run
-	// inline by its spawner too), its submit's context cancelled it while
-	// queued (Cancelled), or it was dropped (DroppedOnClose, DroppedLate,
-	// DroppedDisplaced; see Outcome). A yielded task ends once, when it
-	// finally ends, on its origin channel. OnEnd runs outside every pool
-	// and channel lock, after the end was counted in ChannelStats and the
-	// task's Future or Group resolved (a task dropped while it yielded:
-	// before its deferred calls run, which resolve them), so a server can
-	// keep its books from it alone, and release what a dropped task held.
-	// A cancelled task's OnEnd runs on the goroutine that cancelled it (the
-	// context's AfterFunc goroutine, Handle.Cancel's caller), and Close
-	// waits for it to return, as for the workers'. It receives the task
-	// as submitted (a func arrives as a Func). It may submit, and a wait in
-	// it after a run (Future.Wait, a Group's Wait, Yield, Sleep, Recv) gives
-	// the worker back, as a task's does: the rest of OnEnd runs beside the
-	// pool's workers. A panic in it is recovered and sent to the panic
-	// handler. A nil OnEnd costs a task one branch.
+	// once, whatever ended it (see Outcome; a yielded task ends on its
+	// origin channel). It runs outside every lock, after the end was counted
+	// in ChannelStats and the task's Future or Group resolved, so a server
+	// can keep its books from it alone. It runs on the worker that ran the
+	// task, on the goroutine that cancelled or dropped it, or on the closer;
+	// Close waits for it. It receives the task as submitted (a func arrives
+	// as a Func); it may submit, and a wait in it gives the worker back, as
+	// a task's does. A panic in it goes to the panic handler.
 	OnEnd func(t Task, o Outcome)
 	// MaxRunning, if positive, caps how many of this channel's tasks run at
 	// once (a yielded task does not count while it waits; it counts on the

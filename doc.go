@@ -89,6 +89,6 @@
 // Every queue has one bit in an atomic availability bitfield and every level
 // a summary bit, so a worker chooses a level and decides to sleep with one
 // atomic load, and no global lock is taken on submit, pick or run (see
-// internal/avail for the availability-bit protocol and park.go for the
+// internal/avail for the availability-bit protocol and internal/engine for the
 // sleep/wake protocol without lost wake-ups).
 package smartpool

@@ -104,64 +104,33 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 
 // RemoveChannel removes the channel named key from a running pool built
 // with Config.Spare, whether New listed it or AddChannel added it, and
-// returns its final stats (Queued 0, the counts of every task it ever
-// took: as Close's report has them for a channel). policy Drain runs what
-// the channel holds; Drop drops what has not started (each task counted in
-// Dropped, its Future or Group resolved with ErrDropped and OnEnd called
-// with DroppedOnClose, once, as Close does). Either way it waits for the
-// channel's running and yielded tasks to end. A paused channel is resumed
-// first (and a cap SetCap set to 0 raised back to its cap), as Close does,
-// so a removal never waits for a Resume; Pause and Resume of a channel
-// being removed return an error wrapping ErrClosed.
+// returns its final stats. From the call on, submits to the channel return
+// ErrClosed. policy Drain runs what the channel holds; Drop drops what has
+// not started, as Close drops a channel's queued tasks (DroppedOnClose).
+// Either way it waits for the channel's running and yielded tasks, and a
+// paused channel is resumed first, as Close does. The removed channel is
+// closed for good; its room is reused by AddChannel, under any key.
 //
-// From the call on, submits to the channel return ErrClosed (by key too,
-// while the removal runs; once it returned, a by-key submit returns
-// ErrUnknownKey, and the key may be added again). A yielded task of the
-// channel re-enters through its followup as usual; if that is the channel
-// itself, it runs under Drain and is dropped under Drop. A removed channel
-// is closed for good (its Close was called): add a new channel to reuse its
-// room, which RemoveChannel frees, under the same key or another.
+// The rules of the wait:
+//   - Tasks of other channels do not hold it back. It waits for the by-key
+//     calls in progress (one may have looked the key up before), none of
+//     which holds the key while it waits, except a task that a full
+//     CallerRuns Bounded runs on the submitter of a by-key call.
+//   - If ctx ends first, it returns ctx.Err() and the removal carries on; a
+//     later call for the key waits for it again (with Drop, turning a Drain
+//     into a Drop). Concurrent calls share one removal and its stats.
+//   - Close during a removal closes the channel as any other; no task is
+//     reported twice.
+//   - Called from a task, it waits inside Yield, and refuses to remove the
+//     channel of the calling task, or of a task the goroutine runs in a
+//     task's place or an OnEnd or panic handler it runs, which it would
+//     wait for.
 //
-// Tasks of other channels do not hold it back, however long they run.
-// Before it returns, it waits for the by-key calls in progress anywhere in
-// the pool (Submit, SubmitTask, Group.Go, Handoff and the like) to end,
-// since one may have looked the key up before the removal. None waits
-// while it holds that lookup: a call that waits for a unit of Config.Limit
-// or for room in its group holds no channel meanwhile, and looks its key
-// up again once it got one (so it meets ErrClosed, or the channel added
-// under the key since); one that waits for room in a full Bounded, or runs
-// a task inline in its submitter's place, holds only that channel, whose
-// removal waits for it (and ends the wait for room, which returns
-// ErrClosed). Only a task that a full CallerRuns Bounded runs on the
-// submitter of a by-key call holds every removal until it ends. Once the
-// channel is gone, RemoveChannel returns its stats even if ctx ends during
-// that wait; AddChannel reuses the slot once those calls ended.
-//
-// If ctx ends first, RemoveChannel returns ctx.Err(): the removal carries
-// on (the channel refuses submits; a dropping removal keeps dropping), and a
-// later call for the same key waits for it again (with Drop, turning a
-// draining removal into a dropping one). Concurrent calls share one removal
-// and return the same stats. Close during a removal closes the channel as
-// any other (its queued tasks run or are dropped by its CompleteOnClose);
-// the removal then ends as its tasks do, and no task is reported twice.
-// Called from a pool task, RemoveChannel waits inside Yield, and it refuses
-// to remove the channel of the calling task, or of a task the calling
-// goroutine runs in a task's place (source.Bits.RunInTask, help-while-you-wait),
-// which it would wait for; so it does from the OnEnd or the panic handler a
-// worker runs for a task of the channel (the task counts until they return:
-// remove the channel from another goroutine). A task a channel runs on a
-// goroutine outside the pool (source.Bits.RunHere) cannot be told apart: removing
-// its own channel waits for it until ctx ends.
-//
-// Errors: ErrUnknownKey for a key no channel has (wrapped, naming it);
-// ErrConfig for a pool without Config.Spare, a bad policy, or a channel
-// that another present channel names as its followup (remove that one
-// first); ErrClosed once Close started, unless a removal of the channel was
-// in progress.
-//
-// The pool's totals still add up: Stats lists the channels present, and
-// Stats.Removed sums the final counts of every channel removed, which
-// Stats.Total includes.
+// Errors: ErrUnknownKey (wrapped, naming the key); ErrConfig for a pool
+// without Spare, a bad policy, or a channel another present channel names
+// as its followup (remove that one first); ErrClosed once Close started,
+// unless a removal of the channel was in progress. Stats.Removed sums the
+// final counts of every channel removed, so the totals still add up.
 func (p *Pool[K]) RemoveChannel(ctx context.Context, key K, policy RemovePolicy) (ChannelStats[K], error) {
 	if ctx == nil {
 		ctx = context.Background()

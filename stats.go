@@ -59,12 +59,10 @@ type Stats[K comparable] struct {
 	// Workers is the worker count asked for: Config.Workers or the last
 	// SetWorkers (surplus workers stop after their current task).
 	Workers int
-	// Live counts the workers that have a goroutine now: running a task,
-	// or parked waiting for one. Workers get a goroutine when work needs
-	// them and lose it after Config.IdleTimeout idle, so Live is what the
-	// pool costs in goroutines at the moment (ants' Running), from 0 after
-	// New or a quiet spell to Workers under load. Goroutines of yielded
-	// tasks, which hold no worker, are not counted.
+	// Live counts the workers that have a goroutine now, running or
+	// parked (ants' Running): from 0 after New or a quiet spell
+	// (Config.IdleTimeout) to Workers under load. Yielded tasks' goroutines
+	// hold no worker and are not counted.
 	Live int
 	// Wakeups counts the times a parked worker was woken because work
 	// arrived (not counting Close's wake-ups): a measure of wake-up churn.
