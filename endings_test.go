@@ -426,6 +426,11 @@ func (m *mxCase) check() {
 	// Stats: the whole subject channel, the whole gate channel, the units
 	s := m.p.Stats()
 	wantS := smartpool.ChannelStats[string]{Key: "s", Level: 1, Ran: uint64(m.fillers - m.fillersDropped), Dropped: uint64(m.fillersDropped)}
+	if x.removal() { // the fillers went with the channel
+		wantS.DroppedBy.Removed = uint64(m.fillersDropped)
+	} else {
+		wantS.DroppedBy.OnClose = uint64(m.fillersDropped)
+	}
 	switch {
 	case x.ran():
 		wantS.Ran++
@@ -435,6 +440,16 @@ func (m *mxCase) check() {
 		wantS.Goexited++
 	case x.dropped():
 		wantS.Dropped++
+		switch {
+		case x.removal():
+			wantS.DroppedBy.Removed++
+		case x == xDropLate:
+			wantS.DroppedBy.Late++
+		case x == xDropOldest:
+			wantS.DroppedBy.Displaced++
+		default:
+			wantS.DroppedBy.OnClose++
+		}
 	case x == xCancelled:
 		wantS.Cancelled++
 	}
@@ -448,7 +463,7 @@ func (m *mxCase) check() {
 		t.Errorf("Stats of the gate's channel:\n got %+v\nwant %+v", got, wantG)
 	}
 	wantT := smartpool.ChannelStats[string]{Ran: wantS.Ran + wantG.Ran, Panicked: wantS.Panicked, Goexited: wantS.Goexited,
-		Dropped: wantS.Dropped, Cancelled: wantS.Cancelled}
+		Dropped: wantS.Dropped, DroppedBy: wantS.DroppedBy, Cancelled: wantS.Cancelled}
 	if got := s.Total(); !sameCounts(got, wantT) {
 		t.Errorf("Stats.Total:\n got %+v\nwant %+v", got, wantT)
 	}
@@ -670,7 +685,7 @@ func (m *mxCase) checkRemoved(s *smartpool.Stats[string], wantS smartpool.Channe
 		t.Errorf("RemoveChannel(%v) never returned", m.x.policy())
 	}
 	wantR := smartpool.ChannelStats[string]{Ran: wantS.Ran, Panicked: wantS.Panicked, Goexited: wantS.Goexited,
-		Dropped: wantS.Dropped, Cancelled: wantS.Cancelled}
+		Dropped: wantS.Dropped, DroppedBy: wantS.DroppedBy, Cancelled: wantS.Cancelled}
 	for what, st := range map[string]*smartpool.Stats[string]{"Stats": s, "Close's report": m.report} {
 		if st == nil {
 			continue

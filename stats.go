@@ -3,6 +3,7 @@ package smartpool
 import (
 	"expvar"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -24,7 +25,8 @@ type ChannelStats[K comparable] struct {
 	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)
 	Panicked        uint64 // tasks that panicked (recovered)
 	Goexited        uint64 // tasks that called runtime.Goexit
-	Dropped         uint64 // tasks dropped: by Close from the queue or when they came back from a Yield after Close, or by the channel (source.Bits.Discard)
+	Dropped         uint64 // tasks dropped, for every cause: the sum of DroppedBy
+	DroppedBy       Drops  // the drops by cause
 	Cancelled       uint64 // tasks cancelled while queued: their WithContext context ended, or Handle.Cancel
 	// Yielded counts its tasks that yielded and have not ended: waiting,
 	// queued to re-enter, or running again. In a Close report, those of a
@@ -41,6 +43,31 @@ type ChannelStats[K comparable] struct {
 	// Removing says RemoveChannel is removing the channel: it refuses
 	// submits and ends what it holds (reshape.go).
 	Removing bool
+}
+
+// Drops counts a channel's dropped tasks by cause. ChannelStats.Dropped is
+// their sum.
+type Drops struct {
+	// OnClose: Close dropped them, queued in a channel that does not
+	// complete on close, or when they came back from a Yield after Close
+	// (Outcome DroppedOnClose).
+	OnClose uint64
+	// Late: a DropLate deadline channel dropped them once their deadline
+	// passed (DroppedLate).
+	Late uint64
+	// Displaced: a DropOldest channel dropped them to make room for newer
+	// tasks (DroppedDisplaced).
+	Displaced uint64
+	// Removed: a RemoveChannel with Drop dropped them (their Outcome is
+	// DroppedOnClose).
+	Removed uint64
+}
+
+func (d *Drops) add(o Drops) {
+	d.OnClose += o.OnClose
+	d.Late += o.Late
+	d.Displaced += o.Displaced
+	d.Removed += o.Removed
 }
 
 // Finished returns the number of tasks that left the channel: ran,
@@ -125,6 +152,7 @@ func (s *Stats[K]) Total() ChannelStats[K] {
 		t.Panicked += c.Panicked
 		t.Goexited += c.Goexited
 		t.Dropped += c.Dropped
+		t.DroppedBy.add(c.DroppedBy)
 		t.Cancelled += c.Cancelled
 		t.Yielded += c.Yielded
 		t.Running += c.Running
@@ -156,7 +184,8 @@ func (p *Pool[K]) Stats() *Stats[K] {
 // channelStats gives a channel's counts its key.
 func channelStats[K comparable](key K, c *engine.ChanCensus) ChannelStats[K] {
 	return ChannelStats[K]{Key: key, Level: c.Level, CompleteOnClose: c.Coc, Queued: c.Queued, Paused: c.Paused,
-		Cap: c.Cap, Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Goexited: c.Goexited, Dropped: c.Dropped,
+		Cap: c.Cap, Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Goexited: c.Goexited, Dropped: c.DroppedBy[engine.DropOnClose] + c.DroppedBy[engine.DropLate] + c.DroppedBy[engine.DropDisplaced] + c.DroppedBy[engine.DropRemoved],
+		DroppedBy: Drops{OnClose: c.DroppedBy[engine.DropOnClose], Late: c.DroppedBy[engine.DropLate], Displaced: c.DroppedBy[engine.DropDisplaced], Removed: c.DroppedBy[engine.DropRemoved]},
 		Cancelled: c.Cancelled, Yielded: c.Yielded, Running: c.Running, Wait: timingOf(c.Wait), Run: timingOf(c.Run),
 		Removing: c.Removing}
 }
@@ -264,9 +293,9 @@ func (s *Stats[K]) String() string {
 		if c.Cap > 0 {
 			limit = fmt.Sprintf("%d/%d", c.Held, c.Cap)
 		}
-		fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
 			c.Level, c.Key, policy, paused, c.Queued, c.Running, limit, c.Ran, c.Panicked, c.Goexited,
-			c.Dropped, c.Cancelled, c.Yielded, show.Duration(c.Wait.P50, c.Wait.Count), show.Duration(c.Wait.P99, c.Wait.Count),
+			dropped(c), c.Cancelled, c.Yielded, show.Duration(c.Wait.P50, c.Wait.Count), show.Duration(c.Wait.P99, c.Wait.Count),
 			show.Duration(c.Run.P50, c.Run.Count), show.Duration(c.Run.P99, c.Run.Count))
 	}
 	tw.Flush()
@@ -299,4 +328,23 @@ func (p *Pool[K]) Publish(name string) (err error) {
 	}()
 	expvar.Publish(name, expvar.Func(func() any { return p.Stats() }))
 	return nil
+}
+
+// dropped is a channel's drops in String: the sum, and its causes when
+// there are several, or one that is not Close (late 2, displaced 1).
+func dropped[K comparable](c ChannelStats[K]) string {
+	by := c.DroppedBy
+	if c.Dropped == by.OnClose {
+		return strconv.FormatUint(c.Dropped, 10)
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    uint64
+		name string
+	}{{by.OnClose, "close"}, {by.Late, "late"}, {by.Displaced, "displaced"}, {by.Removed, "removed"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", p.name, p.n))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", c.Dropped, strings.Join(parts, ", "))
 }

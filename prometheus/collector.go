@@ -7,7 +7,7 @@
 // NewCollector); per-channel metrics also level ("0" is the highest) and
 // channel (the key, printed with %v):
 //
-//	smartpool_tasks_total{outcome="ran|panicked|goexited|dropped|cancelled"}  counter
+//	smartpool_tasks_total{outcome="ran|panicked|goexited|cancelled|dropped_*"}  counter
 //	smartpool_queued_tasks, smartpool_running_tasks, smartpool_yielded_tasks  gauges
 //	smartpool_cap_slots, smartpool_held_slots                                 gauges (MaxRunning/MaxInFlight)
 //	smartpool_channel_paused                                                  gauge: 1 while Pool.Pause holds the channel
@@ -17,6 +17,12 @@
 //	smartpool_limit_units, smartpool_admitted_units                           gauges (pool, Config.Limit)
 //	smartpool_stalls_total                                                    counter (pool, Config.StallAfter)
 //	smartpool_stalled                                                         gauge (pool): 1 while a stall goes on
+//
+// A drop's outcome names its cause: dropped_on_close, dropped_late,
+// dropped_displaced, dropped_removed (smartpool.Drops), so that a deadline
+// service can chart the tasks it dropped because they were late; the drops
+// of all causes sum as sum(smartpool_tasks_total{outcome=~"dropped_.*"}).
+// That is 8 series of smartpool_tasks_total per channel.
 //
 // The histograms hold the tasks the pool timed: with sampling
 // (smartpool.Config.TimingEvery) their _count is about one task in n, while
@@ -107,7 +113,9 @@ func (c *Collector[K]) Collect(ch chan<- prometheus.Metric) {
 		for _, o := range []struct {
 			name string
 			n    uint64
-		}{{"ran", cs.Ran}, {"panicked", cs.Panicked}, {"goexited", cs.Goexited}, {"dropped", cs.Dropped}, {"cancelled", cs.Cancelled}} {
+		}{{"ran", cs.Ran}, {"panicked", cs.Panicked}, {"goexited", cs.Goexited}, {"cancelled", cs.Cancelled},
+			{"dropped_on_close", cs.DroppedBy.OnClose}, {"dropped_late", cs.DroppedBy.Late},
+			{"dropped_displaced", cs.DroppedBy.Displaced}, {"dropped_removed", cs.DroppedBy.Removed}} {
 			ch <- prometheus.MustNewConstMetric(tasksDesc, prometheus.CounterValue, float64(o.n), append(l, o.name)...)
 		}
 		gauge(queuedDesc, float64(cs.Queued), l...)

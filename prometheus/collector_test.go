@@ -116,12 +116,18 @@ func TestCompare(t *testing.T) {
 # HELP smartpool_tasks_total Tasks that left a channel, by outcome.
 # TYPE smartpool_tasks_total counter
 smartpool_tasks_total{channel="bulk",level="1",outcome="cancelled",pool="jobs"} 0
-smartpool_tasks_total{channel="bulk",level="1",outcome="dropped",pool="jobs"} 2
+smartpool_tasks_total{channel="bulk",level="1",outcome="dropped_displaced",pool="jobs"} 0
+smartpool_tasks_total{channel="bulk",level="1",outcome="dropped_late",pool="jobs"} 0
+smartpool_tasks_total{channel="bulk",level="1",outcome="dropped_on_close",pool="jobs"} 2
+smartpool_tasks_total{channel="bulk",level="1",outcome="dropped_removed",pool="jobs"} 0
 smartpool_tasks_total{channel="bulk",level="1",outcome="goexited",pool="jobs"} 0
 smartpool_tasks_total{channel="bulk",level="1",outcome="panicked",pool="jobs"} 0
 smartpool_tasks_total{channel="bulk",level="1",outcome="ran",pool="jobs"} 0
 smartpool_tasks_total{channel="urgent",level="0",outcome="cancelled",pool="jobs"} 0
-smartpool_tasks_total{channel="urgent",level="0",outcome="dropped",pool="jobs"} 0
+smartpool_tasks_total{channel="urgent",level="0",outcome="dropped_displaced",pool="jobs"} 0
+smartpool_tasks_total{channel="urgent",level="0",outcome="dropped_late",pool="jobs"} 0
+smartpool_tasks_total{channel="urgent",level="0",outcome="dropped_on_close",pool="jobs"} 0
+smartpool_tasks_total{channel="urgent",level="0",outcome="dropped_removed",pool="jobs"} 0
 smartpool_tasks_total{channel="urgent",level="0",outcome="goexited",pool="jobs"} 0
 smartpool_tasks_total{channel="urgent",level="0",outcome="panicked",pool="jobs"} 1
 smartpool_tasks_total{channel="urgent",level="0",outcome="ran",pool="jobs"} 3

@@ -25,7 +25,7 @@ func ExampleNewCollector() {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(smartprom.NewCollector("jobs", owned.Pool()))
 	n, err := testutil.GatherAndCount(reg, "smartpool_tasks_total")
-	fmt.Println(n, err) // 5 outcomes × 2 channels
+	fmt.Println(n, err) // 8 outcomes (4 of them drops, by cause) × 2 channels
 	// Output:
-	// 10 <nil>
+	// 16 <nil>
 }

@@ -220,7 +220,7 @@ func (b Bits) Discard(t task.Task, why task.Outcome) bool {
 	// (handOver), which holds that worker meanwhile: either way a Close
 	// from the task's OnEnd must not wait for this goroutine.
 	defer b.e.leaveCallbacks(b.e.enterCallbacks(ch))
-	return b.e.dropQueued(ch, t, why)
+	return b.e.dropQueued(ch, t, why, causeOf(why))
 }
 
 // setLimit is Pool.SetLimit.

@@ -154,6 +154,7 @@ func (tc *taskContext) rehire(w *Worker) {
 	tc.handedOff, tc.skipped, tc.Recovered, tc.Task, tc.charged = false, false, false, nil, false
 	tc.detached, tc.origin, tc.order = false, 0, task.Order{}
 	tc.counted, tc.Dropped, tc.hosted, tc.borrowed = false, false, false, false
+	tc.dropCause = DropOnClose
 	tc.runStart, tc.reenteredAt = 0, 0
 	tc.inline = nil // empty between tasks: runInline and runHere pop what they push
 	tc.inCallback, tc.gaveWorker = false, false

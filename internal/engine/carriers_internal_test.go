@@ -49,6 +49,8 @@ func dirty(t *testing.T, name string, f reflect.Value) {
 	switch f.Kind() {
 	case reflect.Bool:
 		f.SetBool(true)
+	case reflect.Uint8:
+		f.SetUint(3)
 	case reflect.Int, reflect.Int64:
 		f.SetInt(7)
 	case reflect.Pointer:

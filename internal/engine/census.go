@@ -16,12 +16,13 @@ type Census struct {
 
 // chanCensus is one channel's counters; slot is its index (its key's).
 type ChanCensus struct {
-	Slot                                        int
-	Level                                       int
-	Coc, Paused, Removing                       bool
-	Queued, Cap, Held, Yielded, Running         int
-	Ran, Panicked, Goexited, Dropped, Cancelled uint64
-	Wait, Run                                   Timing
+	Slot                                int
+	Level                               int
+	Coc, Paused, Removing               bool
+	Queued, Cap, Held, Yielded, Running int
+	Ran, Panicked, Goexited, Cancelled  uint64
+	DroppedBy                           [NumDropCauses]uint64 // by DropCause
+	Wait, Run                           Timing
 }
 
 func (c *ChanCensus) addOutcomes(st *taskStats) {
@@ -50,7 +51,9 @@ func (e *Engine) Count(c *Census, name func()) {
 	for i := range e.Chans {
 		ch := &c.Chans[i]
 		ch.Slot, ch.Coc, ch.Level = i, e.Chans[i].coc, e.Chans[i].level
-		ch.Dropped = e.Chans[i].dropped.Load()
+		for k := range ch.DroppedBy {
+			ch.DroppedBy[k] = e.Chans[i].dropped[k].Load()
+		}
 		ch.Cancelled = e.Chans[i].cancelled.Load()
 		ch.Yielded = int(e.Chans[i].suspended.Load())
 		if e.Chans[i].Capped {
@@ -91,14 +94,16 @@ func (e *Engine) reshapeCensus(c *Census) {
 		ch.Ran -= sl.base.ran
 		ch.Panicked -= sl.base.panicked
 		ch.Goexited -= sl.base.goexited
-		ch.Dropped -= sl.base.dropped
+		for k := range ch.DroppedBy {
+			ch.DroppedBy[k] -= sl.base.dropped[k]
+		}
 		ch.Cancelled -= sl.base.cancelled
 		ch.Removing = sl.state == slotRemoving
 		out = append(out, ch)
 	}
 	c.Chans = out
 	c.Removed.Ran, c.Removed.Panicked, c.Removed.Goexited = rs.removed.ran, rs.removed.panicked, rs.removed.goexited
-	c.Removed.Dropped, c.Removed.Cancelled = rs.removed.dropped, rs.removed.cancelled
+	c.Removed.DroppedBy, c.Removed.Cancelled = rs.removed.dropped, rs.removed.cancelled
 }
 
 // queued returns each channel's queued tasks: its Len plus the tasks of its

@@ -138,13 +138,13 @@ type chanInfo struct {
 	coc       bool
 	onEnd     func(task.Task, task.Outcome) // ChannelParams.OnEnd; read-only
 	name      any                           // the channel's key, boxed once (New, AddChannel) for the errors of its Handles; read-only while attached
-	dropped   atomic.Uint64
-	cancelled atomic.Uint64 // WithContext tasks whose context ended while queued (cancel.go)
-	suspended atomic.Int64  // its tasks detached by Yield and not yet ended (yield.go)
-	accounted atomic.Bool   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
-	credit    atomic.Int64  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
-	inWait    taskStats     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
-	inline    taskStats     // its tasks the channel ran on a submitting goroutine (Bits.RunHere); any goroutine adds
+	dropped   [NumDropCauses]atomic.Uint64  // by cause (DropCause)
+	cancelled atomic.Uint64                 // WithContext tasks whose context ended while queued (cancel.go)
+	suspended atomic.Int64                  // its tasks detached by Yield and not yet ended (yield.go)
+	accounted atomic.Bool                   // the pool keeps the limit's units of its queued tasks itself (credit.go); set by New, atomic because a channel's own goroutines may admit while New runs
+	credit    atomic.Int64                  // when accounted: units that entered with its queued tasks, not yet taken back (credit.go)
+	inWait    taskStats                     // its tasks that panicked or called Goexit inside a Yield's wait, holding no worker; any goroutine adds
+	inline    taskStats                     // its tasks the channel ran on a submitting goroutine (Bits.RunHere); any goroutine adds
 
 	Capped     bool         // MaxRunning or MaxInFlight was set at New: running is kept (limit.go)
 	holdsYield bool         // the cap is MaxInFlight: a yielded task keeps its slot
@@ -508,7 +508,7 @@ func (e *Engine) startClose() {
 			e.bear(false, false)
 		}
 		for i, ts := range dropped {
-			e.dropTasks(i, ts)
+			e.dropTasks(i, ts, DropOnClose)
 			if present[i] && e.Chans[i].tracked {
 				e.Chans[i].held.Add(-1)
 			}
@@ -517,10 +517,36 @@ func (e *Engine) startClose() {
 	})
 }
 
-// dropTasks reports tasks removed from channel ch by Close (see dropQueued).
-func (e *Engine) dropTasks(ch int, ts []task.Task) {
+// DropCause is why the pool dropped a task, for Stats: the outcome
+// (DroppedOnClose, DroppedLate, DroppedDisplaced) but for a removal's drops,
+// which end as DroppedOnClose and count apart.
+type DropCause uint8
+
+// The drop causes.
+const (
+	DropOnClose DropCause = iota
+	DropLate
+	DropDisplaced
+	DropRemoved
+	NumDropCauses
+)
+
+// causeOf is the cause of a drop that ends as why.
+func causeOf(why task.Outcome) DropCause {
+	switch why {
+	case task.DroppedLate:
+		return DropLate
+	case task.DroppedDisplaced:
+		return DropDisplaced
+	}
+	return DropOnClose
+}
+
+// dropTasks reports tasks removed from channel ch by Close, or by a removal
+// that drops (cause DropRemoved): see dropQueued.
+func (e *Engine) dropTasks(ch int, ts []task.Task, cause DropCause) {
 	for _, t := range ts {
-		e.dropQueued(ch, t, task.DroppedOnClose)
+		e.dropQueued(ch, t, task.DroppedOnClose, cause)
 	}
 }
 
@@ -533,16 +559,16 @@ func (e *Engine) dropTasks(ch int, ts []task.Task) {
 // (counted already), or if it is a yielded task's resumption, whose
 // goroutine is told instead and ends itself as dropped from its origin
 // channel (taskContext.endDropped).
-func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome) bool {
+func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome, cause DropCause) bool {
 	if r, ok := t.(*resumption); ok {
-		r.drop()
+		r.drop(cause)
 		return false
 	}
 	t, ok := e.discard(ch, t)
 	if !ok {
 		return false
 	}
-	e.Chans[ch].dropped.Add(1)
+	e.Chans[ch].dropped[cause].Add(1)
 	if d, ok := t.(Droppable); ok {
 		d.Dropped()
 	}

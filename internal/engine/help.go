@@ -85,7 +85,7 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 				break
 			}
 			if tc.Dropped { // it yielded, and Close dropped the parent's re-entry
-				c.dropped.Add(1)
+				c.dropped[tc.dropCause].Add(1)
 				how = task.DroppedOnClose
 				break
 			}

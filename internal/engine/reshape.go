@@ -224,7 +224,10 @@ type removal struct {
 }
 
 // counts are a slot's cumulative end counters.
-type counts struct{ ran, panicked, goexited, dropped, cancelled uint64 }
+type counts struct {
+	ran, panicked, goexited, cancelled uint64
+	dropped                            [NumDropCauses]uint64
+}
 
 func newReshaper(perLevel, levelFirst []int, slots, listed int) *reshaper {
 	total := 0
@@ -358,7 +361,10 @@ func (e *Engine) untrack(ch int) {
 // slotCounts sums channel index i's cumulative end counters.
 func (e *Engine) slotCounts(i int) counts {
 	c := &e.Chans[i]
-	n := counts{dropped: c.dropped.Load(), cancelled: c.cancelled.Load()}
+	n := counts{cancelled: c.cancelled.Load()}
+	for k := range n.dropped {
+		n.dropped[k] = c.dropped[k].Load()
+	}
 	add := func(s *taskStats) {
 		n.ran += s.ran.Load()
 		n.panicked += s.panicked.Load()
@@ -371,11 +377,19 @@ func (e *Engine) slotCounts(i int) counts {
 }
 
 func (n counts) minus(b counts) counts {
-	return counts{n.ran - b.ran, n.panicked - b.panicked, n.goexited - b.goexited, n.dropped - b.dropped, n.cancelled - b.cancelled}
+	d := counts{ran: n.ran - b.ran, panicked: n.panicked - b.panicked, goexited: n.goexited - b.goexited, cancelled: n.cancelled - b.cancelled}
+	for k := range d.dropped {
+		d.dropped[k] = n.dropped[k] - b.dropped[k]
+	}
+	return d
 }
 
 func (n counts) plus(b counts) counts {
-	return counts{n.ran + b.ran, n.panicked + b.panicked, n.goexited + b.goexited, n.dropped + b.dropped, n.cancelled + b.cancelled}
+	d := counts{ran: n.ran + b.ran, panicked: n.panicked + b.panicked, goexited: n.goexited + b.goexited, cancelled: n.cancelled + b.cancelled}
+	for k := range d.dropped {
+		d.dropped[k] = n.dropped[k] + b.dropped[k]
+	}
+	return d
 }
 
 // claimRoom finds n contiguous free queues of level l whose grace passed,
@@ -722,7 +736,7 @@ func (e *Engine) RemoveChannel(ctx context.Context, key any, drop bool, r Removi
 			e.resumeChannel(i) // a paused channel drains or drops as at Close (pause.go)
 			ci.held.Add(1)     // what Close(true) takes out is held until dropped: see startClose
 			defer ci.held.Add(-1)
-			e.dropTasks(i, c.Close(want == removeDropping))
+			e.dropTasks(i, c.Close(want == removeDropping), DropRemoved)
 		}()
 	}
 	var err error
@@ -793,7 +807,7 @@ func (e *Engine) detach(i int, rm *removal, unpublish func()) (uint64, uint64) {
 	n := e.slotCounts(i).minus(sl.base)
 	st := ChanCensus{Slot: i, Level: ci.level, Coc: ci.coc,
 		Wait: e.timing.chans[i].wait.snapshot(), Run: e.timing.chans[i].run.snapshot()}
-	st.Ran, st.Panicked, st.Goexited, st.Dropped, st.Cancelled = n.ran, n.panicked, n.goexited, n.dropped, n.cancelled
+	st.Ran, st.Panicked, st.Goexited, st.DroppedBy, st.Cancelled = n.ran, n.panicked, n.goexited, n.dropped, n.cancelled
 	if ci.Capped {
 		st.Cap = int(ci.maxRunning.Load())
 	}

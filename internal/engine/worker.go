@@ -192,7 +192,11 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 			// task was queued: a dropping channel's task that has not
 			// started is dropped, even if it was polled before Close emptied
 			// the channel.
-			e.dropTasks(q.ch, []task.Task{t})
+			cause := DropOnClose
+			if e.Chans[q.ch].removal.Load() == removeDropping {
+				cause = DropRemoved
+			}
+			e.dropTasks(q.ch, []task.Task{t}, cause)
 			e.endSegment(q.ch)
 			e.endTask(q.ch)
 			e.untrack(q.ch) // the take's count: a resumption is its origin's

@@ -122,15 +122,16 @@ type taskContext struct {
 	gaveWorker bool // a wait in it gave w to another goroutine; this one holds a share of live until the callback returns
 
 	// Set when the goroutine detaches (the first Yield of its task).
-	detached bool
-	origin   int          // channel the task was submitted to: its stats and close policy
-	order    task.Order   // the key the task was first ordered by, kept across re-entries (order.go)
-	counted  bool         // the origin completes on close: counted in e.inflight until the end
-	Dropped  bool         // re-entry refused after Close: the task ends by Goexit
-	hosted   bool         // w is a host worker's, waiting on release (written by the host before grant)
-	borrowed bool         // w was taken idle with its goroutine parked: give it back (takeIdle)
-	grant    chan *Worker // capacity 1; a host worker, or nil if the resumption was dropped; or a spare's new worker (carriers.go)
-	release  chan outcome // unbuffered, so a host has its outcome before the goroutine goes on: to the host, suspended again or the final outcome
+	detached  bool
+	origin    int          // channel the task was submitted to: its stats and close policy
+	order     task.Order   // the key the task was first ordered by, kept across re-entries (order.go)
+	counted   bool         // the origin completes on close: counted in e.inflight until the end
+	Dropped   bool         // re-entry refused after Close: the task ends by Goexit
+	dropCause DropCause    // why, when its resumption was dropped from a queue (resumption.drop); DropOnClose otherwise
+	hosted    bool         // w is a host worker's, waiting on release (written by the host before grant)
+	borrowed  bool         // w was taken idle with its goroutine parked: give it back (takeIdle)
+	grant     chan *Worker // capacity 1; a host worker, or nil if the resumption was dropped; or a spare's new worker (carriers.go)
+	release   chan outcome // unbuffered, so a host has its outcome before the goroutine goes on: to the host, suspended again or the final outcome
 
 	runStart    int64 // clock reading at the current task's start, 0 if not timed (timing.go)
 	reenteredAt int64 // clock reading at the last re-entry, 0 if not timed (timing.go)
@@ -219,8 +220,12 @@ func (tc *taskContext) reenter() {
 	e.inflight.Add(1) // resuming: see "Close accounting"
 	tc.markReentry()
 	var err error = task.ErrClosed
+	follow := e.followup[tc.cur.ch]
 	if tc.counted || !e.stopped.Load() {
-		err = e.Chans[e.followup[tc.cur.ch]].c.Requeue((*resumption)(tc))
+		err = e.Chans[follow].c.Requeue((*resumption)(tc))
+	}
+	if err != nil && e.Chans[follow].removal.Load() == removeDropping {
+		tc.dropCause = DropRemoved // refused by a followup a removal emptied
 	}
 	e.leaveInflight()
 	if err == nil {
@@ -245,7 +250,7 @@ func (tc *taskContext) endDropped() {
 	e, c := tc.E, &tc.E.Chans[tc.origin]
 	e.endTask(tc.origin)
 	tc.releaseUnit()
-	c.dropped.Add(1)
+	c.dropped[tc.dropCause].Add(1)
 	c.suspended.Add(-1)
 	e.ended(tc.origin, tc.Task, task.DroppedOnClose)
 	tc.Task = nil
@@ -457,7 +462,10 @@ func (how outcome) public() task.Outcome {
 }
 
 // drop tells a suspended task that Close removed its resumption.
-func (r *resumption) drop() { r.grant <- nil }
+func (r *resumption) drop(cause DropCause) {
+	r.dropCause = cause // before the send, which the task receives
+	r.grant <- nil
+}
 
 // yieldFor is Yield with a wait: the task of ctx, or of the calling
 // goroutine, gives its worker up while wait runs.
