@@ -8,14 +8,10 @@ import (
 	"github.com/smartpool-go/smartpool/scheduler"
 )
 
-// PoolBehavior declares a pool: its channels, grouped into levels, and where a
-// task that yielded re-enters. K is the user's own key type, usually a small
-// integer enum. A pool that needs nothing but its channels, levels, close
-// policy and followups can use the ready-made Levels instead.
-//
-// New calls Config once, then Channel once for every key the configuration
-// lists, then Followup once for every key; it never calls them again, so
-// later changes to what they return have no effect on a running pool.
+// PoolBehavior declares a pool: its channels, grouped into levels, and
+// where a task that yielded re-enters. K is the user's key type, usually a
+// small integer enum; Levels is a ready-made one. New calls Config once,
+// then Channel and Followup once per listed key, and never again.
 type PoolBehavior[K comparable] interface {
 	// Config returns the pool's configuration.
 	Config() Config[K]
@@ -35,24 +31,20 @@ type Config[K comparable] struct {
 	// Workers is the number of worker goroutines, the most tasks that run
 	// at once. 0 means runtime.GOMAXPROCS(0). At most MaxWorkers.
 	Workers int
-	// Schedule chooses the level a free worker serves. nil means
+	// Schedule chooses the level a free worker serves; nil means
 	// scheduler.HighestFirst(). A Scheduler value serves one pool.
 	Schedule scheduler.Scheduler
 	// Levels lists the channels, level by level, highest level first. At
 	// least one level; every level at least one channel; every key once.
 	Levels [][]ChannelParams[K]
 	// Limit, if positive, caps the work units admitted and not finished,
-	// pool-wide: tasks queued, running and yielded (see WithContext,
-	// Handoff). A submit returns ErrFull at the limit, or waits for a unit
-	// given WithContext.
-	// Pool.SetLimit changes it at run time. Zero means no limit, and then
-	// SetLimit is refused.
+	// pool-wide: tasks queued, running and yielded. A submit returns ErrFull
+	// at the limit, or waits given WithContext; Pool.SetLimit changes it.
+	// Zero means no limit (and SetLimit is refused).
 	Limit int
-	// PanicHandler receives every panic a task raises, with the key of the
-	// channel the task came from, on the worker that recovered it; the
-	// worker then carries on (a wait in the handler gives the worker back,
-	// as OnEnd's does). nil means: log it with log/slog at error level.
-	// A panic in the handler itself is recovered and logged.
+	// PanicHandler receives every panic a task raises that no Future or
+	// Group takes, with its channel's key, on the worker that recovered it.
+	// nil means: log it at error level. A panic in it is recovered and logged.
 	PanicHandler func(key K, p *PanicError)
 	// Logger receives the pool's log lines: start and close at Info, dropped
 	// tasks per channel at Warn, panics at Error; never a line per task. nil
@@ -117,18 +109,12 @@ type ChannelParams[K comparable] struct {
 	// a task's does. A panic in it goes to the panic handler.
 	OnEnd func(t Task, o Outcome)
 	// MaxRunning, if positive, caps how many of this channel's tasks run at
-	// once (a yielded task does not count while it waits; it counts on the
-	// channel it re-enters through while it runs again): a CPU-side cap. A
-	// channel at its cap is simply not eligible, so it costs the picker
-	// nothing; other channels keep the workers busy. Pool.SetCap changes it
-	// at run time. Zero means no cap, and then SetCap is refused.
+	// once (a yielded task counts only while it runs again): a CPU-side cap
+	// that costs the picker nothing. Pool.SetCap changes it; 0: no cap.
 	MaxRunning int
-	// MaxInFlight, if positive, caps how many of this channel's tasks are in
-	// progress at once, running or yielded: a resource-side cap (requests
-	// per host, connections) that a task keeps while it waits. Such a
-	// channel may not be any channel's followup (including its own), so
-	// that re-entering tasks never queue behind the cap they hold. At most
-	// one of MaxRunning and MaxInFlight may be set.
+	// MaxInFlight, if positive, caps this channel's tasks in progress,
+	// running or yielded: a resource-side cap (connections per host). Such
+	// a channel may be no channel's followup. Set at most one of the two.
 	MaxInFlight int
 }
 

@@ -5,19 +5,14 @@ import (
 	"github.com/smartpool-go/smartpool/task"
 )
 
-// Task is a unit of work. Run is called once, on a worker goroutine, with a
+// Task is a unit of work: Run is called once, on a worker goroutine, with a
 // context that carries the pool's task handle and is cancelled when a Close
-// gives up waiting (its context ended), so a long task can stop early.
-//
-// Most code submits plain functions (see Func); a type that implements Task
-// itself can be pre-allocated and reused, and is what
-// ChannelParams.OnEnd receives back.
+// gives up waiting. Most code submits plain functions (Func).
 //
 // Task and the other words every reader shares (Func, Unwrapper, Order,
-// Outcome, PanicError, the errors) are defined once in package task, below
-// both the pool and the channels, and re-exported here by alias, so that a
-// program imports one package and a channel author's code and the pool's
-// name the same types.
+// Outcome, PanicError, the errors) are defined in package task, below the
+// pool and the channels, and re-exported here, so a program imports one
+// package.
 type Task = task.Task
 
 // Func adapts a function to Task without allocating.

@@ -35,24 +35,14 @@ func (p *Pool[K]) SetCap(key K, n int) error {
 }
 
 // Pause stops the workers taking tasks of the channel named key until
-// Resume. The channel keeps accepting tasks: they queue (Stats shows them in
-// Queued, and the channel as Paused), and run after Resume. Tasks a worker
-// took from the channel before Pause still run: one it is polling as Pause
-// is called, or the rest of a batch it took into its run buffer. So once
-// Pause returned, a task submitted to the channel does not start before
-// Resume, unless a worker that was polling the channel's queue as Pause ran
-// takes it. A task of the channel that yields and re-enters through a
-// paused followup channel waits in its queue too. A channel that runs
-// tasks on the submitting goroutine (channels.CallerRuns) still does, and
-// a child that a Group's task runs itself at the group's limit still runs
-// (it is part of its parent; an uncapped channel's only). Pausing a paused
-// channel does nothing.
-//
-// Close resumes paused channels: a complete-on-close channel's queued
-// tasks run, a dropping channel's are dropped as usual, and Close never
-// waits for a Resume; so does Pool.RemoveChannel. Pause returns
-// ErrUnknownKey for a key the configuration does not list, and an error
-// wrapping ErrClosed once Close started or the channel's removal did.
+// Resume. The channel keeps accepting tasks: they queue (Stats shows them,
+// and the channel as Paused) and run after Resume; so do re-entries through
+// it. Only a task a worker was already taking as Pause ran, a batch already
+// in a worker's buffer, a task a CallerRuns channel runs on its submitter
+// and a Group's child run in its parent's place still run. Close and
+// RemoveChannel resume paused channels and never wait for a Resume.
+// Errors: ErrUnknownKey, and ErrClosed once Close or the channel's removal
+// started. Pausing a paused channel does nothing.
 func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
 
 // Resume lets the workers take tasks of the channel named key again, after

@@ -63,26 +63,12 @@
 // context: a wait from a task's goroutine yields whatever context it is
 // given, context.Background() included.
 //
-// # Closing
+// # Closing and panics
 //
-// OwnedPool.Close stops admission, runs every queued and yielded task of
-// complete-on-close channels, drops the queued tasks of the other channels,
-// and returns a Report once every worker has exited. Every task ends once,
-// with an Outcome that its channel counts and passes to ChannelParams.OnEnd:
-// it ran, panicked, called runtime.Goexit, was cancelled while queued, or
-// was dropped (on Close, late, or displaced). A yielded task of a dropping
-// channel still waiting when Close returns is dropped when its wait ends:
-// the report counts it in Yielded, and later Stats in Dropped.
-//
-// # Panics
-//
-// A task's panic is recovered; the worker carries on, and the value and
-// stack go to Config.PanicHandler (default: Config.Logger at error level),
-// or to the task's Future, or become its Group's error if it is the first
-// (later ones go to the handler). Every panic is counted in Stats as
-// Panicked. runtime.Goexit in a task is survived and counted too. A panic in
-// a custom scheduler is recovered and logged, and the worker serves the
-// highest level with work from then on.
+// OwnedPool.Close runs what complete-on-close channels hold, drops the rest
+// and reports; every task ends once, with an Outcome its channel counts and
+// passes to ChannelParams.OnEnd. A task's panic is recovered and goes to its
+// Future, its Group or Config.PanicHandler; the worker carries on.
 //
 // # How a worker finds work
 //

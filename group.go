@@ -11,82 +11,46 @@ import (
 )
 
 // Group is a scope of tasks spawned into a pool's channels, in the manner of
-// errgroup.WithContext and conc's context pools. Create one with NewGroup, or
-// use Scope.
+// errgroup.WithContext and conc's context pools. Create one with NewGroup,
+// or use Scope. It is safe for concurrent use and must not be copied; as
+// with errgroup, a Go that starts a round must happen before the Wait that
+// ends it.
 //
 // Context: every task receives a context derived from the one given to
-// NewGroup (Context returns it, as errgroup.WithContext does). Its values (trace IDs, a deadline stored as a value) reach the
-// task, and so do its deadline and cancellation. It is cancelled when that
-// context ends, when a task of the group fails (returns an error, panics,
-// calls runtime.Goexit or is dropped; not with CollectErrors), when the
-// pool's Close gives up waiting, and when Wait returns; context.Cause gives
-// the first error. It
-// also carries the pool's task handle, so Yield, Sleep, Recv and waits on a
-// Future or another Group work in the task as in any task.
+// NewGroup (Context returns it), with its values, deadline and
+// cancellation, and the pool's task handle (so Yield and the waits work in
+// it). It is cancelled when that context ends, when a task fails (an
+// error, a panic, runtime.Goexit, a drop; not with CollectErrors), when
+// the pool's Close gives up waiting, and when Wait returns; context.Cause
+// gives the first error. A task still queued then never runs (counted
+// Cancelled); Go on a done group queues nothing. A task's Handle
+// (WithHandle) cancels it alone, as context.Canceled.
 //
-// Cancellation: a task still queued when the group's context is cancelled
-// never runs; the pool counts it in ChannelStats.Cancelled. Go on a group
-// whose context is done queues nothing and counts nothing. One task can be
-// cancelled alone through the Handle its Go filled (WithHandle): it is then
-// counted the same way, and its error is context.Canceled, which cancels
-// the group as any task's error does (see WithHandle).
-//
-// Errors: by default, as in errgroup.WithContext, the first error cancels
-// the group and Wait returns it, once every task has ended. The first error
-// is, in this order of events: a task's error; a panic, as *PanicError
-// (every later panic goes to the pool's panic handler, Config.PanicHandler, so none is
-// lost; each is counted in ChannelStats.Panicked); ErrGoexit; ErrDropped for
-// a task Close dropped; a submit error (ErrClosed, ErrUnknownKey,
-// ErrNilTask); or the context's error, when a task was skipped or a Go gave
-// up waiting because the context given to NewGroup ended. CollectErrors
-// switches to conc's default instead: no error cancels anything, and Wait
-// returns every error.
+// Errors: by default, as errgroup's, the first error cancels the group and
+// Wait returns it once every task has ended: a task's error, a panic (as
+// *PanicError; later panics go to Config.PanicHandler), ErrGoexit,
+// ErrDropped, a submit error, or the context's error. With CollectErrors,
+// as conc's default, no error cancels anything and Wait returns them all.
 //
 // Room: SetLimit bounds the group's tasks in flight (queued, running or
-// yielded), as errgroup's SetLimit bounds its goroutines; SetLimit(0)
-// blocks every Go from outside the group's tasks, as errgroup's does. Go
-// needs room in the group, a unit of the pool's in-flight limit
-// (Config.Limit) and room in a full channels.Bounded; TryGo never waits for
-// any of them.
+// yielded), as errgroup's SetLimit bounds its goroutines. Go also needs a
+// unit of Config.Limit and room in a full channels.Bounded; TryGo never
+// waits for any of them.
 //
-// Spawning from inside the group never deadlocks. errgroup's crawler, where
-// every task spawns its children with Go under SetLimit, hangs once the
-// tasks holding the group's places all wait in Go for a place. Here a task
-// that finds no room never waits for it: it runs the child itself, at once,
-// on its own goroutine and in its own place, and Go returns when the child
-// ended (the fork-join "help while you wait" rule). At the group's limit
-// this holds for a task of the group (its goroutine runs one of the group's
-// tasks, directly or so inline); at the pool's in-flight limit and at a full
-// Bounded, for any task of the pool. The parent does not run while its child
-// does, so no limit is exceeded: at most the limit of the group's functions
-// run at once, counting a parent waiting for its inline child as not
-// running. A child run inline is counted in its channel's ChannelStats like
-// any other (Ran, Panicked, Goexited), and its outcome is recorded as any
-// child's: an error or a panic (as *PanicError, never reaching the parent)
-// becomes the group's error and cancels it. runtime.Goexit in it ends the
-// parent as well, since it unwinds the goroutine both run on: the group
-// records ErrGoexit. Inline, a child keeps no priority of its own: it runs
-// at its parent's place, not in its channel's queue.
+// Spawning from inside never deadlocks, where errgroup's crawler does: a
+// task of the group (or, at the pool's limit or a full Bounded, any task of
+// the pool) that finds no room runs the child itself, at once, in its own
+// place, and Go returns when the child ended ("help while you wait"). No
+// limit is exceeded: the parent does not run meanwhile. The child counts in
+// its channel's stats and its outcome is the group's as any child's;
+// inline, it keeps no priority of its own. Any other caller waits in Go
+// for room while the group's context lasts; from a pool task the wait
+// yields the worker (see Yield), so a Group is safe at any pool size.
 //
-// Any other caller (the goroutine that owns the group, a task outside it at
-// the group's limit) waits in Go for room while the group's context lasts,
-// as errgroup's Go does. Waiting from inside a pool task yields the worker
-// (see Yield), so a Group is safe at any pool size, including one worker
-// waiting on its own children: Wait yields with the context it is given,
-// Go with the group's.
-//
-// Reuse: a Group may be used again after Wait, as errgroup's and conc's
-// can. Wait ends a round: it cancels the round's context, as errgroup's
-// Wait does. The next Go (or Context) starts a new round, with a new
-// context derived from the one given to NewGroup, unless the round failed
-// in the default mode: then, as in errgroup, the first error stays, the
-// context stays cancelled, later Gos queue nothing and every Wait returns
-// that error. With CollectErrors, each Wait returns the errors of its own
-// round only, as conc's pools do, and every round starts afresh.
-//
-// A Group is safe for concurrent use and must not be copied. As with
-// errgroup and sync.WaitGroup, a Go that starts a round must happen before
-// the Wait that ends it.
+// Reuse: Wait ends a round and cancels its context; the next Go starts a
+// round with a new context, unless the round failed in the default mode:
+// then, as in errgroup, the first error stays and every Wait returns it.
+// With CollectErrors each Wait returns its own round's errors.
 type Group[K comparable] struct {
 	p      *Pool[K]
 	parent context.Context // NewGroup's; each round's context derives from it
@@ -162,24 +126,13 @@ func (g *Group[K]) SetLimit(n int) {
 	g.mu.Unlock()
 }
 
-// Go submits fn to the channel named key. If there is no room (see Group),
-// a task of the group (at the group's limit) or of the pool (at the pool's
-// in-flight limit or a full channels.Bounded) runs fn itself, in its own
-// place, and Go returns once fn ended; any other caller waits until there is
-// room or the group's context ends. A submit error (ErrNilTask, ErrClosed,
-// ErrUnknownKey, ErrFull from a full channel that cannot wait), or the
-// context's error if it ends first, becomes the group's error if it is the
-// first, and fn is not run.
-//
-// opts order fn in its channel (WithDeadline, WithPriority) as Submit's do;
-// WithContext is refused with ErrOption (as the group's error): a group's
-// tasks live by the group's context, given to NewGroup or Scope.
-// WithHandle(&h) fills h once fn is queued: h.Cancel ends fn before it
-// starts, as if it had returned context.Canceled, which is the group's
-// error as any task's (the first cancels the group in the default mode;
-// see WithHandle), and h.Reprioritize and h.SetDeadline move it in an
-// ordered channel as for Submit. A Go that runs fn itself leaves h as it
-// was.
+// Go submits fn to the channel named key. Without room (see Group), a task
+// of the group, or of the pool at its limit or a full Bounded, runs fn
+// itself and Go returns once fn ended; any other caller waits for room
+// while the group's context lasts. A submit error, or the context's error,
+// becomes the group's error and fn does not run. opts work as Submit's;
+// WithContext is refused with ErrOption, since a group's tasks live by its
+// context; a Handle's Cancel ends fn as if it returned context.Canceled.
 func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option) {
 	g.spawn(key, fn, true, opts)
 }

@@ -7,30 +7,16 @@ import (
 )
 
 // WithHandle asks the submit to fill h, once it queued the task, with a
-// handle on it: the submitter can then cancel the task while it waits, or
-// move it in its queue (see Handle). A submit that fails, or whose task ran
-// at once in its submitter's place (see WithContext), leaves h as it was:
-// give each submit its own zero Handle. The submit writes h before it
-// returns; do not use h meanwhile.
+// handle on it, to cancel or move the task while it waits (see Handle).
+// Every submit takes it. A submit that fails, or whose task ran at once in
+// its submitter's place, leaves h as it was: give each submit its own zero
+// Handle, and do not use it before the submit returned. It costs one
+// allocation; a submit without it pays nothing.
 //
-// Every submit takes it: Pool.Submit, Pool.SubmitTask, Go, Group.Go,
-// Group.TryGo, Pool.Handoff, Pool.HandoffTask and the channels' own submit
-// methods. Without a WithContext it changes nothing else: the submit does
-// not wait, and returns ErrFull at the in-flight limit or in a full
-// channel. It costs one allocation, the wrapper a WithContext task gets (a
-// Group's tasks have it already); a submit without it pays nothing.
-//
-// In a Group, Cancel ends the task as if its function had returned
-// context.Canceled without running, errgroup's rule for any error: in the
-// default mode it is the group's first error unless another came before, so
-// it cancels the group's context (the group's other queued tasks are
-// skipped, running ones see their context end) and Wait returns it; with
-// CollectErrors it is one of Wait's errors and cancels nothing. Its place
-// under the group's SetLimit is free at once. A Group.Go that runs the task
-// itself, in its caller's place (see Group), leaves h as it was.
-//
-// A Handoff's Cancel ends its chain there: the unit of the in-flight limit
-// the continuation took over is released at once, as any cancelled task's.
+// A Group task's Cancel ends it as if it returned context.Canceled without
+// running (errgroup's rule for any error: see Group), and frees its place
+// under SetLimit. A Handoff's Cancel ends its chain there, releasing the
+// unit the continuation took over.
 func WithHandle(h *Handle) Option {
 	if h == nil {
 		return Option{}
@@ -48,18 +34,12 @@ func WithHandle(h *Handle) Option {
 // safe for concurrent use, with each other and with the pool's workers.
 type Handle struct{ h engine.Handle }
 
-// Cancel ends the task as Cancelled if it has not started, and reports
-// whether it did. The task is then handled as one whose WithContext context
-// ended while it was queued: it never runs, it is counted in
-// ChannelStats.Cancelled, its unit of Config.Limit is released at once,
-// its Future or Group resolves with context.Canceled, and the channel's
-// ChannelParams.OnEnd receives it with Cancelled. Exactly one of the task's
-// start, its cancellation (by its context or a Cancel) and its drop
-// happens: Cancel reports false if the task started, ended, was dropped or
-// was cancelled already, and then changes nothing.
-//
-// The cancelled task stays in its queue until a worker reaches it and
-// skips it, as a cancelled WithContext task does (Len counts it till then).
+// Cancel ends the task as Cancelled if it has not started, as if its
+// WithContext context had ended while it was queued (counted, its unit
+// released, its Future or Group resolved with context.Canceled, OnEnd
+// called), and reports whether it did: exactly one of the task's start,
+// cancellation and drop happens. The task stays in its queue, counted in
+// Len, until a worker reaches it and skips it.
 func (h *Handle) Cancel() bool { return h != nil && h.h.Cancel() }
 
 // Reprioritize gives the queued task priority p in its channels.Priority:

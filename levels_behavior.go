@@ -1,33 +1,18 @@
 package smartpool
 
 // Levels is a ready-made PoolBehavior for a pool that needs no code of its
-// own: its channels, listed level by level, highest level first, each under
-// its key. A one-level pool:
-//
-//	jobs := channels.NewFIFO()
-//	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
-//	err = jobs.Submit(func(ctx context.Context) { work() })
-//	report, err := owned.Close(ctx) // runs what jobs still holds, then reports
-//
-// Each LevelChannel also sets its close policy and, optionally, its
-// followup, drop callback and cap. The pool-wide settings keep their
-// defaults (GOMAXPROCS workers, scheduler.HighestFirst, no in-flight limit,
-// the default panic handler and logger, DefaultIdleTimeout,
-// DefaultStallAfter) unless With sets them, so the pool grows a field at a
-// time:
+// own: its channels, level by level, highest first, each under its key, with
+// its close policy and optionally its followup, OnEnd and cap (the package
+// doc shows a one-level pool). The pool-wide settings keep their defaults
+// unless With sets them, so the pool grows a field at a time:
 //
 //	owned, err := smartpool.New(smartpool.Levels[string]{
 //		{{Key: "jobs", Channel: jobs, CompleteOnClose: true, MaxRunning: 4}},
 //	}.With(smartpool.Config[string]{Workers: 8, Limit: 1000, PanicHandler: onPanic}))
 //
-// A behavior with code of its own (followups that depend on more than the
-// key, channels built on demand) declares its own PoolBehavior. New treats a
-// Levels value like any other behavior, so a key listed twice, a nil
-// channel, a bad cap or a followup that no level lists is an error wrapping
-// ErrConfig.
-//
-// A lookup by key scans the list, which suits the handful of channels a
-// pool of this kind has; New makes one lookup per key.
+// New treats it like any other behavior: a key listed twice, a nil channel,
+// a bad cap or an unknown followup is an error wrapping ErrConfig. A lookup
+// by key scans the list, once per key at New.
 type Levels[K comparable] [][]LevelChannel[K]
 
 // LevelChannel is one channel of a Levels behavior.
@@ -36,19 +21,14 @@ type LevelChannel[K comparable] struct {
 	Key K
 	// Channel is the channel, from the channels package or the user's own.
 	Channel Channel
-	// CompleteOnClose makes Close run this channel's queued and yielded
-	// tasks rather than drop them (see ChannelParams.CompleteOnClose).
+	// CompleteOnClose: see ChannelParams.CompleteOnClose.
 	CompleteOnClose bool
-	// Followup, if not nil, names the channel through which this channel's
-	// tasks re-enter after a Yield (see PoolBehavior.Followup); nil means
-	// this channel itself. Write it Followup: new("urgent").
+	// Followup, if not nil, names the channel its yielded tasks re-enter
+	// through (nil: itself). Write it Followup: new("urgent").
 	Followup *K
-	// OnEnd, if set, learns how each of this channel's tasks ended (see
-	// ChannelParams.OnEnd).
+	// OnEnd: see ChannelParams.OnEnd.
 	OnEnd func(t Task, o Outcome)
-	// MaxRunning and MaxInFlight cap this channel's tasks running, or in
-	// progress (see ChannelParams.MaxRunning and MaxInFlight); 0 means no
-	// cap. Set at most one.
+	// MaxRunning and MaxInFlight: see ChannelParams; set at most one.
 	MaxRunning, MaxInFlight int
 }
 

@@ -114,32 +114,21 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 func (o *OwnedPool[K]) Pool() *Pool[K] { return o.pool }
 
 // Close shuts the pool down gracefully and waits until it is closed or ctx
-// ends.
+// ends; it returns the report once every worker has exited. Calls may be
+// concurrent, and every call after the close returns the same report.
 //
-// The first call stops admission: from then on every submit returns
-// ErrClosed. Queued tasks of complete-on-close channels all run; queued
-// tasks of the other channels are dropped, counted, and handed to their
-// channel's OnEnd callback (DroppedOnClose). Running tasks are never interrupted, and a task
-// submitted to a pool with an idle worker has started when its submit
-// returns (the wake-up hands it to that worker), so a Close right after it
-// runs it; so do the first k tasks of a burst submitted to a pool with k
-// idle workers, k up to GOMAXPROCS (each submit hands one to the next idle
-// worker). Close returns the report once every worker has exited.
+// The first call stops admission: every submit returns ErrClosed from then
+// on. Complete-on-close channels run their queued and yielded tasks; the
+// others' queued tasks are dropped, counted and handed to OnEnd
+// (DroppedOnClose). Running tasks are never interrupted, and a task
+// submitted to an idle worker has started by the time its submit returns,
+// so a Close right after it runs it.
 //
-// If ctx ends first, Close returns ctx.Err(), and cancels the context of
-// every task (a hint to stop early; nothing is interrupted); the close
-// carries on, and a later Close call waits for it again. Every call after
-// the pool closed returns the same report. Calls may be concurrent. The
-// report is never nil: with an error it is not the final one but
-// Pool.Stats at that moment, whose Queued, Yielded and Running counts say
-// what the close still waits for.
-//
-// Called from one of the pool's own tasks (its goroutine, whatever ctx it
-// passes, or with a task's context from any goroutine), or from a callback
-// the pool waits for (a channel's OnEnd, the panic handler), Close starts
-// the close and returns ErrCloseFromTask at once, since the pool cannot
-// finish while the caller runs. Called from a task of another pool, the wait
-// gives that task's worker back (see Yield).
+// If ctx ends first, Close returns ctx.Err() with Pool.Stats of that moment
+// (never a nil report), and cancels every task's context as a hint; the
+// close carries on, and a later Close waits for it again. Called from one
+// of the pool's own tasks or from a callback the pool waits for (OnEnd, the
+// panic handler), it starts the close and returns ErrCloseFromTask at once.
 func (o *OwnedPool[K]) Close(ctx context.Context) (*Report[K], error) {
 	o.pool.logClosing()
 	if err := o.pool.e.Close(ctx); err != nil {

@@ -33,23 +33,17 @@ func (p RemovePolicy) String() string {
 }
 
 // AddChannel adds channel c to level level of a running pool built with
-// Config.Spare, under params (its key, close policy, OnEnd and cap, as in
-// Config.Levels); its yielded tasks re-enter through the channel named
-// followup (params.Key: itself), which must be present and not being
-// removed. It claims c.Queues() contiguous queues of the level's spare room
-// (room freed by RemoveChannel included), attaches c, and publishes its key:
-// from its return, submits through c and Submit(params.Key, ...) are
-// served. Keys unknown at New are fine.
+// Config.Spare, under params (as in Config.Levels); its yielded tasks
+// re-enter through the channel named followup (params.Key: itself), which
+// must be present and not being removed. It claims c.Queues() contiguous
+// queues of the level's spare room (room RemoveChannel freed included),
+// attaches c and publishes its key: from its return, c is served. It is
+// safe for concurrent use, from a task too.
 //
-// Errors wrap ErrConfig, and name the rule: a pool built without
-// Config.Spare, a level out of range, a nil channel or one without queues
-// (ErrNoQueues), a bad cap (ErrBadLimit), a key in use, a bad followup (not
-// present, being removed, capped by MaxInFlight, or not completing on close
-// when params.CompleteOnClose), a level without that much contiguous room,
-// or a channel whose Attach refused (ErrAttached: it belongs to a pool). After
-// Close started it returns an error wrapping ErrClosed. On error nothing
-// changed: c is not attached. It is safe for concurrent use; it may be
-// called from a task.
+// Errors wrap ErrConfig and name the rule (no Spare, a level out of range
+// or without room, a nil channel or one without queues, a bad cap, a key in
+// use, a bad followup, a channel that belongs to a pool: ErrAttached), or
+// ErrClosed once Close started. On error nothing changed.
 func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, followup K) error {
 	key := params.Key
 	switch {

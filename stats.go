@@ -28,39 +28,24 @@ type ChannelStats[K comparable] struct {
 	Dropped         uint64 // tasks dropped, for every cause: the sum of DroppedBy
 	DroppedBy       Drops  // the drops by cause
 	Cancelled       uint64 // tasks cancelled while queued: their WithContext context ended, or Handle.Cancel
-	// Yielded counts its tasks that yielded and have not ended: waiting,
-	// queued to re-enter, or running again. In a Close report, those of a
-	// channel that does not complete on close will be dropped when their
-	// wait returns (and counted in Dropped of later Stats).
+	// Yielded counts its yielded tasks not yet ended (a Close report's
+	// of a dropping channel are dropped when their wait returns).
 	Yielded int
-	// Running counts the workers running (or hosting) one of its tasks now,
-	// or not parked since they ran one (see Stats.Busy).
+	// Running counts the workers running one of its tasks (see Busy).
 	Running int
-	// Wait is the queue wait of its tasks (submit to start, re-entry to
-	// restart) and Run their run time (start to end, including time spent
-	// yielded), from the tasks timing sampled (Config.TimingEvery).
+	// Wait and Run are its sampled queue waits and run times.
 	Wait, Run Timing
-	// Removing says RemoveChannel is removing the channel: it refuses
-	// submits and ends what it holds (reshape.go).
+	// Removing says RemoveChannel is removing the channel.
 	Removing bool
 }
 
 // Drops counts a channel's dropped tasks by cause. ChannelStats.Dropped is
 // their sum.
 type Drops struct {
-	// OnClose: Close dropped them, queued in a channel that does not
-	// complete on close, or when they came back from a Yield after Close
-	// (Outcome DroppedOnClose).
-	OnClose uint64
-	// Late: a DropLate deadline channel dropped them once their deadline
-	// passed (DroppedLate).
-	Late uint64
-	// Displaced: a DropOldest channel dropped them to make room for newer
-	// tasks (DroppedDisplaced).
-	Displaced uint64
-	// Removed: a RemoveChannel with Drop dropped them (their Outcome is
-	// DroppedOnClose).
-	Removed uint64
+	OnClose   uint64 // Close dropped them, queued or coming back from a Yield (DroppedOnClose)
+	Late      uint64 // a DropLate channel dropped them once their deadline passed (DroppedLate)
+	Displaced uint64 // a DropOldest channel made room for newer tasks (DroppedDisplaced)
+	Removed   uint64 // RemoveChannel with Drop dropped them (their Outcome is DroppedOnClose)
 }
 
 func (d *Drops) add(o Drops) {
@@ -83,45 +68,34 @@ func (c ChannelStats[K]) Finished() uint64 {
 // moves tasks while Stats reads them, so a task queued throughout the read
 // counts once, and one that arrived or left meanwhile once or not at all.
 type Stats[K comparable] struct {
-	// Workers is the worker count asked for: Config.Workers or the last
-	// SetWorkers (surplus workers stop after their current task).
+	// Workers is the worker count asked for: Config.Workers or the last SetWorkers.
 	Workers int
 	// Live counts the workers that have a goroutine now, running or
 	// parked (ants' Running): from 0 after New or a quiet spell
 	// (Config.IdleTimeout) to Workers under load. Yielded tasks' goroutines
 	// hold no worker and are not counted.
 	Live int
-	// Wakeups counts the times a parked worker was woken because work
-	// arrived (not counting Close's wake-ups): a measure of wake-up churn.
+	// Wakeups counts parked workers woken for new work.
 	Wakeups uint64
-	// Suspended counts yielded tasks of complete-on-close channels that
-	// have not finished (plus any task re-entering the pool at the moment
-	// of the snapshot): Close waits for them.
+	// Suspended counts yielded tasks of complete-on-close channels not yet
+	// finished: Close waits for them.
 	Suspended int
-	// Limit is the in-flight limit (Config.Limit, or the last SetLimit), 0
-	// if the pool has none; Admitted counts the units held now (tasks
-	// queued, running or yielded) and Waiting the submitters blocked for one
-	// (WithContext, blocking channel submits).
+	// Limit is the in-flight limit (0: none); Admitted counts the units
+	// held now and Waiting the submitters blocked for one.
 	Limit, Admitted, Waiting int
-	// Busy counts the workers not parked: running a task, or between two
-	// tasks (a worker is marked parked as it parks, not after each task).
+	// Busy counts the workers not parked.
 	Busy int
-	// Rate is the tasks finished per second over the interval between the
-	// pool's previous Stats call at least a second old and this one (0 on
-	// the first call); in Close's Report, over the pool's whole life.
+	// Rate is the tasks finished per second since the previous Stats call
+	// at least a second old (0 on the first); in Close's Report, over the
+	// pool's life.
 	Rate float64
-	// Stalls counts the stalls the watchdog noticed (Config.StallAfter):
-	// times every worker was busy, work was queued and no task ended for
-	// StallAfter. Stalled says the last one goes on: the watchdog has not
-	// seen the pool move on since.
+	// Stalls counts the stalls the watchdog noticed (Config.StallAfter);
+	// Stalled says the last one goes on.
 	Stalls   uint64
 	Stalled  bool
 	Channels []ChannelStats[K]
-	// Removed sums the final counts (Ran, Panicked, Goexited, Dropped,
-	// Cancelled) of every channel RemoveChannel removed, each also in its
-	// removal's result; Channels lists only the channels present. Total
-	// includes it, so the pool's totals keep adding up across removals.
-	// Zero in a pool that never removed a channel.
+	// Removed sums the final counts of every channel RemoveChannel removed;
+	// Channels lists those present, and Total includes Removed.
 	Removed ChannelStats[K]
 }
 
@@ -240,20 +214,17 @@ func (r *rateWindow) update(done uint64) float64 {
 	return r.rate
 }
 
-// Timing summarises the durations a pool recorded for one channel: queue
-// waits or run times. Count and the buckets cover every recorded task; with
-// sampling (Config.TimingEvery) that is about one task in n, so quantiles
-// stay representative while Count is a fraction of the tasks. Zero when
-// nothing was recorded.
+// Timing summarises the durations a pool recorded for one channel (queue
+// waits or run times) of the tasks it timed (about one in
+// Config.TimingEvery). Zero when nothing was recorded.
 type Timing struct {
 	Count         uint64        // durations recorded
 	Sum           time.Duration // their total
 	P50, P90, P99 time.Duration // quantiles, within a bucket's width (25%)
 	Max           time.Duration // the longest recorded
-	// Buckets counts the recorded durations shorter than each bound, cumulative,
-	// at every power of two of nanoseconds from 1.024µs to about 68.7s: the
-	// shape exporters need (a Prometheus histogram). Durations above the
-	// last bound count only in Count.
+	// Buckets counts the durations shorter than each bound, cumulative, at
+	// every power of two of nanoseconds from 1.024µs to about 68.7s (a
+	// Prometheus histogram's shape).
 	Buckets []TimingBucket
 }
 
