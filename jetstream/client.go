@@ -172,6 +172,10 @@ var ErrClientClosed = errors.New("jetstream: client closed")
 func streamName(channel string) string { return "SMARTPOOL_" + channel }
 func subject(channel string) string    { return "smartpool." + channel }
 
+// names of a channel's pass stream and subject (pass.go).
+func passStreamName(channel string) string { return "SMARTPOOL_PASS_" + channel }
+func passSubject(channel string) string    { return "smartpool-pass." + channel }
+
 const consumerName = "smartpool"
 
 // validName accepts names that are safe in a stream name and a subject.
@@ -187,8 +191,9 @@ func validName(s string) error {
 	return nil
 }
 
-// ensureStream creates the channel's stream once per client: a work queue
-// (a message is deleted once acknowledged or terminated) on file storage.
+// ensureStream creates the channel's streams once per client: its work
+// stream and its pass stream, work queues (a message is deleted once
+// acknowledged or terminated), and its dead-letter stream, on file storage.
 func (c *Client) ensureStream(ctx context.Context, channel string) error {
 	if err := validName(channel); err != nil {
 		return err
@@ -202,27 +207,22 @@ func (c *Client) ensureStream(ctx context.Context, channel string) error {
 	case ok:
 		return nil
 	}
-	_, err := c.js.CreateOrUpdateStream(ctx, njs.StreamConfig{
-		Name:       streamName(channel),
-		Subjects:   []string{subject(channel)},
-		Retention:  njs.WorkQueuePolicy,
-		Storage:    njs.FileStorage,
-		Replicas:   c.opts.Replicas,
-		Duplicates: c.opts.DuplicateWindow,
-	})
-	if err != nil {
-		return fmt.Errorf("jetstream: stream for channel %q: %w", channel, err)
-	}
-	_, err = c.js.CreateOrUpdateStream(ctx, njs.StreamConfig{ // kept until replayed or purged
-		Name:       deadStreamName(channel),
-		Subjects:   []string{deadSubject(channel)},
-		Retention:  njs.LimitsPolicy,
-		Storage:    njs.FileStorage,
-		Replicas:   c.opts.Replicas,
-		Duplicates: c.opts.DuplicateWindow,
-	})
-	if err != nil {
-		return fmt.Errorf("jetstream: dead-letter stream for channel %q: %w", channel, err)
+	for _, sc := range []struct {
+		what string
+		cfg  njs.StreamConfig
+	}{
+		{"stream", njs.StreamConfig{Name: streamName(channel), Subjects: []string{subject(channel)},
+			Retention: njs.WorkQueuePolicy}},
+		{"pass stream", njs.StreamConfig{Name: passStreamName(channel), Subjects: []string{passSubject(channel)},
+			Retention: njs.WorkQueuePolicy}}, // copies passed on by a process that could not run them (pass.go)
+		{"dead-letter stream", njs.StreamConfig{Name: deadStreamName(channel), Subjects: []string{deadSubject(channel)},
+			Retention: njs.LimitsPolicy}}, // kept until replayed or purged
+	} {
+		cfg := sc.cfg
+		cfg.Storage, cfg.Replicas, cfg.Duplicates = njs.FileStorage, c.opts.Replicas, c.opts.DuplicateWindow
+		if _, err := c.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("jetstream: %s for channel %q: %w", sc.what, channel, err)
+		}
 	}
 	c.mu.Lock()
 	c.streams[channel] = true
@@ -264,20 +264,24 @@ func (c *Client) fetcher(f func(ctx context.Context)) bool {
 	return true
 }
 
-// Backlog returns the number of messages stored in channel's stream and not
-// yet acknowledged or dead-lettered: queued, fetched, running or waiting to
-// be delivered again.
+// Backlog returns the number of messages stored in channel's streams and
+// not yet acknowledged or dead-lettered: queued, fetched, running, waiting
+// to be delivered again, or passed on by a process that could not run them.
 func (c *Client) Backlog(ctx context.Context, channel string) (uint64, error) {
 	if err := c.ensureStream(ctx, channel); err != nil {
 		return 0, err
 	}
-	s, err := c.js.Stream(ctx, streamName(channel))
-	if err != nil {
-		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+	var n uint64
+	for _, name := range []string{streamName(channel), passStreamName(channel)} {
+		s, err := c.js.Stream(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+		}
+		n += info.State.Msgs
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
-	}
-	return info.State.Msgs, nil
+	return n, nil
 }

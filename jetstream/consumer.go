@@ -16,24 +16,25 @@ import (
 // same ChannelOptions, or delete the consumer when none runs.
 var ErrConsumerConflict = errors.New("jetstream: the channel's consumer exists with other settings")
 
-// consumerConfig is the durable consumer a channel asks for.
-func consumerConfig(name string, opts ChannelOptions) njs.ConsumerConfig {
+// consumerConfig is the durable consumer a channel asks for on the stream
+// of subject subj: its work stream or its pass stream.
+func consumerConfig(subj string, opts ChannelOptions) njs.ConsumerConfig {
 	return njs.ConsumerConfig{
 		Durable:       consumerName,
 		AckPolicy:     njs.AckExplicitPolicy,
 		AckWait:       opts.AckWait,
 		MaxDeliver:    -1, // the channel counts attempts itself and terminates: see message.go
-		FilterSubject: subject(name),
+		FilterSubject: subj,
 		MaxAckPending: -1,
 	}
 }
 
-// ensureConsumer creates the channel's durable consumer, or joins it if it
-// exists with the same settings. It never updates one: see
+// ensureConsumer creates the durable consumer of channel name on stream
+// (its work stream or its pass stream, whose subject is subj), or joins it
+// if it exists with the same settings. It never updates one: see
 // ErrConsumerConflict.
-func (c *Client) ensureConsumer(ctx context.Context, name string, opts ChannelOptions) (njs.Consumer, error) {
-	want := consumerConfig(name, opts)
-	stream := streamName(name)
+func (c *Client) ensureConsumer(ctx context.Context, name, stream, subj string, opts ChannelOptions) (njs.Consumer, error) {
+	want := consumerConfig(subj, opts)
 	for range 3 { // a create racing another process's create: read what won
 		cons, err := c.js.Consumer(ctx, stream, consumerName)
 		if err == nil {

@@ -61,7 +61,7 @@ func (m *message) deadLetter(cause error) {
 	dm.Header.Set(origSeqHeader, strconv.FormatUint(m.seq, 10))
 	dm.Header.Set(diedHeader, strconv.FormatInt(died.UnixNano(), 10))
 	ctx, cancel := context.WithTimeout(ch.client.ctx, max(ch.opts.AckWait, 5*time.Second))
-	ack, err := ch.client.js.PublishMsg(ctx, dm, njs.WithMsgID(fmt.Sprintf("smartpool-dead-%s-%d", ch.name, m.seq)))
+	ack, err := ch.client.js.PublishMsg(ctx, dm, njs.WithMsgID(fmt.Sprintf("smartpool-dead-%s-%s", ch.name, m.id())))
 	cancel()
 	if err != nil {
 		ch.stats.settleErrors.Add(1)
