@@ -37,6 +37,14 @@
 // and each channel's count of kept dead letters, as Prometheus metrics,
 // next to the pool's own collector.
 //
+// # Dependencies
+//
+// The package imports github.com/prometheus/client_golang for
+// NewCollector, whether or not a program calls it. Upgrading from a
+// version without it: run go get github.com/smartpool-go/smartpool/jetstream@version
+// (which records the new modules' checksums), or go mod tidy after editing
+// go.mod by hand; a build without them fails with "missing go.sum entry".
+//
 // # Setup
 //
 // Embedded starts an in-process NATS server with JetStream file storage in a
