@@ -220,7 +220,7 @@ func (c *Client) ensureStream(ctx context.Context, channel string) error {
 	} {
 		cfg := sc.cfg
 		cfg.Storage, cfg.Replicas, cfg.Duplicates = njs.FileStorage, c.opts.Replicas, c.opts.DuplicateWindow
-		if _, err := c.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := retryOpen(ctx, func(ctx context.Context) error { return c.ensureOneStream(ctx, channel, cfg) }); err != nil {
 			return fmt.Errorf("jetstream: %s for channel %q: %w", sc.what, channel, err)
 		}
 	}

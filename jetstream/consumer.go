@@ -35,26 +35,29 @@ func consumerConfig(subj string, opts ChannelOptions) njs.ConsumerConfig {
 // ErrConsumerConflict.
 func (c *Client) ensureConsumer(ctx context.Context, name, stream, subj string, opts ChannelOptions) (njs.Consumer, error) {
 	want := consumerConfig(subj, opts)
-	for range 3 { // a create racing another process's create: read what won
-		cons, err := c.js.Consumer(ctx, stream, consumerName)
+	var cons njs.Consumer
+	err := retryOpen(ctx, func(ctx context.Context) error {
+		var err error
+		cons, err = c.js.Consumer(ctx, stream, consumerName)
 		if err == nil {
-			if err := sameConsumer(name, want, cons.CachedInfo().Config); err != nil {
-				return nil, err
-			}
-			return cons, nil
+			return sameConsumer(name, want, cons.CachedInfo().Config)
 		}
 		if !errors.Is(err, njs.ErrConsumerNotFound) {
-			return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
+			return err
 		}
 		cons, err = c.js.CreateConsumer(ctx, stream, want)
-		if err == nil {
-			return cons, nil
+		if errors.Is(err, njs.ErrConsumerExists) {
+			return errOpenAgain // a create racing another process's create: read what won
 		}
-		if !errors.Is(err, njs.ErrConsumerExists) {
-			return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrConsumerConflict) {
+			return nil, err
 		}
+		return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
 	}
-	return nil, fmt.Errorf("jetstream: consumer for channel %q: created and deleted concurrently", name)
+	return cons, nil
 }
 
 // sameConsumer compares the settings a channel depends on.
