@@ -68,15 +68,17 @@ type Client struct {
 	conn connState // connection counts (conn.go)
 
 	publishRetries atomic.Uint64 // publish attempts that failed and were tried again
+	publishFailing atomic.Bool   // a publish went unanswered and none was answered since: logged once
 
-	mu       sync.Mutex
-	streams  map[string]bool // channel names whose streams exist; guarded by mu
-	channels []*Channel      // made by this client; guarded by mu
-	closed   bool            // guarded by mu
-	ctx      context.Context // ends at Close, after the fetches: the channels' goroutines end
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup // the channels' goroutines
-	fetchers sync.WaitGroup // the channels' fetching goroutines
+	mu          sync.Mutex
+	streams     map[string]time.Time // channel names whose streams exist, and since when; guarded by mu
+	channels    []*Channel           // made by this client; guarded by mu
+	leadersSeen map[string]bool      // streams and consumers ("stream/consumer") whose election this client saw; guarded by mu
+	closed      bool                 // guarded by mu
+	ctx         context.Context      // ends at Close, after the fetches: the channels' goroutines end
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup // the channels' goroutines
+	fetchers    sync.WaitGroup // the channels' fetching goroutines
 }
 
 // ErrUnreachable wraps a failure to reach the server at start.
@@ -96,7 +98,7 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), time.Millisecond)
 	}
-	cl := &Client{srv: srv, opts: opts, streams: map[string]bool{}, log: opts.Logger}
+	cl := &Client{srv: srv, opts: opts, streams: map[string]time.Time{}, leadersSeen: map[string]bool{}, log: opts.Logger}
 	if cl.log == nil {
 		cl.log = slog.Default()
 	}
@@ -123,10 +125,14 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 		cancel()
 	}
 	if err != nil {
+		cl.mu.Lock()
+		cl.closed = true // closing the connection is no outage to log
+		cl.mu.Unlock()
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %s: JetStream not available: %w", url, err)
 	}
 	cl.nc, cl.js = nc, js
+	cl.watchElections()
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	return cl, nil
 }
@@ -199,7 +205,8 @@ func (c *Client) ensureStream(ctx context.Context, channel string) error {
 		return err
 	}
 	c.mu.Lock()
-	closed, ok := c.closed, c.streams[channel]
+	_, ok := c.streams[channel]
+	closed := c.closed
 	c.mu.Unlock()
 	switch {
 	case closed:
@@ -225,7 +232,7 @@ func (c *Client) ensureStream(ctx context.Context, channel string) error {
 		}
 	}
 	c.mu.Lock()
-	c.streams[channel] = true
+	c.streams[channel] = time.Now()
 	c.mu.Unlock()
 	return nil
 }

@@ -2,7 +2,10 @@ package jetstream
 
 import (
 	"context"
+	"bytes"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +26,8 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 		failoverBound = ackWait + 5*time.Second
 	)
 	servers, urls := startCluster(t)
-	opts := Options{Replicas: 3, ReconnectWait: 50 * time.Millisecond}
+	var logs logBuffer
+	opts := Options{Replicas: 3, ReconnectWait: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	clients := make([]*Client, 4) // three workers and the producer
 	for i := range clients {
 		until(t, "the cluster answers", func() bool { // a meta leader is elected first
@@ -112,10 +116,38 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 	}
 	t.Logf("stopped leader %s; acknowledged %d of %d; all ran %v after the stop (bound %v); ran %d (twice %d), lost %d; producer %+v",
 		leader.Name(), len(ids), n, took.Round(time.Millisecond), failoverBound, ran, twice, lost, prod.ConnStats())
+	var elections, outages uint64
+	for _, c := range clients {
+		elections += c.ConnStats().LeaderElections
+		outages += c.ConnStats().FetchOutages
+	}
+	log := logs.String()
+	t.Logf("leader elections counted %d, fetch outages %d; log:\n%s", elections, outages, log)
+	if elections == 0 || !strings.Contains(log, "elected a new leader") {
+		t.Errorf("the election is neither counted (%d) nor logged", elections)
+	}
 	if lost != 0 || len(ids) != n {
 		t.Fatalf("acknowledged %d of %d, lost %d", len(ids), n, lost)
 	}
 	if took > failoverBound {
 		t.Errorf("the last task ran %v after the leader stopped, want within %v (AckWait %v)", took, failoverBound, ackWait)
 	}
+}
+
+// logBuffer is a log destination safe for concurrent writers.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -21,6 +21,7 @@ const fetchWait = 2 * time.Second
 func (ch *Channel) fetchLoop(cctx context.Context) {
 	ctx := ch.ctx // derived from the client's: ends at either Close
 	pause := errPause{}
+	var failing time.Time // since when fetches fail; zero while they succeed
 	for ctx.Err() == nil {
 		ch.mu.Lock()
 		room := ch.opts.Prefetch - ch.msgs - ch.nUnknown
@@ -49,8 +50,18 @@ func (ch *Channel) fetchLoop(cctx context.Context) {
 		}
 		if err := ch.fetch(cctx, room); err != nil && ctx.Err() == nil {
 			ch.stats.fetchErrors.Add(1)
+			if failing.IsZero() {
+				failing = time.Now()
+				ch.client.conn.fetchOutages.Add(1)
+				ch.client.log.Warn("jetstream: fetching failed (a leader election or a lost connection); trying again",
+					"channel", ch.name, "err", err)
+			}
 			pause.wait(ctx) // a lost connection, a leader election: try again soon, not in a spin
 			continue
+		}
+		if !failing.IsZero() && ctx.Err() == nil {
+			ch.client.log.Info("jetstream: fetching again", "channel", ch.name, "after", time.Since(failing).Round(time.Millisecond))
+			failing = time.Time{}
 		}
 		pause.reset()
 	}
