@@ -150,8 +150,19 @@ func (m *message) ack() {
 	ch := m.ch
 	var err error
 	if ch.opts.ConfirmAcks {
+		// An acknowledgement a failover lost (the old leader took it and
+		// died before its replicas had it) goes unanswered: it is sent
+		// again, which the server takes once, until AckWait runs out.
 		ctx, cancel := context.WithTimeout(ch.client.ctx, ch.opts.AckWait)
-		err = m.msg.DoubleAck(ctx)
+		for {
+			actx, acancel := context.WithTimeout(ctx, min(ch.opts.AckWait, publishAttempt))
+			err = m.msg.DoubleAck(actx)
+			acancel()
+			if err == nil || ctx.Err() != nil || !openAgain(err) {
+				break
+			}
+			ch.stats.ackRetries.Add(1)
+		}
 		cancel()
 	} else {
 		err = m.msg.Ack()

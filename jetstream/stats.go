@@ -6,7 +6,7 @@ import "sync/atomic"
 type counters struct {
 	fetched, redelivered, acked, retried, deadLettered, handedBack atomic.Uint64
 	keptAlive, settleErrors, fetchErrors                           atomic.Uint64
-	passedOn, timedOut, acksUnconfirmed, queueTimedOut             atomic.Uint64
+	passedOn, timedOut, acksUnconfirmed, queueTimedOut, ackRetries atomic.Uint64
 }
 
 // Stats counts what a Channel did with its messages in this process. Counts
@@ -39,6 +39,7 @@ type Stats struct {
 	KeptAlive       uint64 // in-progress signals sent for held messages
 	SettleErrors    uint64 // acknowledgements, retries or dead letters that failed to send (the server redelivers)
 	AcksUnconfirmed uint64 // acknowledgements not confirmed (failed, unanswered, or sent while disconnected): the message may run again
+	AckRetries      uint64 // with ConfirmAcks: acknowledgements sent again after an attempt went unanswered (a failover, an outage)
 	FetchErrors     uint64 // fetches that failed or went unanswered (lost connection, leader election)
 	Conn            ConnStats
 }
@@ -54,6 +55,6 @@ func (ch *Channel) Stats() Stats {
 		Fetched: s.fetched.Load(), Redelivered: s.redelivered.Load(), Acked: s.acked.Load(),
 		Retried: s.retried.Load(), TimedOut: s.timedOut.Load(), DeadLettered: s.deadLettered.Load(),
 		PassedOn: s.passedOn.Load(), QueueTimedOut: s.queueTimedOut.Load(), HandedBack: s.handedBack.Load(), KeptAlive: s.keptAlive.Load(),
-		SettleErrors: s.settleErrors.Load(), AcksUnconfirmed: s.acksUnconfirmed.Load(), FetchErrors: s.fetchErrors.Load(),
+		SettleErrors: s.settleErrors.Load(), AcksUnconfirmed: s.acksUnconfirmed.Load(), AckRetries: s.ackRetries.Load(), FetchErrors: s.fetchErrors.Load(),
 		Conn: ch.client.ConnStats()}
 }
