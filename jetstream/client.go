@@ -119,6 +119,9 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, url, err)
 	}
 	js, err := njs.New(nc)
+	if err == nil && !versionAtLeast(nc.ConnectedServerVersion(), minServer) {
+		err = fmt.Errorf("%w: the server is %s", ErrServerTooOld, nc.ConnectedServerVersion())
+	}
 	if err == nil {
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		_, err = js.AccountInfo(actx)
@@ -129,6 +132,9 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 		cl.closed = true // closing the connection is no outage to log
 		cl.mu.Unlock()
 		nc.Close()
+		if errors.Is(err, ErrServerTooOld) {
+			return nil, fmt.Errorf("jetstream: %s: %w", url, err)
+		}
 		return nil, fmt.Errorf("jetstream: %s: JetStream not available: %w", url, err)
 	}
 	cl.nc, cl.js = nc, js

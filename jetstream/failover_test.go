@@ -1,8 +1,8 @@
 package jetstream
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"

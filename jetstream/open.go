@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -112,4 +114,41 @@ func sameStream(channel string, want, have njs.StreamConfig) error {
 			ErrStreamConflict, channel, want.Name, have.Retention, have.Subjects, want.Retention, want.Subjects)
 	}
 	return nil
+}
+
+// ErrServerTooOld is returned by Connect and Embedded when the server is
+// older than minServer: its JetStream API lacks what the channel uses.
+var ErrServerTooOld = errors.New("jetstream: nats-server too old: 2.9.0 or later is required")
+
+// minServer is the oldest server version the channel supports.
+var minServer = [3]int{2, 9, 0}
+
+// serverAtLeast reports whether the server this client is connected to
+// has version v or later; an unreadable version counts as recent.
+func (c *Client) serverAtLeast(v [3]int) bool {
+	return versionAtLeast(c.nc.ConnectedServerVersion(), v)
+}
+
+// versionAtLeast compares a server version ("2.10.4", "2.11.0-beta.1")
+// with v; an unreadable version counts as recent.
+func versionAtLeast(s string, v [3]int) bool {
+	var have [3]int
+	s, _, _ = strings.Cut(strings.TrimPrefix(s, "v"), "-")
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return true
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return true
+		}
+		have[i] = n
+	}
+	for i := range have {
+		if have[i] != v[i] {
+			return have[i] > v[i]
+		}
+	}
+	return true
 }
