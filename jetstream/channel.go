@@ -52,21 +52,22 @@ type Channel struct {
 	// mu guards everything below. Workers (Poll), the pool (Requeue,
 	// Close), the fetching goroutine (deliver), the heartbeat goroutine and
 	// tasks settling their message take it, never while calling out.
-	mu       sync.Mutex
-	queue    []smartpool.Task         // queue[head:] waits; messages and re-entering yielded tasks
-	head     int                      // first waiting entry
-	msgs     int                      // messages in queue[head:]
-	nUnknown int                      // messages polled whose handler this process lacks, until settled: with msgs, the prefetch window's fill
-	peak     int                      // the most msgs+nUnknown seen: Prefetch at most (tests read it)
-	passedAt time.Time                // the last message this process passed on: it leaves the pass stream to others for a while
-	lookedAt time.Time                // the last fetch from the pass stream
-	sweptAt  time.Time                // the last time queued messages were passed on for want of a worker
-	held     map[*message]bool        // fetched and not settled: kept alive by the heartbeat
-	parked   map[*message]*time.Timer // unknown handler: waiting to be passed on (pass.go); also held
-	bits     smartpool.Bits           // set by Attach
-	attached bool                     // Attach was called
-	closed   bool                     // Close was called: fetched messages are handed back
-	dropped  bool                     // Close(true) was called: Requeue refuses
+	mu          sync.Mutex
+	queue       []smartpool.Task         // queue[head:] waits; messages and re-entering yielded tasks
+	head        int                      // first waiting entry
+	msgs        int                      // messages in queue[head:]
+	nUnknown    int                      // messages polled whose handler this process lacks, until settled: with msgs, the prefetch window's fill
+	peak        int                      // the most msgs+nUnknown seen: Prefetch at most (tests read it)
+	passedAt    time.Time                // the last message this process passed on: it leaves the pass stream to others for a while
+	lookedAt    time.Time                // the last fetch from the pass stream
+	sweptAt     time.Time                // the last time queued messages were passed on for want of a worker
+	held        map[*message]bool        // fetched and not settled: kept alive by the heartbeat
+	parked      map[*message]*time.Timer // unknown handler: waiting to be passed on (pass.go); also held
+	unknownSeen map[string]bool          // handler names this process lacked: logged once each
+	bits        smartpool.Bits           // set by Attach
+	attached    bool                     // Attach was called
+	closed      bool                     // Close was called: fetched messages are handed back
+	dropped     bool                     // Close(true) was called: Requeue refuses
 }
 
 // ErrNotData is returned by the pool's by-key Submit: a JetStream channel carries published
@@ -100,7 +101,7 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 		return nil, err
 	}
 	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons, pass: pass,
-		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, room: make(chan struct{}, 1)}
+		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, unknownSeen: map[string]bool{}, room: make(chan struct{}, 1)}
 	if sub, err := c.nc.Subscribe(passSubject(name), func(*nats.Msg) { ch.passNews.Store(true) }); err == nil {
 		ch.passSub = sub
 	}

@@ -54,12 +54,20 @@ func (ch *Channel) unknown(m *message) {
 	if ch.onPark != nil {
 		ch.onPark(m)
 	}
+	warn := !ch.unknownSeen[m.handler]
+	if warn {
+		ch.unknownSeen[m.handler] = true
+	}
 	ch.parked[m] = time.AfterFunc(ch.opts.UnknownDelay, func() {
 		if !ch.client.goroutine(func(ctx context.Context) { m.passOn(ctx) }) && m.claim() {
 			m.handBack() // the client is closing
 		}
 	})
 	ch.mu.Unlock()
+	if warn { // once per name: a forgotten Handle, or a rolling deploy under way
+		ch.client.log.Warn("jetstream: no handler registered under this name in this process; its messages are passed on to other processes",
+			"channel", ch.name, "handler", m.handler, "unknownDelay", ch.opts.UnknownDelay, "deadLetteredAfter", ch.opts.UnknownMaxAge)
+	}
 }
 
 // passOn publishes a copy of a parked message for another process and
