@@ -44,6 +44,9 @@ func (ch *Channel) fetchLoop(cctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				ch.stats.fetchErrors.Add(1)
 			}
+			if n == room {
+				ch.passNews.Store(true) // a full batch: more copies may wait; look again next time
+			}
 			if room -= n; room <= 0 {
 				continue
 			}

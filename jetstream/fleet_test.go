@@ -11,8 +11,8 @@ import (
 
 // A rolling deploy: process A runs the old code (no handler "new"), B the
 // new. A alone first passes each "new" message on; then B joins and runs
-// them all with MaxDeliver 1. Nothing is dead-lettered or lost: A's passes
-// do not use up B's attempts.
+// them all with MaxDeliver 1, soon. Nothing is dead-lettered or lost: A's
+// passes do not use up B's attempts.
 func TestMixedFleetLosesNothing(t *testing.T) {
 	srv := embedded(t, t.TempDir(), true)
 	ty := newTally()
@@ -51,8 +51,14 @@ func TestMixedFleetLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	joined := time.Now()
 	onePool(t, chB, 2)
 	ty.waitAll(t, newIDs)
+	// The 30 copies wait in the pass stream: B takes them a batch after
+	// another, not one batch per fetchWait.
+	if took := time.Since(joined); took > 5*time.Second {
+		t.Errorf("B ran the 30 passed copies %v after joining, want within 5s", took)
+	}
 	ran, twice, lost := ty.summary(append(newIDs, oldIDs...))
 	sa, sb := chA.Stats(), chB.Stats()
 	dead, err := srv.DeadLetterCount(testCtx(t), "deploy")
