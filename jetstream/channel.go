@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/smartpool-go/smartpool"
@@ -36,25 +38,37 @@ type Channel struct {
 	name   string
 	reg    *Registry
 	opts   ChannelOptions
-	cons   njs.Consumer
+	cons   njs.Consumer    // on the work stream
+	pass   njs.Consumer    // on the pass stream: copies other processes could not run (pass.go)
 	ctx    context.Context // ends when Close or the client's Close is called: fetching stops
 	cancel context.CancelFunc
 	room   chan struct{} // capacity 1: Poll took a message; the fetcher may fetch more
 	stats  counters      // atomics, any goroutine
 
+	passNews atomic.Bool        // a copy was published to the pass stream since the last look
+	stalled  atomic.Bool        // a message waited QueueTimeout here: fetch one at a time until a worker takes a task
+	passSub  *nats.Subscription // sets passNews; nil if the subscription failed (then the fetcher looks every fetchWait)
+	onPark   func(*message)     // tests: called as a message is parked; set before Attach
+
 	// mu guards everything below. Workers (Poll), the pool (Requeue,
 	// Close), the fetching goroutine (deliver), the heartbeat goroutine and
 	// tasks settling their message take it, never while calling out.
-	mu       sync.Mutex
-	queue    []smartpool.Task         // queue[head:] waits; messages and re-entering yielded tasks
-	head     int                      // first waiting entry
-	msgs     int                      // messages in queue[head:]: the prefetch window's fill
-	held     map[*message]bool        // fetched and not settled: kept alive by the heartbeat
-	parked   map[*message]*time.Timer // unknown handler: waiting to be passed on (pass.go); also held
-	bits     source.Bits              // set by Attach
-	attached bool                     // Attach was called
-	closed   bool                     // Close was called: fetched messages are handed back
-	dropped  bool                     // Close(true) was called: Requeue refuses
+	mu          sync.Mutex
+	queue       []smartpool.Task         // queue[head:] waits; messages and re-entering yielded tasks
+	head        int                      // first waiting entry
+	msgs        int                      // messages in queue[head:]
+	nUnknown    int                      // messages polled whose handler this process lacks, until settled: with msgs, the prefetch window's fill
+	peak        int                      // the most msgs+nUnknown seen: Prefetch at most (tests read it)
+	passedAt    time.Time                // the last message this process passed on: it leaves the pass stream to others for a while
+	lookedAt    time.Time                // the last fetch from the pass stream
+	sweptAt     time.Time                // the last time queued messages were passed on for want of a worker
+	held        map[*message]bool        // fetched and not settled: kept alive by the heartbeat
+	parked      map[*message]*time.Timer // unknown handler: waiting to be passed on (pass.go); also held
+	unknownSeen map[string]bool          // handler names this process lacked: logged once each
+	bits        source.Bits              // set by Attach
+	attached    bool                     // Attach was called
+	closed      bool                     // Close was called: fetched messages are handed back
+	dropped     bool                     // Close(true) was called: Requeue refuses
 }
 
 // ErrNotData is returned by the pool's by-key Submit: a JetStream channel carries published
@@ -76,18 +90,29 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("jetstream: channel %q: negative Timeout %v", name, opts.Timeout)
 	}
-	cons, err := c.ensureConsumer(ctx, name, opts)
+	if opts.QueueTimeout < 0 {
+		return nil, fmt.Errorf("jetstream: channel %q: negative QueueTimeout %v", name, opts.QueueTimeout)
+	}
+	cons, err := c.ensureConsumer(ctx, name, streamName(name), subject(name), opts)
 	if err != nil {
 		return nil, err
 	}
-	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons,
-		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, room: make(chan struct{}, 1)}
+	pass, err := c.ensureConsumer(ctx, name, passStreamName(name), passSubject(name), opts)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Channel{client: c, name: name, reg: reg, opts: opts, cons: cons, pass: pass,
+		held: map[*message]bool{}, parked: map[*message]*time.Timer{}, unknownSeen: map[string]bool{}, room: make(chan struct{}, 1)}
+	if sub, err := c.nc.Subscribe(passSubject(name), func(*nats.Msg) { ch.passNews.Store(true) }); err == nil {
+		ch.passSub = sub
+	}
 	ch.plug = source.NewPlug(channelSource{ch})
 	ch.ctx, ch.cancel = context.WithCancel(c.ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		ch.cancel()
+		ch.unsubscribe()
 		return nil, ErrClientClosed
 	}
 	c.channels = append(c.channels, ch)
@@ -162,6 +187,7 @@ func (ch *Channel) pushLocked(t smartpool.Task) {
 func (ch channelSource) Poll(int) smartpool.Task {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
+	ch.unstall() // a worker is free
 	if ch.head == len(ch.queue) {
 		ch.bits.Clear(0)
 		return nil
@@ -177,14 +203,35 @@ func (ch channelSource) Poll(int) smartpool.Task {
 		clear(ch.queue[n:])
 		ch.queue, ch.head = ch.queue[:n], 0
 	}
-	if _, ok := t.(*message); ok {
+	if m, ok := t.(*message); ok {
 		ch.msgs--
-		select {
-		case ch.room <- struct{}{}:
-		default:
+		if _, known := ch.reg.lookup(m.handler); !known {
+			// Parked (pass.go) until passed on: it keeps its place in
+			// the prefetch window, so that a process lacking a handler
+			// does not fetch ever more of its messages.
+			m.slot = true
+			ch.nUnknown++
+		} else {
+			ch.signalRoom()
 		}
 	}
 	return t
+}
+
+// unstall ends a stall (see QueueTimeout): a worker took a task or a
+// handler returned.
+func (ch *Channel) unstall() {
+	if ch.stalled.Load() && ch.stalled.CompareAndSwap(true, false) {
+		ch.signalRoom()
+	}
+}
+
+// signalRoom tells the fetcher that the prefetch window has room.
+func (ch *Channel) signalRoom() {
+	select {
+	case ch.room <- struct{}{}:
+	default:
+	}
 }
 
 // Len returns the number of queued tasks: fetched messages and re-entering
@@ -228,8 +275,16 @@ func (ch *Channel) stop() {
 	ch.mu.Lock()
 	ch.closed = true
 	ch.mu.Unlock()
+	ch.unsubscribe()
 	ch.releaseParked()
 	ch.cancel()
+}
+
+// unsubscribe ends the pass stream's notices.
+func (ch *Channel) unsubscribe() {
+	if ch.passSub != nil {
+		_ = ch.passSub.Unsubscribe()
+	}
 }
 
 // dropping reports whether the pool's Close dropped this channel.
@@ -246,6 +301,11 @@ func (ch *Channel) forget(m *message) {
 	if t, ok := ch.parked[m]; ok {
 		t.Stop()
 		delete(ch.parked, m)
+	}
+	if m.slot {
+		m.slot = false
+		ch.nUnknown--
+		ch.signalRoom()
 	}
 	ch.mu.Unlock()
 }

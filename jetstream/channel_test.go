@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/source"
@@ -110,5 +111,26 @@ func TestBadInputRefused(t *testing.T) {
 	p := onePool(t, ch, 1)
 	if err := p.Pool().Submit("ok", func(context.Context) {}); !errors.Is(err, ErrNotData) {
 		t.Errorf("Pool.Submit: %v, want ErrNotData", err)
+	}
+}
+
+// Processes that disagree on a stream's settings are refused with both
+// values named, and the stream keeps its own.
+func TestStreamSettingsConflictRefused(t *testing.T) {
+	srv := embedded(t, t.TempDir(), true)
+	if _, err := srv.Backlog(testCtx(t), "conf"); err != nil { // creates the streams: Replicas 1, window 2 min
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Replicas: 3}, {DuplicateWindow: time.Minute}} {
+		c, err := Connect(testCtx(t), srv.URL(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Channel(testCtx(t), "conf", NewRegistry(), ChannelOptions{})
+		c.Close()
+		if !errors.Is(err, ErrStreamConflict) {
+			t.Fatalf("%+v over the defaults: %v, want ErrStreamConflict", o, err)
+		}
+		t.Logf("refused: %v", err)
 	}
 }

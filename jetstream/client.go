@@ -68,15 +68,17 @@ type Client struct {
 	conn connState // connection counts (conn.go)
 
 	publishRetries atomic.Uint64 // publish attempts that failed and were tried again
+	publishFailing atomic.Bool   // a publish went unanswered and none was answered since: logged once
 
-	mu       sync.Mutex
-	streams  map[string]bool // channel names whose streams exist; guarded by mu
-	channels []*Channel      // made by this client; guarded by mu
-	closed   bool            // guarded by mu
-	ctx      context.Context // ends at Close, after the fetches: the channels' goroutines end
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup // the channels' goroutines
-	fetchers sync.WaitGroup // the channels' fetching goroutines
+	mu          sync.Mutex
+	streams     map[string]time.Time // channel names whose streams exist, and since when; guarded by mu
+	channels    []*Channel           // made by this client; guarded by mu
+	leadersSeen map[string]bool      // streams and consumers ("stream/consumer") whose election this client saw; guarded by mu
+	closed      bool                 // guarded by mu
+	ctx         context.Context      // ends at Close, after the fetches: the channels' goroutines end
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup // the channels' goroutines
+	fetchers    sync.WaitGroup // the channels' fetching goroutines
 }
 
 // ErrUnreachable wraps a failure to reach the server at start.
@@ -96,7 +98,7 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), time.Millisecond)
 	}
-	cl := &Client{srv: srv, opts: opts, streams: map[string]bool{}, log: opts.Logger}
+	cl := &Client{srv: srv, opts: opts, streams: map[string]time.Time{}, leadersSeen: map[string]bool{}, log: opts.Logger}
 	if cl.log == nil {
 		cl.log = slog.Default()
 	}
@@ -117,16 +119,26 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, url, err)
 	}
 	js, err := njs.New(nc)
+	if err == nil && !versionAtLeast(nc.ConnectedServerVersion(), minServer) {
+		err = fmt.Errorf("%w: the server is %s", ErrServerTooOld, nc.ConnectedServerVersion())
+	}
 	if err == nil {
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		_, err = js.AccountInfo(actx)
 		cancel()
 	}
 	if err != nil {
+		cl.mu.Lock()
+		cl.closed = true // closing the connection is no outage to log
+		cl.mu.Unlock()
 		nc.Close()
+		if errors.Is(err, ErrServerTooOld) {
+			return nil, fmt.Errorf("jetstream: %s: %w", url, err)
+		}
 		return nil, fmt.Errorf("jetstream: %s: JetStream not available: %w", url, err)
 	}
 	cl.nc, cl.js = nc, js
+	cl.watchElections()
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	return cl, nil
 }
@@ -172,6 +184,10 @@ var ErrClientClosed = errors.New("jetstream: client closed")
 func streamName(channel string) string { return "SMARTPOOL_" + channel }
 func subject(channel string) string    { return "smartpool." + channel }
 
+// names of a channel's pass stream and subject (pass.go).
+func passStreamName(channel string) string { return "SMARTPOOL_PASS_" + channel }
+func passSubject(channel string) string    { return "smartpool-pass." + channel }
+
 const consumerName = "smartpool"
 
 // validName accepts names that are safe in a stream name and a subject.
@@ -187,14 +203,16 @@ func validName(s string) error {
 	return nil
 }
 
-// ensureStream creates the channel's stream once per client: a work queue
-// (a message is deleted once acknowledged or terminated) on file storage.
+// ensureStream creates the channel's streams once per client: its work
+// stream and its pass stream, work queues (a message is deleted once
+// acknowledged or terminated), and its dead-letter stream, on file storage.
 func (c *Client) ensureStream(ctx context.Context, channel string) error {
 	if err := validName(channel); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	closed, ok := c.closed, c.streams[channel]
+	_, ok := c.streams[channel]
+	closed := c.closed
 	c.mu.Unlock()
 	switch {
 	case closed:
@@ -202,30 +220,25 @@ func (c *Client) ensureStream(ctx context.Context, channel string) error {
 	case ok:
 		return nil
 	}
-	_, err := c.js.CreateOrUpdateStream(ctx, njs.StreamConfig{
-		Name:       streamName(channel),
-		Subjects:   []string{subject(channel)},
-		Retention:  njs.WorkQueuePolicy,
-		Storage:    njs.FileStorage,
-		Replicas:   c.opts.Replicas,
-		Duplicates: c.opts.DuplicateWindow,
-	})
-	if err != nil {
-		return fmt.Errorf("jetstream: stream for channel %q: %w", channel, err)
-	}
-	_, err = c.js.CreateOrUpdateStream(ctx, njs.StreamConfig{ // kept until replayed or purged
-		Name:       deadStreamName(channel),
-		Subjects:   []string{deadSubject(channel)},
-		Retention:  njs.LimitsPolicy,
-		Storage:    njs.FileStorage,
-		Replicas:   c.opts.Replicas,
-		Duplicates: c.opts.DuplicateWindow,
-	})
-	if err != nil {
-		return fmt.Errorf("jetstream: dead-letter stream for channel %q: %w", channel, err)
+	for _, sc := range []struct {
+		what string
+		cfg  njs.StreamConfig
+	}{
+		{"stream", njs.StreamConfig{Name: streamName(channel), Subjects: []string{subject(channel)},
+			Retention: njs.WorkQueuePolicy}},
+		{"pass stream", njs.StreamConfig{Name: passStreamName(channel), Subjects: []string{passSubject(channel)},
+			Retention: njs.WorkQueuePolicy}}, // copies passed on by a process that could not run them (pass.go)
+		{"dead-letter stream", njs.StreamConfig{Name: deadStreamName(channel), Subjects: []string{deadSubject(channel)},
+			Retention: njs.LimitsPolicy}}, // kept until replayed or purged
+	} {
+		cfg := sc.cfg
+		cfg.Storage, cfg.Replicas, cfg.Duplicates = njs.FileStorage, c.opts.Replicas, c.opts.DuplicateWindow
+		if err := retryOpen(ctx, func(ctx context.Context) error { return c.ensureOneStream(ctx, channel, cfg) }); err != nil {
+			return fmt.Errorf("jetstream: %s for channel %q: %w", sc.what, channel, err)
+		}
 	}
 	c.mu.Lock()
-	c.streams[channel] = true
+	c.streams[channel] = time.Now()
 	c.mu.Unlock()
 	return nil
 }
@@ -264,20 +277,24 @@ func (c *Client) fetcher(f func(ctx context.Context)) bool {
 	return true
 }
 
-// Backlog returns the number of messages stored in channel's stream and not
-// yet acknowledged or dead-lettered: queued, fetched, running or waiting to
-// be delivered again.
+// Backlog returns the number of messages stored in channel's streams and
+// not yet acknowledged or dead-lettered: queued, fetched, running, waiting
+// to be delivered again, or passed on by a process that could not run them.
 func (c *Client) Backlog(ctx context.Context, channel string) (uint64, error) {
 	if err := c.ensureStream(ctx, channel); err != nil {
 		return 0, err
 	}
-	s, err := c.js.Stream(ctx, streamName(channel))
-	if err != nil {
-		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+	var n uint64
+	for _, name := range []string{streamName(channel), passStreamName(channel)} {
+		s, err := c.js.Stream(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
+		}
+		n += info.State.Msgs
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("jetstream: stream of channel %q: %w", channel, err)
-	}
-	return info.State.Msgs, nil
+	return n, nil
 }

@@ -40,10 +40,12 @@ var chanCounters = []struct {
 	{jsDesc("timed_out_total", "Runs past their timeout (also counted as retried or dead-lettered).", jsChanLabels), func(s *Stats) uint64 { return s.TimedOut }},
 	{jsDesc("dead_lettered_total", "Messages moved to the dead-letter stream by this process.", jsChanLabels), func(s *Stats) uint64 { return s.DeadLettered }},
 	{jsDesc("passed_on_total", "Messages whose handler this process lacks, passed on to other processes.", jsChanLabels), func(s *Stats) uint64 { return s.PassedOn }},
+	{jsDesc("queue_timed_out_total", "Messages that waited QueueTimeout in the local queue with no worker free: passed on to other processes.", jsChanLabels), func(s *Stats) uint64 { return s.QueueTimedOut }},
 	{jsDesc("handed_back_total", "Messages returned to the stream unrun because the pool or the channel closed.", jsChanLabels), func(s *Stats) uint64 { return s.HandedBack }},
 	{jsDesc("kept_alive_total", "In-progress signals sent for held messages.", jsChanLabels), func(s *Stats) uint64 { return s.KeptAlive }},
 	{jsDesc("settle_errors_total", "Acknowledgements, retries or dead letters that failed to send: the server delivers the message again.", jsChanLabels), func(s *Stats) uint64 { return s.SettleErrors }},
 	{jsDesc("acks_unconfirmed_total", "Acknowledgements not confirmed by the server: the message may run again.", jsChanLabels), func(s *Stats) uint64 { return s.AcksUnconfirmed }},
+	{jsDesc("ack_retries_total", "With ConfirmAcks: acknowledgements sent again after an attempt went unanswered.", jsChanLabels), func(s *Stats) uint64 { return s.AckRetries }},
 	{jsDesc("fetch_errors_total", "Fetches that failed or went unanswered (lost connection, leader election).", jsChanLabels), func(s *Stats) uint64 { return s.FetchErrors }},
 }
 
@@ -57,6 +59,8 @@ var (
 	reconnectsDesc  = jsDesc("reconnects_total", "Connections regained.", jsClientLabels)
 	downDesc        = jsDesc("disconnected_seconds_total", "Time spent without a connection, the current outage included.", jsClientLabels)
 	retriesDesc     = jsDesc("publish_retries_total", "Publish attempts that failed and were tried again.", jsClientLabels)
+	electionsDesc   = jsDesc("leader_elections_total", "Leaders the cluster elected for the client's channels' streams and consumers after they opened.", jsClientLabels)
+	outagesDesc     = jsDesc("fetch_outages_total", "Times a channel's fetches began to fail (a leader election, a lost connection).", jsClientLabels)
 )
 
 // deadLetterScrape bounds the one server request a scrape makes per channel
@@ -87,7 +91,7 @@ func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- c.desc
 	}
 	for _, d := range []*prometheus.Desc{queuedMsgsDesc, heldMsgsDesc, parkedMsgsDesc, deadLettersDesc,
-		connectedDesc, disconnectsDesc, reconnectsDesc, downDesc, retriesDesc} {
+		connectedDesc, disconnectsDesc, reconnectsDesc, downDesc, retriesDesc, electionsDesc, outagesDesc} {
 		ch <- d
 	}
 }
@@ -105,6 +109,8 @@ func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(reconnectsDesc, prometheus.CounterValue, float64(cs.Reconnects), col.name)
 	ch <- prometheus.MustNewConstMetric(downDesc, prometheus.CounterValue, cs.Disconnected.Seconds(), col.name)
 	ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(cs.PublishRetries), col.name)
+	ch <- prometheus.MustNewConstMetric(electionsDesc, prometheus.CounterValue, float64(cs.LeaderElections), col.name)
+	ch <- prometheus.MustNewConstMetric(outagesDesc, prometheus.CounterValue, float64(cs.FetchOutages), col.name)
 
 	for _, cn := range col.channels() {
 		name, s := cn.name, cn.stats
@@ -160,6 +166,8 @@ func (col *Collector) channels() []namedStats {
 		t.TimedOut += s.TimedOut
 		t.DeadLettered += s.DeadLettered
 		t.PassedOn += s.PassedOn
+		t.QueueTimedOut += s.QueueTimedOut
+		t.AckRetries += s.AckRetries
 		t.HandedBack += s.HandedBack
 		t.KeptAlive += s.KeptAlive
 		t.SettleErrors += s.SettleErrors

@@ -1,6 +1,8 @@
 package jetstream
 
 import (
+	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 // calls disconnected and reconnected on its own goroutine.
 type connState struct {
 	disconnects, reconnects atomic.Uint64
+	elections, fetchOutages atomic.Uint64
 	downSince               atomic.Int64 // Unix nanoseconds of the current outage; 0 while connected
 	downTotal               atomic.Int64 // nanoseconds without a connection, outages that ended
 }
@@ -22,6 +25,15 @@ type ConnStats struct {
 	Reconnects     uint64        // connections regained
 	Disconnected   time.Duration // time spent without a connection, the current outage included
 	PublishRetries uint64        // publish attempts that failed and were tried again
+	// LeaderElections counts the leaders a cluster elected for the streams
+	// and consumers of this client's channels after they were opened (a
+	// node stopped, a network split): meanwhile fetches and publishes wait.
+	// Each is logged at Warn. Always 0 on a single server.
+	LeaderElections uint64
+	// FetchOutages counts the times a channel's fetches began to fail (a
+	// leader election, a lost connection); each is logged at Warn when it
+	// begins and at Info when fetches succeed again.
+	FetchOutages uint64
 }
 
 // ConnStats returns a snapshot of the connection's counters.
@@ -32,7 +44,8 @@ func (c *Client) ConnStats() ConnStats {
 		down += time.Since(time.Unix(0, since))
 	}
 	return ConnStats{Connected: c.connected(), Disconnects: s.disconnects.Load(), Reconnects: s.reconnects.Load(),
-		Disconnected: down, PublishRetries: c.publishRetries.Load()}
+		Disconnected: down, PublishRetries: c.publishRetries.Load(), LeaderElections: s.elections.Load(),
+		FetchOutages: s.fetchOutages.Load()}
 }
 
 // connected reports whether the connection is up.
@@ -58,4 +71,44 @@ func (c *Client) reconnected(nc *nats.Conn) {
 		c.conn.downTotal.Add(int64(down))
 	}
 	c.log.Info("jetstream: connection back", "url", nc.ConnectedUrlRedacted(), "down", down.Round(time.Millisecond))
+}
+
+// watchElections logs and counts the leader elections of the client's
+// channels' streams and consumers, announced by the server's advisories. A
+// client whose permissions forbid the advisory subjects sees none.
+func (c *Client) watchElections() {
+	for _, subj := range []string{"$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.>", "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.>"} {
+		_, _ = c.nc.Subscribe(subj, c.elected)
+	}
+}
+
+// elected handles one leader-elected advisory.
+func (c *Client) elected(m *nats.Msg) {
+	var a struct {
+		Stream, Consumer, Leader string
+	}
+	if json.Unmarshal(m.Data, &a) != nil {
+		return
+	}
+	var channel string
+	for _, prefix := range []string{"SMARTPOOL_DLQ_", "SMARTPOOL_PASS_", "SMARTPOOL_"} {
+		if rest, ok := strings.CutPrefix(a.Stream, prefix); ok {
+			channel = rest
+			break
+		}
+	}
+	asset := a.Stream + "/" + a.Consumer
+	c.mu.Lock()
+	opened, ok := c.streams[channel]
+	seen := c.leadersSeen[asset]
+	if ok {
+		c.leadersSeen[asset] = true
+	}
+	c.mu.Unlock()
+	if !ok || !seen && time.Since(opened) < openAttempt {
+		return // another application's, or the first election of a stream or consumer just made
+	}
+	c.conn.elections.Add(1)
+	c.log.Warn("jetstream: the cluster elected a new leader; fetches and publishes of the channel waited meanwhile",
+		"channel", channel, "stream", a.Stream, "consumer", a.Consumer, "leader", a.Leader)
 }

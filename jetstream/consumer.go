@@ -16,44 +16,48 @@ import (
 // same ChannelOptions, or delete the consumer when none runs.
 var ErrConsumerConflict = errors.New("jetstream: the channel's consumer exists with other settings")
 
-// consumerConfig is the durable consumer a channel asks for.
-func consumerConfig(name string, opts ChannelOptions) njs.ConsumerConfig {
+// consumerConfig is the durable consumer a channel asks for on the stream
+// of subject subj: its work stream or its pass stream.
+func consumerConfig(subj string, opts ChannelOptions) njs.ConsumerConfig {
 	return njs.ConsumerConfig{
 		Durable:       consumerName,
 		AckPolicy:     njs.AckExplicitPolicy,
 		AckWait:       opts.AckWait,
 		MaxDeliver:    -1, // the channel counts attempts itself and terminates: see message.go
-		FilterSubject: subject(name),
+		FilterSubject: subj,
 		MaxAckPending: -1,
 	}
 }
 
-// ensureConsumer creates the channel's durable consumer, or joins it if it
-// exists with the same settings. It never updates one: see
+// ensureConsumer creates the durable consumer of channel name on stream
+// (its work stream or its pass stream, whose subject is subj), or joins it
+// if it exists with the same settings. It never updates one: see
 // ErrConsumerConflict.
-func (c *Client) ensureConsumer(ctx context.Context, name string, opts ChannelOptions) (njs.Consumer, error) {
-	want := consumerConfig(name, opts)
-	stream := streamName(name)
-	for range 3 { // a create racing another process's create: read what won
-		cons, err := c.js.Consumer(ctx, stream, consumerName)
+func (c *Client) ensureConsumer(ctx context.Context, name, stream, subj string, opts ChannelOptions) (njs.Consumer, error) {
+	want := consumerConfig(subj, opts)
+	var cons njs.Consumer
+	err := retryOpen(ctx, func(ctx context.Context) error {
+		var err error
+		cons, err = c.js.Consumer(ctx, stream, consumerName)
 		if err == nil {
-			if err := sameConsumer(name, want, cons.CachedInfo().Config); err != nil {
-				return nil, err
-			}
-			return cons, nil
+			return sameConsumer(name, want, cons.CachedInfo().Config)
 		}
 		if !errors.Is(err, njs.ErrConsumerNotFound) {
-			return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
+			return err
 		}
 		cons, err = c.js.CreateConsumer(ctx, stream, want)
-		if err == nil {
-			return cons, nil
+		if errors.Is(err, njs.ErrConsumerExists) {
+			return errOpenAgain // a create racing another process's create: read what won
 		}
-		if !errors.Is(err, njs.ErrConsumerExists) {
-			return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrConsumerConflict) {
+			return nil, err
 		}
+		return nil, fmt.Errorf("jetstream: consumer for channel %q: %w", name, err)
 	}
-	return nil, fmt.Errorf("jetstream: consumer for channel %q: created and deleted concurrently", name)
+	return cons, nil
 }
 
 // sameConsumer compares the settings a channel depends on.

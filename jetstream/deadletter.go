@@ -48,6 +48,11 @@ type DeadLetter struct {
 	Died     time.Time // when the channel gave up
 }
 
+// termReasonServer is the first server version that honours a termination
+// with a reason (+TERM reason); older ones ignore it and deliver the message
+// again after AckWait.
+var termReasonServer = [3]int{2, 10, 4}
+
 // deadLetter stores a claimed message in the dead-letter stream and then
 // terminates it. If it cannot be stored, the message stays in the work
 // stream and comes back after its backoff: a dead letter is never only a
@@ -61,7 +66,7 @@ func (m *message) deadLetter(cause error) {
 	dm.Header.Set(origSeqHeader, strconv.FormatUint(m.seq, 10))
 	dm.Header.Set(diedHeader, strconv.FormatInt(died.UnixNano(), 10))
 	ctx, cancel := context.WithTimeout(ch.client.ctx, max(ch.opts.AckWait, 5*time.Second))
-	ack, err := ch.client.js.PublishMsg(ctx, dm, njs.WithMsgID(fmt.Sprintf("smartpool-dead-%s-%d", ch.name, m.seq)))
+	ack, err := ch.client.js.PublishMsg(ctx, dm, njs.WithMsgID(fmt.Sprintf("smartpool-dead-%s-%s", ch.name, m.id())))
 	cancel()
 	if err != nil {
 		ch.stats.settleErrors.Add(1)
@@ -72,7 +77,11 @@ func (m *message) deadLetter(cause error) {
 		}
 		return
 	}
-	if m.msg.TermWithReason(cause.Error()) != nil {
+	term := func() error { return m.msg.TermWithReason(cause.Error()) }
+	if !ch.client.serverAtLeast(termReasonServer) {
+		term = m.msg.Term // an older server ignores a termination with a reason and redelivers
+	}
+	if term() != nil {
 		ch.stats.settleErrors.Add(1) // redelivered; storing it again is a duplicate the server drops
 	}
 	ch.stats.deadLettered.Add(1)

@@ -10,13 +10,13 @@ import (
 )
 
 // A rolling deploy: process A runs the old code (no handler "new"), B the
-// new. A alone first passes each "new" message on several times (more than
-// MaxDeliver); then B joins and runs them all. Nothing is dead-lettered or
-// lost, and A's passes do not use up B's attempts.
+// new. A alone first passes each "new" message on; then B joins and runs
+// them all with MaxDeliver 1, soon. Nothing is dead-lettered or lost: A's
+// passes do not use up B's attempts.
 func TestMixedFleetLosesNothing(t *testing.T) {
 	srv := embedded(t, t.TempDir(), true)
 	ty := newTally()
-	opts := ChannelOptions{Prefetch: 4, UnknownDelay: 20 * time.Millisecond, MaxDeliver: 2}
+	opts := ChannelOptions{Prefetch: 4, UnknownDelay: 20 * time.Millisecond, MaxDeliver: 1}
 	regA := NewRegistry()
 	if err := regA.Handle("old", ty.handler); err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestMixedFleetLosesNothing(t *testing.T) {
 	newIDs := publishN(t, srv, "deploy", "new", "n", 30)
 	oldIDs := publishN(t, srv, "deploy", "old", "o", 30)
 	ty.waitAll(t, oldIDs)
-	until(t, "A passed each new message on three times", func() bool { return chA.Stats().PassedOn >= 3*30 })
+	until(t, "A passed each new message on", func() bool { return chA.Stats().PassedOn >= 30 })
 
 	regB := NewRegistry()
 	for _, h := range []string{"old", "new"} {
@@ -51,8 +51,14 @@ func TestMixedFleetLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	joined := time.Now()
 	onePool(t, chB, 2)
 	ty.waitAll(t, newIDs)
+	// The 30 copies wait in the pass stream: B takes them a batch after
+	// another, not one batch per fetchWait.
+	if took := time.Since(joined); took > 5*time.Second {
+		t.Errorf("B ran the 30 passed copies %v after joining, want within 5s", took)
+	}
 	ran, twice, lost := ty.summary(append(newIDs, oldIDs...))
 	sa, sb := chA.Stats(), chB.Stats()
 	dead, err := srv.DeadLetterCount(testCtx(t), "deploy")

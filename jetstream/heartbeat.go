@@ -8,17 +8,22 @@ import (
 // heartbeat tells the server every AckWait/3 that each message this process
 // holds (queued here, running, or yielded) is still being worked on, so that
 // only a process that died or lost its connection has its messages
-// redelivered. It runs until the client closes: a task may outlive its
-// pool's Close.
+// redelivered. Every QueueTimeout/4 it passes on queued messages that no
+// worker took within QueueTimeout (sweep). It runs until the client closes:
+// a task may outlive its pool's Close.
 func (ch *Channel) heartbeat(ctx context.Context) {
-	period := max(ch.opts.AckWait/3, time.Millisecond)
-	tick := time.NewTicker(period)
+	tick := time.NewTicker(max(ch.opts.AckWait/3, time.Millisecond))
 	defer tick.Stop()
+	sweep := time.NewTicker(max(ch.opts.QueueTimeout/4, time.Millisecond))
+	defer sweep.Stop()
 	var batch []*message
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-sweep.C:
+			ch.sweep()
+			continue
 		case <-tick.C:
 		}
 		ch.mu.Lock()

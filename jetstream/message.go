@@ -43,16 +43,19 @@ type message struct {
 	prior     uint64        // handler attempts of earlier copies (see pass.go)
 	born      time.Time     // first publish of the task (earlier copies included)
 	seq       uint64        // stream sequence of this copy
+	stream    string        // the stream it came from: the channel's work stream or its pass stream
 	timeout   time.Duration // bound of one run; 0: none
 	state     atomic.Int32
 	settled   atomic.Bool // acknowledged, retried, terminated, passed on or handed back: once
+	slot      bool        // counted in Channel.nUnknown until settled; guarded by the channel's mu
+	queuedAt  time.Time   // when it entered the local queue; guarded by the channel's mu
 }
 
 func newMessage(ch *Channel, msg njs.Msg) *message {
 	h := msg.Headers()
 	m := &message{ch: ch, msg: msg, handler: h.Get(handlerHeader), delivered: 1, timeout: ch.opts.Timeout}
 	if md, err := msg.Metadata(); err == nil {
-		m.delivered, m.born, m.seq = md.NumDelivered, md.Timestamp, md.Sequence.Stream
+		m.delivered, m.born, m.seq, m.stream = md.NumDelivered, md.Timestamp, md.Sequence.Stream, md.Stream
 	}
 	if n, err := strconv.ParseUint(h.Get(attemptsHeader), 10, 64); err == nil {
 		m.prior = n
@@ -64,6 +67,16 @@ func newMessage(ch *Channel, msg njs.Msg) *message {
 		m.timeout = d
 	}
 	return m
+}
+
+// id names this copy in message IDs derived from it (a pass, a dead
+// letter): its sequence, marked if it came from the pass stream, whose
+// sequences are numbered apart from the work stream's.
+func (m *message) id() string {
+	if m.stream == passStreamName(m.ch.name) {
+		return "p" + strconv.FormatUint(m.seq, 10)
+	}
+	return strconv.FormatUint(m.seq, 10)
 }
 
 // attempts counts the handler's runs of the task, this one included.
@@ -121,6 +134,7 @@ func (m *message) Run(ctx context.Context) {
 	}()
 	err := h(ctx, m.msg.Data())
 	returned = true
+	m.ch.unstall() // this worker is free again
 	if !m.claim() {
 		return // timed out meanwhile: already back in the stream
 	}
@@ -136,8 +150,19 @@ func (m *message) ack() {
 	ch := m.ch
 	var err error
 	if ch.opts.ConfirmAcks {
+		// An acknowledgement a failover lost (the old leader took it and
+		// died before its replicas had it) goes unanswered: it is sent
+		// again, which the server takes once, until AckWait runs out.
 		ctx, cancel := context.WithTimeout(ch.client.ctx, ch.opts.AckWait)
-		err = m.msg.DoubleAck(ctx)
+		for {
+			actx, acancel := context.WithTimeout(ctx, min(ch.opts.AckWait, publishAttempt))
+			err = m.msg.DoubleAck(actx)
+			acancel()
+			if err == nil || ctx.Err() != nil || !openAgain(err) {
+				break
+			}
+			ch.stats.ackRetries.Add(1)
+		}
 		cancel()
 	} else {
 		err = m.msg.Ack()

@@ -8,9 +8,12 @@ import (
 // ChannelOptions configure a Channel. Zero fields mean the documented
 // defaults.
 type ChannelOptions struct {
-	// Prefetch is the most messages fetched and not yet handed to a worker:
-	// the local queue's bound. Default twice runtime.GOMAXPROCS(0), about
-	// twice a default pool's workers; set it to twice Config.Workers.
+	// Prefetch is the most messages this process holds without a worker
+	// running them: those in the local queue plus those parked because
+	// their handler is unknown here (see UnknownDelay). The fetcher asks
+	// for no more while that many wait. Default twice
+	// runtime.GOMAXPROCS(0), about twice a default pool's workers; set it
+	// to twice Config.Workers.
 	Prefetch int
 	// AckWait is how long the server waits for a sign of life before it
 	// delivers a message again. A message this process holds (queued here,
@@ -33,11 +36,31 @@ type ChannelOptions struct {
 	// its backoff, for any process, whether or not the handler returns
 	// (the run is counted in Stats.TimedOut and logged once). Zero: no
 	// bound. A publish may set its own with WithTimeout.
+	//
+	// Go cannot stop a goroutine: a handler that ignores its context keeps
+	// its worker until it returns, and what it returns then is ignored
+	// (its message was settled at the timeout). Messages queued behind it
+	// move on after QueueTimeout. The pool's Close waits for that worker
+	// until Close's context ends and then returns the context's error with
+	// the stats of that moment; Client.Close does not wait for handlers.
 	Timeout time.Duration
+	// QueueTimeout bounds how long a fetched message waits in this
+	// process's local queue for a worker. Past it, the message is passed
+	// on to the other processes as UnknownDelay describes (no attempt
+	// counted), and this process fetches no more than one message at a
+	// time until one of its workers takes a task again: a process whose
+	// workers are all hung (or busy for long) strands nothing. It is
+	// counted in Stats.QueueTimedOut and logged. Default AckWait.
+	QueueTimeout time.Duration
 	// UnknownDelay is how long this process keeps a message whose handler
-	// it does not know before it passes it on to the stream for another
-	// process (during a rolling deploy, one that runs the newer code).
-	// Default 5 s.
+	// it does not know before it passes it on to another process (during
+	// a rolling deploy, one that runs the newer code). The copy goes to
+	// the channel's pass stream, which every process reads before the
+	// backlog, except those that passed a message on within the last
+	// 2×(UnknownDelay+2 s): a process that has the handler starts it
+	// within UnknownDelay plus one fetch (2 s at most when idle, much less
+	// under a backlog), and a pass costs no attempt (MaxDeliver). Default
+	// 5 s.
 	UnknownDelay time.Duration
 	// UnknownMaxAge is how old (since its first publish) a message whose
 	// handler no process knew may grow before it is dead-lettered with
@@ -64,6 +87,9 @@ func (o ChannelOptions) withDefaults() ChannelOptions {
 	}
 	if o.AckWait <= 0 {
 		o.AckWait = 30 * time.Second
+	}
+	if o.QueueTimeout == 0 {
+		o.QueueTimeout = o.AckWait
 	}
 	if o.MaxDeliver <= 0 {
 		o.MaxDeliver = 5

@@ -131,6 +131,10 @@ func (c *Client) publish(ctx context.Context, channel string, msg *nats.Msg, id 
 		ack, err := c.js.PublishMsg(actx, msg, njs.WithMsgID(id))
 		cancel()
 		if err == nil {
+			if attempt > 1 && c.publishFailing.CompareAndSwap(true, false) {
+				c.log.Info("jetstream: publishes answered again", "channel", channel, "msgID", id,
+					"attempts", attempt, "took", time.Since(start).Round(time.Millisecond))
+			}
 			// A duplicate found by a retry is this call's own earlier attempt.
 			return Published{Sequence: ack.Sequence, Duplicate: ack.Duplicate && attempt == 1, MsgID: id, Attempts: attempt}, nil
 		}
@@ -141,6 +145,10 @@ func (c *Client) publish(ctx context.Context, channel string, msg *nats.Msg, id 
 			return Published{}, fmt.Errorf("jetstream: publish to %q refused: %w", channel, err)
 		}
 		c.publishRetries.Add(1)
+		if c.publishFailing.CompareAndSwap(false, true) { // once per outage, not per publish
+			c.log.Warn("jetstream: publish not answered (a leader election or a lost connection); trying again with the same message ID",
+				"channel", channel, "msgID", id, "err", err)
+		}
 		if ctx.Err() != nil || errors.Is(err, nats.ErrConnectionClosed) || time.Since(start)+publishAttempt >= c.opts.DuplicateWindow {
 			return Published{}, &PublishError{Channel: channel, MsgID: id, Attempts: attempt, Err: err}
 		}

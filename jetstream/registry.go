@@ -17,9 +17,13 @@ import (
 type Handler func(ctx context.Context, payload []byte) error
 
 // Registry maps handler names to handlers. Every process that consumes a
-// channel must register every handler name published to it: a message whose
-// name a consumer does not know is dead-lettered, not passed on. Safe for
-// concurrent use; lookups take no lock.
+// channel should register every handler name published to it. A message
+// whose name a process does not know (a rolling deploy, a forgotten
+// Handle) is not run there: it is parked for ChannelOptions.UnknownDelay and
+// then passed on to another process, with no attempt counted; only a
+// message that no process ran within ChannelOptions.UnknownMaxAge is
+// dead-lettered with ErrUnknownHandler. Safe for concurrent use; lookups
+// take no lock.
 type Registry struct {
 	mu       sync.Mutex                         // serialises Handle
 	handlers atomic.Pointer[map[string]Handler] // copied on write, read without a lock

@@ -6,11 +6,23 @@ import "sync/atomic"
 type counters struct {
 	fetched, redelivered, acked, retried, deadLettered, handedBack atomic.Uint64
 	keptAlive, settleErrors, fetchErrors                           atomic.Uint64
-	passedOn, timedOut, acksUnconfirmed                            atomic.Uint64
+	passedOn, timedOut, acksUnconfirmed, queueTimedOut, ackRetries atomic.Uint64
 }
 
 // Stats counts what a Channel did with its messages in this process. Counts
 // only grow, except Queued, Held, Parked and Conn.Connected.
+//
+// AcksUnconfirmed counts the acknowledgements this process knows to be
+// uncertain; it is not a count of the tasks that run twice, which may be
+// more. A server that stops (a crash, kill -9, a cluster node that was the
+// consumer's leader) can also forget acknowledgements it received, and
+// deliveries it made, since it last wrote its state to disk or to its
+// replicas; the restarted server or the new leader delivers those messages
+// again, to this process or another, and no process can tell. Even with
+// ConfirmAcks and EmbeddedOptions.SyncAlways, a process that dies after
+// its handler returned and before its acknowledgement left runs the task
+// again elsewhere. Handlers must be idempotent (keyed on something in the
+// payload); count duplicates there if they matter.
 type Stats struct {
 	Queued          int    // messages in the local queue now
 	Held            int    // messages fetched and not settled now: queued, running, yielded or parked
@@ -22,10 +34,12 @@ type Stats struct {
 	TimedOut        uint64 // runs past their timeout (also counted in Retried or DeadLettered)
 	DeadLettered    uint64 // moved to the dead-letter stream: Permanent error, MaxDeliver, unknown handler past UnknownMaxAge
 	PassedOn        uint64 // handler unknown here: passed on to other processes
+	QueueTimedOut   uint64 // waited QueueTimeout in the local queue with no worker free: passed on to other processes
 	HandedBack      uint64 // returned to the stream unrun because the pool or channel closed
 	KeptAlive       uint64 // in-progress signals sent for held messages
 	SettleErrors    uint64 // acknowledgements, retries or dead letters that failed to send (the server redelivers)
 	AcksUnconfirmed uint64 // acknowledgements not confirmed (failed, unanswered, or sent while disconnected): the message may run again
+	AckRetries      uint64 // with ConfirmAcks: acknowledgements sent again after an attempt went unanswered (a failover, an outage)
 	FetchErrors     uint64 // fetches that failed or went unanswered (lost connection, leader election)
 	Conn            ConnStats
 }
@@ -40,7 +54,7 @@ func (ch *Channel) Stats() Stats {
 	return Stats{Queued: q, Held: h, Parked: p,
 		Fetched: s.fetched.Load(), Redelivered: s.redelivered.Load(), Acked: s.acked.Load(),
 		Retried: s.retried.Load(), TimedOut: s.timedOut.Load(), DeadLettered: s.deadLettered.Load(),
-		PassedOn: s.passedOn.Load(), HandedBack: s.handedBack.Load(), KeptAlive: s.keptAlive.Load(),
-		SettleErrors: s.settleErrors.Load(), AcksUnconfirmed: s.acksUnconfirmed.Load(), FetchErrors: s.fetchErrors.Load(),
+		PassedOn: s.passedOn.Load(), QueueTimedOut: s.queueTimedOut.Load(), HandedBack: s.handedBack.Load(), KeptAlive: s.keptAlive.Load(),
+		SettleErrors: s.settleErrors.Load(), AcksUnconfirmed: s.acksUnconfirmed.Load(), AckRetries: s.ackRetries.Load(), FetchErrors: s.fetchErrors.Load(),
 		Conn: ch.client.ConnStats()}
 }

@@ -1,0 +1,153 @@
+package jetstream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// A fresh three-node cluster, Replicas 3: three worker processes and a
+// producer open the channel at once with context.Background(), then the
+// stream's leader is stopped while tasks flow. Every channel opens, no
+// acknowledged publish is lost, and every task runs within AckWait plus
+// a little of the stop: a delivery the old leader made that reached no
+// process comes back after AckWait (see the package doc, "Clusters").
+func TestClusterOpenAtOnceAndFailover(t *testing.T) {
+	const (
+		n             = 600
+		ackWait       = 5 * time.Second
+		failoverBound = ackWait + 5*time.Second
+	)
+	servers, urls := startCluster(t)
+	var logs logBuffer
+	opts := Options{Replicas: 3, ReconnectWait: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	clients := make([]*Client, 4) // three workers and the producer
+	for i := range clients {
+		until(t, "the cluster answers", func() bool { // a meta leader is elected first
+			var err error
+			clients[i], err = Connect(testCtx(t), urls, opts)
+			return err == nil
+		})
+		defer clients[i].Close()
+	}
+	ty := newTally()
+	reg := NewRegistry()
+	if err := reg.Handle("work", func(ctx context.Context, p []byte) error {
+		time.Sleep(2 * time.Millisecond) // the task's work
+		return ty.handler(ctx, p)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	chans := make([]*Channel, 3)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			if i == 3 {
+				_, errs[i] = clients[i].Backlog(context.Background(), "ha") // creates the streams, as a first Publish does
+				return
+			}
+			chans[i], errs[i] = clients[i].Channel(context.Background(), "ha", reg, ChannelOptions{Prefetch: 4, AckWait: ackWait})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d of 4 opening the channel at once: %v", i+1, err)
+		}
+	}
+	for _, ch := range chans {
+		onePool(t, ch, 2)
+	}
+	prod := clients[3]
+
+	var mu sync.Mutex
+	var acked []string
+	published := make(chan int, n)
+	go func() {
+		defer close(published)
+		for i := range n {
+			id := fmt.Sprintf("f-%d", i)
+			ctx, cancel := context.WithTimeout(context.Background(), bound)
+			_, err := prod.Publish(ctx, "ha", "work", []byte(id), WithMsgID(id))
+			cancel()
+			if err == nil {
+				mu.Lock()
+				acked = append(acked, id)
+				mu.Unlock()
+			}
+			published <- i + 1
+		}
+	}()
+	for k := range published {
+		if k == n/3 {
+			break
+		}
+	}
+	var leader *server.Server
+	for _, s := range servers {
+		if s.JetStreamIsStreamLeader("$G", streamName("ha")) {
+			leader = s
+		}
+	}
+	if leader == nil {
+		t.Fatal("no stream leader")
+	}
+	stopped := time.Now()
+	leader.Shutdown()
+	leader.WaitForShutdown()
+	for range published {
+	}
+	mu.Lock()
+	ids := append([]string(nil), acked...)
+	mu.Unlock()
+	ty.waitAll(t, ids)
+	took := time.Since(stopped)
+	ran, twice, lost := ty.summary(ids)
+	for i, ch := range chans {
+		t.Logf("worker %d: %+v", i+1, ch.Stats())
+	}
+	t.Logf("stopped leader %s; acknowledged %d of %d; all ran %v after the stop (bound %v); ran %d (twice %d), lost %d; producer %+v",
+		leader.Name(), len(ids), n, took.Round(time.Millisecond), failoverBound, ran, twice, lost, prod.ConnStats())
+	var elections, outages uint64
+	for _, c := range clients {
+		elections += c.ConnStats().LeaderElections
+		outages += c.ConnStats().FetchOutages
+	}
+	log := logs.String()
+	t.Logf("leader elections counted %d, fetch outages %d; log:\n%s", elections, outages, log)
+	if elections == 0 || !strings.Contains(log, "elected a new leader") {
+		t.Errorf("the election is neither counted (%d) nor logged", elections)
+	}
+	if lost != 0 || len(ids) != n {
+		t.Fatalf("acknowledged %d of %d, lost %d", len(ids), n, lost)
+	}
+	if took > failoverBound {
+		t.Errorf("the last task ran %v after the leader stopped, want within %v (AckWait %v)", took, failoverBound, ackWait)
+	}
+}
+
+// logBuffer is a log destination safe for concurrent writers.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
