@@ -223,7 +223,7 @@ func (b Bits) Discard(t task.Task, why task.Outcome) bool {
 	return b.e.dropQueued(ch, t, why, causeOf(why))
 }
 
-// setLimit is Pool.SetLimit.
+// SetLimit is Pool.SetLimit.
 func (e *Engine) SetLimit(n int) error {
 	a := &e.admit
 	switch {

@@ -10,7 +10,7 @@ import (
 	"github.com/smartpool-go/smartpool/task"
 )
 
-// submitMode says how submitContext queues a task.
+// SubmitMode says how submitContext queues a task.
 type SubmitMode struct {
 	Order  task.Order                        // the key the channel orders the task by (WithDeadline, WithPriority)
 	push   func(task.Task, task.Order) error // queues the task; nil: the channel's Push
@@ -38,7 +38,7 @@ type CancelHook interface{ Cancelled(err error) }
 // task records context.Canceled as its own error, not as the context's.
 type HandleCancelHook interface{ CancelledByHandle() }
 
-// submitContext queues t in channel ch, to be cancelled if ctx ends while
+// SubmitContext queues t in channel ch, to be cancelled if ctx ends while
 // it is queued. It waits, as how says, for a unit of the in-flight limit
 // and (how.room) for room in the channel, until ctx ends; a wait from a
 // pool task's goroutine (another pool's, or this pool's at a channel's cap)

@@ -2,7 +2,7 @@ package engine
 
 import "runtime"
 
-// census is the engine's counters at one moment, without the user's keys:
+// Census is the engine's counters at one moment, without the user's keys:
 // what Pool.Stats is built from.
 type Census struct {
 	Workers, Live, Busy      int
@@ -14,7 +14,7 @@ type Census struct {
 	Removed                  ChanCensus   // the outcomes of the channels removed so far
 }
 
-// chanCensus is one channel's counters; slot is its index (its key's).
+// ChanCensus is one channel's counters; slot is its index (its key's).
 type ChanCensus struct {
 	Slot                                int
 	Level                               int
@@ -31,7 +31,7 @@ func (c *ChanCensus) addOutcomes(st *taskStats) {
 	c.Goexited += st.goexited.Load()
 }
 
-// count fills c with the pool's counters now, then calls name, while the
+// Count fills c with the pool's counters now, then calls name, while the
 // channel tables hold still (reshape.go): the caller reads its keys there.
 func (e *Engine) Count(c *Census, name func()) {
 	defer e.reshape.lock()()

@@ -48,7 +48,7 @@ func (b Bits) AdmitsOwnSubmits() {
 // (AdmitsOwnSubmits, WakesOutsideLock) count only then.
 func (e *Engine) attaching() bool { return e.admitDeclared != nil }
 
-// setAccounting decides, once every channel attached and the limit is set,
+// SetAccounting decides, once every channel attached and the limit is set,
 // which channels the pool accounts: those with a queue not declared by
 // AdmitsOwnSubmits. New calls it before any worker starts.
 func (e *Engine) SetAccounting(preQueued []int) {

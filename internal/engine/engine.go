@@ -19,7 +19,7 @@ import (
 // pad keeps hot atomics on cache lines of their own.
 type pad [64]byte
 
-// engine is the key-agnostic heart of a pool: bits, queues, workers, close
+// Engine is the key-agnostic heart of a pool: bits, queues, workers, close
 // state. Pool[K] and OwnedPool[K] wrap it with the user's key type.
 type Engine struct {
 	Field    *avail.Field
@@ -178,7 +178,7 @@ func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine,
 	return e, nil
 }
 
-// chanSpec is one channel of a pool to build, as New validated it.
+// ChanSpec is one channel of a pool to build, as New validated it.
 type ChanSpec struct {
 	Src         queue
 	User        lener // src's Channel, for Len
@@ -191,7 +191,7 @@ type ChanSpec struct {
 	MaxInFlight int
 }
 
-// poolSpec is a validated configuration, without the user's key type.
+// PoolSpec is a validated configuration, without the user's key type.
 type PoolSpec struct {
 	PerLevel    []int // queues per level, spare room included
 	LevelFirst  []int // with Config.Spare: each level's first global queue; nil without
@@ -207,7 +207,7 @@ type PoolSpec struct {
 	Chans       []ChanSpec // the listed channels
 }
 
-// build makes the engine of a pool, its channels not yet attached, and
+// Build makes the engine of a pool, its channels not yet attached, and
 // returns each channel's tasks queued before Attach (with a limit: New
 // admitted them, and they hold units).
 func Build(sp *PoolSpec) (*Engine, []int, error) {
@@ -270,7 +270,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	return e, preQueued, nil
 }
 
-// attachAll hands each of the n listed channels its Bits through attach,
+// AttachAll hands each of the n listed channels its Bits through attach,
 // on the goroutine running New. If one refuses, New fails: the channels
 // attached so far refuse submits (stopped) and may be attached again, and
 // their goroutines waiting for a unit get ErrClosed.
@@ -290,7 +290,7 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 	return nil
 }
 
-// start opens admission and launches the workers, with the stall watchdog
+// Start opens admission and launches the workers, with the stall watchdog
 // after stallAfter (not positive: none) naming channels by keyOf; finish
 // runs once the pool has closed, before closed() is. Nothing before it
 // starts a goroutine, so a failed New leaves none behind.
@@ -310,24 +310,24 @@ func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 	}
 }
 
-// stopping reports whether admission stopped: Close started (or the pool
+// Stopping reports whether admission stopped: Close started (or the pool
 // never started). One atomic load.
 func (e *Engine) Stopping() bool { return e.stopped.Load() }
 
-// onPanic sets the handler of the panics of tasks that have no Future or
+// OnPanic sets the handler of the panics of tasks that have no Future or
 // Group to take them; set by New before any worker starts.
 func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.panicked = f }
 
-// reportPanic hands a task's panic to the pool's handler.
+// ReportPanic hands a task's panic to the pool's handler.
 func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.panicked(ch, p) }
 
-// startedAt returns when the pool was built: the start of Close's rate.
+// StartedAt returns when the pool was built: the start of Close's rate.
 func (e *Engine) StartedAt() time.Time { return e.timing.epoch }
 
-// closed returns a channel closed once the pool has closed.
+// Closed returns a channel closed once the pool has closed.
 func (e *Engine) Closed() <-chan struct{} { return e.done }
 
-// close starts the close and waits for it until ctx ends: OwnedPool.Close
+// Close starts the close and waits for it until ctx ends: OwnedPool.Close
 // without its report. It returns ErrCloseFromTask when the caller is one
 // the pool waits for, and ctx.Err() when ctx ended first, after cancelling
 // every task's context.
@@ -411,7 +411,7 @@ func (e *Engine) leaveCallbacks(id uintptr) {
 	}
 }
 
-// submit queues t in channel ch without waiting, ordered by o: refused
+// Submit queues t in channel ch without waiting, ordered by o: refused
 // once Close started, then a unit of the in-flight limit, then push (nil:
 // the channel's Push).
 func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, task.Order) error) error {
@@ -605,7 +605,7 @@ func cancellableOf(t task.Task) *cancellable {
 	}
 }
 
-// userTask returns t as the user submitted it, seen through WithContext's
+// UserTask returns t as the user submitted it, seen through WithContext's
 // wrapper and any channel's (Unwrapper).
 func UserTask(t task.Task) task.Task {
 	for {

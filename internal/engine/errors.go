@@ -84,7 +84,7 @@ func (e *closedError) Error() string { return "smartpool: " + e.call + ": the po
 
 func (e *closedError) Unwrap() error { return task.ErrClosed }
 
-// nilTask reports whether t is nil or holds a nil function or pointer
+// NilTask reports whether t is nil or holds a nil function or pointer
 // (Func(nil)): every submit refuses it with ErrNilTask rather than let it
 // panic on a worker.
 func NilTask(t task.Task) bool { return nilcheck.Nil(t) }

@@ -6,7 +6,7 @@ import (
 	"github.com/smartpool-go/smartpool/task"
 )
 
-// handle is the engine side of a Handle: the task it holds and how to
+// Handle is the engine side of a Handle: the task it holds and how to
 // move it.
 type Handle struct {
 	c       *cancellable // the task, claimed once (cancel.go); nil: zero Handle
@@ -15,7 +15,7 @@ type Handle struct {
 	channel any          // the channel's key as boxed at New or AddChannel (chanInfo.name), for errors: a copy, so a slot reused after RemoveChannel does not rename it
 }
 
-// cancel is Handle.Cancel.
+// Cancel is Handle.Cancel.
 func (h *Handle) Cancel() bool {
 	if h.c == nil {
 		return false
@@ -23,7 +23,7 @@ func (h *Handle) Cancel() bool {
 	return h.c.cancelByHandle()
 }
 
-// reorder asks the channel to move the task to key o. The channel's answer
+// Reorder asks the channel to move the task to key o. The channel's answer
 // on the key comes first: for a task that left the queue (or was cancelled
 // and waits there to be skipped) it is asked with no task, and answers
 // Unordered(o) or ErrNotQueued.

@@ -42,12 +42,12 @@ import (
 // guarantee does not cover a cycle of full capped channels, each task
 // waiting for a slot of the next.
 
-// inlineSlot reports whether a child for channel ch may run inline: a
+// InlineSlot reports whether a child for channel ch may run inline: a
 // channel with a cap must have a running slot free, which the child takes
 // (runInline gives it back).
 func (e *Engine) InlineSlot(ch int) bool { return !e.Chans[ch].Capped || e.reserve(ch) }
 
-// runInline runs t, which the task carried by tc spawned into channel ch,
+// RunInline runs t, which the task carried by tc spawned into channel ch,
 // on the calling goroutine (tc's) in that task's place, with ctx as its
 // context, and counts how it ended. Only tc's goroutine calls it, after
 // inlineSlot(ch) reported true and with the run counted in held (track or
@@ -98,7 +98,7 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 	finished = true
 }
 
-// helper returns the task context of the calling goroutine if it runs a
+// Helper returns the task context of the calling goroutine if it runs a
 // task of this pool, which then runs the children it finds no room for
 // itself; or nil.
 func (e *Engine) Helper(ctx context.Context) *taskContext {

@@ -89,7 +89,7 @@ func (e *Engine) track(ch int) {
 	}
 }
 
-// holdUnlessRemoving counts one in channel ch's held, unless a removal of
+// HoldUnlessRemoving counts one in channel ch's held, unless a removal of
 // ch started: it then reports false, holding nothing, and the caller
 // refuses with ErrClosed. It holds a task that one of the pool's submits is
 // about to run on its caller (help.go), or a by-key submit waiting for room

@@ -73,7 +73,7 @@ func (r *registry) lookup(id uintptr) *taskContext {
 	return tc
 }
 
-// taskOf returns the task context of the calling goroutine if it is running
+// TaskOf returns the task context of the calling goroutine if it is running
 // a pool task (holding a worker, or inside a Yield's wait), whatever ctx it
 // passes; or nil. ctx is only the fast path: when it is (or derives from)
 // the calling goroutine's own task context, no lookup is needed. A task's

@@ -2,7 +2,7 @@ package engine
 
 import "github.com/smartpool-go/smartpool/task"
 
-// keyPin is a by-key call's pin on the slot of the channel it named (see
+// KeyPin is a by-key call's pin on the slot of the channel it named (see
 // "Reshaping", 6, in reshape.go). A removal waits for every pinned call,
 // whatever its channel, before the slot can be reused; so no call stays
 // pinned through a wait that may last as long as its context, or through
@@ -23,12 +23,12 @@ type KeyPin struct {
 	Find func() (int, error) // once pinned again: the index of the call's channel, or why it is gone
 }
 
-// pinKey pins a by-key call of e that finds its channel again with find.
+// PinKey pins a by-key call of e that finds its channel again with find.
 func (e *Engine) PinKey(find func() (int, error)) KeyPin {
 	return KeyPin{e: e, k: e.Pin(), held: -1, Find: find}
 }
 
-// unpin ends the call's pin, or gives back the count holdInstead took
+// Unpin ends the call's pin, or gives back the count holdInstead took
 // (deferred by the call, after its last use of the channel). A nil p does
 // nothing.
 func (p *KeyPin) Unpin() {
@@ -60,7 +60,7 @@ func (p *KeyPin) holdInstead(ch int) error {
 	return nil
 }
 
-// heldInline lets the pin go for a task run inline in channel ch, which
+// HeldInline lets the pin go for a task run inline in channel ch, which
 // claimInline (or Group.help) counted in ch's held already: the run holds
 // back a removal of ch, and no other. A nil p does nothing.
 func (p *KeyPin) HeldInline() {
@@ -70,7 +70,7 @@ func (p *KeyPin) HeldInline() {
 	}
 }
 
-// unpinned runs wait, which must not touch channel ch, without the pin,
+// Unpinned runs wait, which must not touch channel ch, without the pin,
 // then pins again and returns the index of the call's channel now: ch, or
 // where a removal and an AddChannel of its key moved it. It returns wait's
 // error, else find's, but an error wrapping ErrClosed if the key is gone:

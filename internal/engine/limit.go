@@ -47,7 +47,7 @@ func (e *Engine) reserve(ch int) bool {
 	}
 }
 
-// release gives back a slot taken by reserve.
+// Release gives back a slot taken by reserve.
 func (e *Engine) Release(ch int) {
 	c := &e.Chans[ch]
 	if c.running.Add(-1) < c.maxRunning.Load() {
@@ -91,7 +91,7 @@ func (e *Engine) endTask(ch int) {
 	}
 }
 
-// setCap is Pool.SetCap for channel i, named key, present.
+// SetCap is Pool.SetCap for channel i, named key, present.
 func (e *Engine) SetCap(i int, key any, n int) error {
 	switch {
 	case !e.Chans[i].Capped:

@@ -35,7 +35,7 @@ type submitOptions struct {
 	Handle *Handle // WithHandle's; nil: not given
 }
 
-// gather merges opts into the order a channel's own submit method gives (a
+// Gather merges opts into the order a channel's own submit method gives (a
 // Deadline's deadline argument, say): an option given twice, or one the
 // order already has, is an error.
 func Gather(order task.Order, opts []Option) (submitOptions, error) {
@@ -72,7 +72,7 @@ func twice(name string) error {
 	return &OptionError{What: name + " given twice, or with a channel argument that sets it"}
 }
 
-// optionError is ErrOption saying what was refused, and by which channel
+// OptionError is ErrOption saying what was refused, and by which channel
 // once the pool named it (Pool.named): a channel's Push does not know its key.
 type OptionError struct {
 	channel   any // the channel's key; nil until named
@@ -93,7 +93,7 @@ func (e *OptionError) Error() string {
 
 func (e *OptionError) Unwrap() error { return task.ErrOption }
 
-// withChannel names the channel, key, in err if it is an option error that
+// WithChannel names the channel, key, in err if it is an option error that
 // does not name one yet (see Pool.named).
 func WithChannel(key any, err error) error {
 	var oe *OptionError
@@ -118,7 +118,7 @@ func Unordered(o task.Order) error {
 	return nil
 }
 
-// submitWith queues t in channel ch as opts say, merged into the order the
+// SubmitWith queues t in channel ch as opts say, merged into the order the
 // channel's own submit method gives, through push (nil: the channel's
 // Push): with a context through submitContext, which may wait and cancels;
 // without one as submit, which does neither.

@@ -118,7 +118,7 @@ func (e *Engine) resumeChannel(i int) {
 	}
 }
 
-// setPaused is Pool.Pause and Pool.Resume (call) for channel i, named
+// SetPaused is Pool.Pause and Pool.Resume (call) for channel i, named
 // key, present.
 func (e *Engine) SetPaused(i int, key any, paused bool, call string) error {
 	c := &e.Chans[i].pause

@@ -432,7 +432,7 @@ func (rs *reshaper) release(i, first, n int, g, keyed uint64) {
 	rs.free = append(rs.free, i)
 }
 
-// pin marks a by-key caller in progress before it loads the key map, and
+// Pin marks a by-key caller in progress before it loads the key map, and
 // returns the counter to give to unpin; -1, doing nothing, in a pool
 // without Config.Spare. Between pin and unpin, the channel index the
 // caller looked up keeps its channel (see "Reshaping", 6).
@@ -446,7 +446,7 @@ func (e *Engine) Pin() int {
 	return k
 }
 
-// unpin ends the by-key call pin began, after its last use of the channel
+// Unpin ends the by-key call pin began, after its last use of the channel
 // index it looked up.
 func (e *Engine) Unpin(k int) {
 	if k >= 0 {
@@ -518,7 +518,7 @@ func isDone(c <-chan struct{}) bool {
 	}
 }
 
-// lookedUp runs the test hook between a by-key submit's lookup and its
+// LookedUp runs the test hook between a by-key submit's lookup and its
 // push (export_test.go), in a pool with Config.Spare.
 func (e *Engine) LookedUp() {
 	if f := e.reshape.afterLookup; f != nil {
@@ -526,29 +526,29 @@ func (e *Engine) LookedUp() {
 	}
 }
 
-// setAfterLookup sets the hook lookedUp runs; tests only.
+// SetAfterLookup sets the hook lookedUp runs; tests only.
 func (e *Engine) SetAfterLookup(f func()) { e.reshape.afterLookup = f }
 
-// reshapes reports whether the pool was built with Config.Spare, which
+// Reshapes reports whether the pool was built with Config.Spare, which
 // AddChannel and RemoveChannel need.
 func (e *Engine) Reshapes() bool { return e.reshape != nil }
 
-// adding is the root's part of an AddChannel: the key, which the engine
+// Adding is the root's part of an AddChannel: the key, which the engine
 // does not know.
 type Adding struct {
-	// check applies the key's rules under the reshape lock and returns
+	// Check applies the key's rules under the reshape lock and returns
 	// the followup's channel index and key (-1: the channel itself).
 	Check func() (followup int, followupKey any, err error)
-	// claim records the key of slot i, under the lock, before the
+	// Claim records the key of slot i, under the lock, before the
 	// channel is attached.
 	Claim func(i int)
-	// attach is the channel's Attach, outside the lock.
+	// Attach is the channel's Attach, outside the lock.
 	Attach func(b Bits) error
-	// publish serves the key from slot i, under the lock, once attached.
+	// Publish serves the key from slot i, under the lock, once attached.
 	Publish func(i int)
 }
 
-// addChannel is AddChannel's engine half, for the channel cs (its name the
+// AddChannel is AddChannel's engine half, for the channel cs (its name the
 // key): it claims a slot and contiguous room in its level, attaches it and
 // has its key published; see "Reshaping".
 func (e *Engine) AddChannel(cs *ChanSpec, a Adding) error {
@@ -676,17 +676,17 @@ func (e *Engine) fillSlot(i, first int, cs *ChanSpec, followup int) {
 	}
 }
 
-// removing is the root's part of a RemoveChannel: the key, which the
+// Removing is the root's part of a RemoveChannel: the key, which the
 // engine does not know.
 type Removing struct {
-	// lookup finds the channel's index, under the reshape lock.
+	// Lookup finds the channel's index, under the reshape lock.
 	Lookup func() (int, bool)
-	// unpublish stops serving the key, under the lock, as the channel
+	// Unpublish stops serving the key, under the lock, as the channel
 	// detaches.
 	Unpublish func()
 }
 
-// removeChannel is RemoveChannel's engine half for the channel named key
+// RemoveChannel is RemoveChannel's engine half for the channel named key
 // (its policy Drop if drop, else Drain): it returns the channel's final
 // counts once it detached; see "Reshaping".
 func (e *Engine) RemoveChannel(ctx context.Context, key any, drop bool, r Removing) (*ChanCensus, error) {

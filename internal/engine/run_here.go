@@ -29,11 +29,11 @@ func (b Bits) RunHere(ctx context.Context, t task.Task) {
 	b.e.RunHere(ch, ctx, t)
 }
 
-// inlineKey marks the context of a task RunHere runs, so that a Future or
+// InlineKey marks the context of a task RunHere runs, so that a Future or
 // Group that recovers the task's panic can say so (recoveredPanic).
 type InlineKey struct{}
 
-// inlineRun is what RunHere learns about the task it runs; only the calling
+// InlineRun is what RunHere learns about the task it runs; only the calling
 // goroutine touches it.
 type InlineRun struct {
 	Recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
@@ -52,7 +52,7 @@ func (c inlineContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// runHere runs t for channel ch on the calling goroutine, counted in held
+// RunHere runs t for channel ch on the calling goroutine, counted in held
 // (track or holdUnlessRemoving: hold.go), which it ends last.
 func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held

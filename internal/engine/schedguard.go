@@ -17,7 +17,7 @@ import (
 // work, without calling that picker again: a policy that panicked once would
 // likely panic on every task.
 
-// strictPriority reports whether s declares that its pickers serve the
+// StrictPriority reports whether s declares that its pickers serve the
 // highest level with work (scheduler.StrictPriority); a panic in the
 // declaration is a no.
 func StrictPriority(s scheduler.Scheduler) (yes bool) {
@@ -33,7 +33,7 @@ func StrictPriority(s scheduler.Scheduler) (yes bool) {
 	return sp.PicksHighestFirst()
 }
 
-// startScheduler calls s.Start, turning a panic into a configuration error.
+// StartScheduler calls s.Start, turning a panic into a configuration error.
 func StartScheduler(s scheduler.Scheduler, levels int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/smartpool-go/smartpool/task"
 )
 
-// timer is the engine side of a Timer: its firing and its stop.
+// Timer is the engine side of a Timer: its firing and its stop.
 type Timer struct {
 	s       *schedules
 	ch      int
@@ -124,10 +124,10 @@ func (s *schedules) Close() {
 	s.firing.Wait()
 }
 
-// errGone is add's error when lookup no longer finds the channel.
+// ErrGone is add's error when lookup no longer finds the channel.
 var ErrGone = errors.New("channel gone")
 
-// add schedules t for channel lookup() at at, then every every (0: once),
+// Add schedules t for channel lookup() at at, then every every (0: once),
 // unless the pool is closing (ErrClosed) or lookup fails under mu (errGone).
 // Looked up under mu: a removal publishes the map without the key before
 // stopChannel takes mu, so a timer registered here is either seen by
@@ -149,7 +149,7 @@ func (s *schedules) Add(at time.Time, every time.Duration, catchUp bool, t task.
 	return tm, nil
 }
 
-// stop is Timer.Stop.
+// Stop is Timer.Stop.
 func (tm *Timer) Stop() bool {
 	tm.s.mu.Lock()
 	defer tm.s.mu.Unlock()

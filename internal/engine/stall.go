@@ -335,7 +335,7 @@ func (t taskStacks) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// stackFrames presents a debug.Stack trace as a group of attributes, one per
+// StackFrames presents a debug.Stack trace as a group of attributes, one per
 // frame ("0", "1", ...: "function file:line"), starting at the frame that
 // panicked, so that text and JSON handlers print it readably instead of as
 // one escaped line.

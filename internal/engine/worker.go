@@ -366,7 +366,7 @@ func (w *Worker) quantum() int32 {
 	return MaxQuantum
 }
 
-// run runs t and records its outcome. It reports whether this goroutine
+// Run runs t and records its outcome. It reports whether this goroutine
 // carries on with a worker's loop (tc.w's): not if the task yielded and then
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).

@@ -134,7 +134,7 @@ func (t *workerTable) get(i int) *Worker {
 
 func (t *workerTable) set(i int, w *Worker) { t.chunks[i/workerChunk].Load()[i%workerChunk].Store(w) }
 
-// eachWorker calls f for every worker created so far.
+// EachWorker calls f for every worker created so far.
 func (e *Engine) EachWorker(f func(w *Worker)) {
 	for i := range int(e.born.Load()) {
 		if w := e.worker(i); w != nil { // nil for a moment while bear creates it
@@ -161,7 +161,7 @@ func (w *Worker) retire(waking *bool) bool {
 	return true
 }
 
-// setWorkers is Pool.SetWorkers.
+// SetWorkers is Pool.SetWorkers.
 func (e *Engine) SetWorkers(n int) error {
 	if n < 1 || n > MaxWorkers {
 		return ConfigErr(ErrWorkers, "SetWorkers(%d): want 1 to %d workers", n, MaxWorkers)

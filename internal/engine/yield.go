@@ -467,7 +467,7 @@ func (r *resumption) drop(cause DropCause) {
 	r.grant <- nil
 }
 
-// yieldFor is Yield with a wait: the task of ctx, or of the calling
+// YieldFor is Yield with a wait: the task of ctx, or of the calling
 // goroutine, gives its worker up while wait runs.
 func YieldFor(ctx context.Context, wait func()) {
 	tc := TaskOf(ctx)
@@ -483,7 +483,7 @@ func YieldFor(ctx context.Context, wait func()) {
 	tc.reenter()
 }
 
-// handoff is Pool.HandoffTask for channel ch, from task tc of this pool:
+// Handoff is Pool.HandoffTask for channel ch, from task tc of this pool:
 // t continues tc's chain, taking over its unit of the in-flight limit.
 func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) error {
 	so, err := Gather(task.Order{}, opts)
