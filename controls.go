@@ -26,7 +26,7 @@ func (p *Pool[K]) SetLimit(n int) error { return p.e.SetLimit(n) }
 // channels keep no count, so that they pay nothing for the feature) or
 // wrapping ErrConfig and ErrBadLimit for n < 0.
 func (p *Pool[K]) SetCap(key K, n int) error {
-	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (internal/engine/reshape.go)
 	i, ok := p.lookup(key)
 	if !ok {
 		return engine.UnknownKey(key)
@@ -54,7 +54,7 @@ func (p *Pool[K]) Pause(key K) error { return p.setPaused(key, true, "Pause") }
 func (p *Pool[K]) Resume(key K) error { return p.setPaused(key, false, "Resume") }
 
 func (p *Pool[K]) setPaused(key K, paused bool, call string) error {
-	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (internal/engine/reshape.go)
 	i, ok := p.lookup(key)
 	if !ok {
 		return engine.UnknownKey(key)

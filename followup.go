@@ -4,7 +4,7 @@ import "github.com/smartpool-go/smartpool/internal/engine"
 
 // followups asks the behavior where each channel's yielded tasks re-enter and
 // validates the answers: the target must be a listed key without a
-// MaxInFlight cap (limit.go), and a complete-on-close channel must not follow
+// MaxInFlight cap (internal/engine/limit.go), and a complete-on-close channel must not follow
 // up into a dropping one (its suspended tasks must be able to finish during
 // Close).
 func followups[K comparable](b PoolBehavior[K], lo *layout[K]) ([]int, error) {

@@ -64,7 +64,7 @@ type Group[K comparable] struct {
 	room    chan struct{} // closed when pending drops or the limit changes while a Go waits; guarded by mu
 	// inline counts, by goroutine (gid), the group's tasks running there
 	// other than the task a worker polled (those ownTask finds through the
-	// goroutine's task context): tasks run inline by a parent (help.go) or
+	// goroutine's task context): tasks run inline by a parent (internal/engine/help.go) or
 	// by a channel on a submitting goroutine. Each task adds and removes its
 	// own goroutine's count, on that goroutine; guarded by mu.
 	inline map[uintptr]int
@@ -156,7 +156,7 @@ var errNoRoom = errors.New("no room in the group")
 
 func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
 	var t *groupTask[K]
-	pin := g.p.e.PinKey(func() (int, error) { // see "Reshaping", 6 (reshape.go), and keyPin
+	pin := g.p.e.PinKey(func() (int, error) { // see "Reshaping", 6 (internal/engine/reshape.go), and keyPin
 		i, err := g.p.find(key)
 		if t != nil {
 			t.ch = i // found again after submitContext's wait for a unit: t is pushed there next
@@ -222,7 +222,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 func (g *Group[K]) enter(ch int, wait bool, pin *engine.KeyPin) (r *round, _ int, help bool, err error) {
 	g.mu.Lock()
 	r = g.roundLocked()
-	tried := false // to help: a capped channel may have no slot (help.go)
+	tried := false // to help: a capped channel may have no slot (internal/engine/help.go)
 	for g.limit >= 0 && g.pending >= g.limit {
 		if !wait {
 			g.mu.Unlock()
@@ -287,7 +287,7 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pin *engine.KeyPin) {
 	e := g.p.e
 	err := r.ctx.Err()
-	if err == nil && (e.Stopping() || !e.HoldUnlessRemoving(ch)) { // a removal of ch started (hold.go)
+	if err == nil && (e.Stopping() || !e.HoldUnlessRemoving(ch)) { // a removal of ch started (internal/engine/hold.go)
 		err = ErrClosed
 	}
 	if err == nil {

@@ -40,7 +40,7 @@ func (p *Pool[K]) HandoffTask(ctx context.Context, key K, t Task, opts ...Option
 	case engine.NilTask(t):
 		return ErrNilTask
 	}
-	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (internal/engine/reshape.go)
 	ch, ok := p.lookup(key)
 	if !ok {
 		return engine.UnknownKey(key)

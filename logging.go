@@ -12,7 +12,7 @@ import (
 // the start and end of Close at Info, with the report's totals at the end;
 // each channel that dropped tasks at Warn, once, with its count, when the
 // pool has closed; a stall at Warn when the watchdog notices it, and at Info
-// when the pool moves on (stall.go); panics (of tasks, of drop callbacks, of
+// when the pool moves on (internal/engine/stall.go); panics (of tasks, of drop callbacks, of
 // the panic handler itself) at Error when no PanicHandler takes them. Never
 // a line per task.
 //

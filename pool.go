@@ -64,7 +64,7 @@ func (p *Pool[K]) submit(key K, t Task, opts []Option) error {
 	if len(opts) != 0 {
 		return p.submitWith(key, t, opts)
 	}
-	k := p.e.Pin() // see "Reshaping", 6 (reshape.go)
+	k := p.e.Pin() // see "Reshaping", 6 (internal/engine/reshape.go)
 	// Deferred: the channel's Push may run t on this goroutine (a Bounded
 	// that runs on the caller when full), and t may call runtime.Goexit.
 	defer p.e.Unpin(k)

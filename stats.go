@@ -19,7 +19,7 @@ type ChannelStats[K comparable] struct {
 	Level           int
 	CompleteOnClose bool
 	Queued          int    // tasks waiting in the channel now, or in a worker's run buffer (taken in a batch, not started)
-	Paused          bool   // Pause stopped the workers taking its tasks, until Resume (pause.go); false in a Close report: Close resumes
+	Paused          bool   // Pause stopped the workers taking its tasks, until Resume; false in a Close report: Close resumes
 	Cap             int    // the MaxRunning or MaxInFlight cap, 0 if none (or set to 0 by SetCap)
 	Held            int    // slots of the cap held now: tasks running (MaxRunning) or in progress (MaxInFlight)
 	Ran             uint64 // tasks that ran and returned, with or without an error (a panic counts in Panicked, also under Go, NewFuture and Group)

@@ -49,7 +49,7 @@ func (p *Pool[K]) schedule(at time.Time, every time.Duration, missed Missed, key
 	if p.e.Stopping() {
 		return nil, ErrClosed
 	}
-	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (reshape.go)
+	defer p.e.Unpin(p.e.Pin()) // see "Reshaping", 6 (internal/engine/reshape.go)
 	if _, ok := p.lookup(key); !ok {
 		return nil, engine.UnknownKey(key)
 	}
