@@ -41,6 +41,8 @@
 //	the stall watchdog                        stall.go
 //	Stats' counters, without keys             census.go
 //	a channel's Bits; the attach hook         bits.go, attach.go
+//	the channel test harness's engine         standalone.go
+//	drops by cause (Stats' DroppedBy)         engine.go (DropCause)
 //	submit options and their errors           options.go, errors.go
 //
 // To change how a worker parks, read park.go, then worker.go (the loop that
