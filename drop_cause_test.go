@@ -72,16 +72,7 @@ func TestDropCauses(t *testing.T) {
 	close(release)
 	// The worker takes the late tasks and drops them; wait for that before
 	// Close, which would drop them first, as on close.
-	for {
-		if c, _ := o.Pool().Stats().Channel("late"); c.Dropped == n {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the late tasks were not dropped within the bound")
-		case <-time.After(time.Millisecond):
-		}
-	}
+	eventually(t, func() bool { c, _ := o.Pool().Stats().Channel("late"); return c.Dropped == n })
 	r := closeWithin(t, o, long)
 
 	// The Bounded's last task, never displaced, is dropped by Close.

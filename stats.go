@@ -39,14 +39,29 @@ type ChannelStats[K comparable] struct {
 	Removing bool
 }
 
-// Drops counts a channel's dropped tasks by cause. ChannelStats.Dropped is
-// their sum.
+// Drops counts a channel's dropped tasks by cause; Dropped is their sum.
 type Drops struct {
 	OnClose   uint64 // Close dropped them, queued or coming back from a Yield (DroppedOnClose)
 	Late      uint64 // a DropLate channel dropped them once their deadline passed (DroppedLate)
 	Displaced uint64 // a DropOldest channel made room for newer tasks (DroppedDisplaced)
 	Removed   uint64 // RemoveChannel with Drop dropped them (their Outcome is DroppedOnClose)
 }
+
+// String names the causes with drops, "close 1, displaced 3"; "" if none.
+func (d Drops) String() string {
+	var parts []string
+	for _, p := range []struct {
+		n    uint64
+		name string
+	}{{d.OnClose, "close"}, {d.Late, "late"}, {d.Displaced, "displaced"}, {d.Removed, "removed"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", p.name, p.n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (d Drops) sum() uint64 { return d.OnClose + d.Late + d.Displaced + d.Removed }
 
 func (d *Drops) add(o Drops) {
 	d.OnClose += o.OnClose
@@ -157,11 +172,13 @@ func (p *Pool[K]) Stats() *Stats[K] {
 
 // channelStats gives a channel's counts its key.
 func channelStats[K comparable](key K, c *engine.ChanCensus) ChannelStats[K] {
-	return ChannelStats[K]{Key: key, Level: c.Level, CompleteOnClose: c.Coc, Queued: c.Queued, Paused: c.Paused,
-		Cap: c.Cap, Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Goexited: c.Goexited, Dropped: c.DroppedBy[engine.DropOnClose] + c.DroppedBy[engine.DropLate] + c.DroppedBy[engine.DropDisplaced] + c.DroppedBy[engine.DropRemoved],
-		DroppedBy: Drops{OnClose: c.DroppedBy[engine.DropOnClose], Late: c.DroppedBy[engine.DropLate], Displaced: c.DroppedBy[engine.DropDisplaced], Removed: c.DroppedBy[engine.DropRemoved]},
+	cs := ChannelStats[K]{Key: key, Level: c.Level, CompleteOnClose: c.Coc, Queued: c.Queued, Paused: c.Paused,
+		Cap: c.Cap, Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Goexited: c.Goexited, DroppedBy: Drops{OnClose: c.DroppedBy[engine.DropOnClose], Late: c.DroppedBy[engine.DropLate],
+			Displaced: c.DroppedBy[engine.DropDisplaced], Removed: c.DroppedBy[engine.DropRemoved]},
 		Cancelled: c.Cancelled, Yielded: c.Yielded, Running: c.Running, Wait: timingOf(c.Wait), Run: timingOf(c.Run),
 		Removing: c.Removing}
+	cs.Dropped = cs.DroppedBy.sum()
+	return cs
 }
 
 // timingOf copies the engine's histogram summary into the user's type.
@@ -301,21 +318,11 @@ func (p *Pool[K]) Publish(name string) (err error) {
 	return nil
 }
 
-// dropped is a channel's drops in String: the sum, and its causes when
-// there are several, or one that is not Close (late 2, displaced 1).
+// dropped is a channel's drops in String: the sum, and its causes unless
+// Close is the only one.
 func dropped[K comparable](c ChannelStats[K]) string {
-	by := c.DroppedBy
-	if c.Dropped == by.OnClose {
+	if c.Dropped == c.DroppedBy.OnClose {
 		return strconv.FormatUint(c.Dropped, 10)
 	}
-	var parts []string
-	for _, p := range []struct {
-		n    uint64
-		name string
-	}{{by.OnClose, "close"}, {by.Late, "late"}, {by.Displaced, "displaced"}, {by.Removed, "removed"}} {
-		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", p.name, p.n))
-		}
-	}
-	return fmt.Sprintf("%d (%s)", c.Dropped, strings.Join(parts, ", "))
+	return fmt.Sprintf("%d (%s)", c.Dropped, c.DroppedBy)
 }

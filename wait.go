@@ -18,11 +18,9 @@ import (
 // it gives that worker back for good; on any other goroutine, and inside
 // another Yield's wait, it just calls wait. A nil wait returns at once.
 //
-// If Close starts while the task waits and its channel does not complete
-// on close, the task is dropped when wait returns: Yield does not return,
-// the drop is counted and passed to OnEnd, and the task's deferred calls run
-// (as with runtime.Goexit). Tasks of complete-on-close channels resume, and
-// Close waits for them.
+// If Close starts while the task of a dropping channel waits, Yield does
+// not return: the task is dropped (counted, OnEnd) and its deferred calls
+// run, as with runtime.Goexit. Complete-on-close tasks resume.
 func Yield(ctx context.Context, wait func()) {
 	if wait != nil {
 		engine.YieldFor(ctx, wait)

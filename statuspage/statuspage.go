@@ -74,7 +74,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -276,7 +275,7 @@ type channelView struct {
 	Ran         uint64    `json:"ran"`
 	Panicked    uint64    `json:"panicked"`
 	Dropped     uint64    `json:"dropped"`
-	DropCauses  string    `json:"dropCauses"` // the drops by cause, "" when none: "close 2, late 5"
+	DropCauses  string    `json:"dropCauses"` // the drops by cause (smartpool.Drops.String), "" when none
 	Cancelled   uint64    `json:"cancelled"`
 	Yielded     int       `json:"yielded"`
 	PerSec      float64   `json:"perSec"`
@@ -368,7 +367,7 @@ func (h *handler[K]) view(r *http.Request) view {
 			Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Dropped: c.Dropped, Cancelled: c.Cancelled, Yielded: c.Yielded,
 			WaitP50: show.Duration(c.Wait.P50, c.Wait.Count), WaitP99: show.Duration(c.Wait.P99, c.Wait.Count),
 			RunP50: show.Duration(c.Run.P50, c.Run.Count), Timed: c.Wait.Count, Paused: c.Paused, Removing: c.Removing,
-			DropCauses: dropCauses(c.DroppedBy)}
+			DropCauses: c.DroppedBy.String()}
 		if c.CompleteOnClose {
 			cv.Close = "complete"
 		}
@@ -387,7 +386,7 @@ func (h *handler[K]) view(r *http.Request) view {
 	t := s.Total()
 	v.Total = channelView{Key: "all channels", Queued: t.Queued, Running: t.Running, Held: t.Held, Ran: t.Ran,
 		Panicked: t.Panicked, Dropped: t.Dropped, Cancelled: t.Cancelled, Yielded: t.Yielded,
-		WaitP50: "", WaitP99: "", RunP50: "", Timed: t.Wait.Count, DropCauses: dropCauses(t.DroppedBy)}
+		WaitP50: "", WaitP99: "", RunP50: "", Timed: t.Wait.Count, DropCauses: t.DroppedBy.String()}
 	v.Total.Spark, v.Total.Depth = charts(samples, func(x sample[K]) chanSample { return x.total })
 	v.Total.PerSec = v.Rate
 	v.Total.Dropping = t.Dropped > was.total.dropped
@@ -424,19 +423,4 @@ func (h *handler[K]) draw(cv *channelView, times []float64) {
 	cv.SparkMax = compact(top) + "/s"
 	cv.DepthPoints, top = sparkPoints(cv.Depth, times)
 	cv.DepthMax = compact(top)
-}
-
-// dropCauses names a channel's drops by cause (smartpool.Drops), the
-// figure a deadline service is judged by: "late 5, close 2"; "" when none.
-func dropCauses(d smartpool.Drops) string {
-	var parts []string
-	for _, p := range []struct {
-		n    uint64
-		name string
-	}{{d.Late, "late"}, {d.Displaced, "displaced"}, {d.OnClose, "close"}, {d.Removed, "removed"}} {
-		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", p.name, p.n))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
