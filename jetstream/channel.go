@@ -45,10 +45,12 @@ type Channel struct {
 	room   chan struct{} // capacity 1: Poll took a message; the fetcher may fetch more
 	stats  counters      // atomics, any goroutine
 
-	passNews atomic.Bool        // a copy was published to the pass stream since the last look
-	stalled  atomic.Bool        // a message waited QueueTimeout here: fetch one at a time until a worker takes a task
-	passSub  *nats.Subscription // sets passNews; nil if the subscription failed (then the fetcher looks every fetchWait)
-	onPark   func(*message)     // tests: called as a message is parked; set before Attach
+	passNews atomic.Bool            // a copy was published to the pass stream since the last look
+	stalled  atomic.Bool            // a message waited QueueTimeout here: fetch one at a time until a worker takes a task
+	passSub  *nats.Subscription     // sets passNews; nil if the subscription failed (then the fetcher looks every fetchWait)
+	onPark   func(*message)         // tests: called as a message is parked; set before Attach
+	fo       failover               // recovering deliveries a failover lost (failover.go)
+	onEvent  func(string, *message) // tests: a message's timeline (fetched, acked, ...); set before Attach
 
 	// mu guards everything below. Workers (Poll), the pool (Requeue,
 	// Close), the fetching goroutine (deliver), the heartbeat goroutine and
@@ -106,6 +108,7 @@ func (c *Client) Channel(ctx context.Context, name string, reg *Registry, opts C
 	if sub, err := c.nc.Subscribe(passSubject(name), func(*nats.Msg) { ch.passNews.Store(true) }); err == nil {
 		ch.passSub = sub
 	}
+	ch.listen()
 	ch.plug = source.NewPlug(channelSource{ch})
 	ch.ctx, ch.cancel = context.WithCancel(c.ctx)
 	c.mu.Lock()
@@ -284,6 +287,9 @@ func (ch *Channel) stop() {
 func (ch *Channel) unsubscribe() {
 	if ch.passSub != nil {
 		_ = ch.passSub.Unsubscribe()
+	}
+	if ch.fo.sub != nil {
+		_ = ch.fo.sub.Unsubscribe()
 	}
 }
 

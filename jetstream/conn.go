@@ -71,6 +71,16 @@ func (c *Client) reconnected(nc *nats.Conn) {
 		c.conn.downTotal.Add(int64(down))
 	}
 	c.log.Info("jetstream: connection back", "url", nc.ConnectedUrlRedacted(), "down", down.Round(time.Millisecond))
+	for _, ch := range c.openChannels() {
+		ch.recoverLost() // deliveries the lost connection cut off (failover.go)
+	}
+}
+
+// openChannels returns the channels made by c.
+func (c *Client) openChannels() []*Channel {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Channel(nil), c.channels...)
 }
 
 // watchElections logs and counts the leader elections of the client's
@@ -111,4 +121,12 @@ func (c *Client) elected(m *nats.Msg) {
 	c.conn.elections.Add(1)
 	c.log.Warn("jetstream: the cluster elected a new leader; fetches and publishes of the channel waited meanwhile",
 		"channel", channel, "stream", a.Stream, "consumer", a.Consumer, "leader", a.Leader)
+	if a.Consumer != consumerName {
+		return
+	}
+	for _, ch := range c.openChannels() {
+		if ch.name == channel {
+			ch.recoverLost() // deliveries the old leader made that reached no process (failover.go)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,8 +23,8 @@ import (
 func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 	const (
 		n             = 600
-		ackWait       = 5 * time.Second
-		failoverBound = ackWait + 5*time.Second
+		ackWait       = 30 * time.Second
+		failoverBound = 10 * time.Second
 	)
 	servers, urls := startCluster(t)
 	var logs logBuffer
@@ -38,8 +39,10 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 		defer clients[i].Close()
 	}
 	ty := newTally()
+	tl := newTimelines()
 	reg := NewRegistry()
 	if err := reg.Handle("work", func(ctx context.Context, p []byte) error {
+		tl.add(string(p), "started", "")
 		time.Sleep(2 * time.Millisecond) // the task's work
 		return ty.handler(ctx, p)
 	}); err != nil {
@@ -63,7 +66,11 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 			t.Fatalf("process %d of 4 opening the channel at once: %v", i+1, err)
 		}
 	}
-	for _, ch := range chans {
+	for i, ch := range chans {
+		who := fmt.Sprintf("w%d", i+1)
+		ch.onEvent = func(what string, m *message) {
+			tl.add(string(m.msg.Data()), what, fmt.Sprintf("%s@%s seq %d delivered %d", who, clients[i].nc.ConnectedServerName(), m.seq, m.delivered))
+		}
 		onePool(t, ch, 2)
 	}
 	prod := clients[3]
@@ -75,10 +82,12 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 		defer close(published)
 		for i := range n {
 			id := fmt.Sprintf("f-%d", i)
+			tl.add(id, "publish", "")
 			ctx, cancel := context.WithTimeout(context.Background(), bound)
 			_, err := prod.Publish(ctx, "ha", "work", []byte(id), WithMsgID(id))
 			cancel()
 			if err == nil {
+				tl.add(id, "published", "")
 				mu.Lock()
 				acked = append(acked, id)
 				mu.Unlock()
@@ -101,6 +110,7 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 		t.Fatal("no stream leader")
 	}
 	stopped := time.Now()
+	tl.add("", "leader stopped", leader.Name())
 	leader.Shutdown()
 	leader.WaitForShutdown()
 	for range published {
@@ -122,6 +132,7 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 		outages += c.ConnStats().FetchOutages
 	}
 	log := logs.String()
+	t.Logf("the last tasks to run, relative to the stop:\n%s", tl.last(ids, stopped, 5))
 	t.Logf("leader elections counted %d, fetch outages %d; log:\n%s", elections, outages, log)
 	if elections == 0 || !strings.Contains(log, "elected a new leader") {
 		t.Errorf("the election is neither counted (%d) nor logged", elections)
@@ -150,4 +161,52 @@ func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// timelines records what happened to each task, by payload, for a test to
+// print the slowest ones.
+type timelines struct {
+	mu  sync.Mutex
+	evs map[string][]tlEvent
+}
+
+type tlEvent struct {
+	at         time.Time
+	what, info string
+}
+
+func newTimelines() *timelines { return &timelines{evs: map[string][]tlEvent{}} }
+
+func (tl *timelines) add(id, what, info string) {
+	tl.mu.Lock()
+	tl.evs[id] = append(tl.evs[id], tlEvent{time.Now(), what, info})
+	tl.mu.Unlock()
+}
+
+// firstStart returns when id's handler first started.
+func (tl *timelines) firstStart(id string) time.Time {
+	for _, e := range tl.evs[id] {
+		if e.what == "started" {
+			return e.at
+		}
+	}
+	return time.Time{}
+}
+
+// last formats the timelines of the k tasks of ids that started last,
+// times relative to t0.
+func (tl *timelines) last(ids []string, t0 time.Time, k int) string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	sorted := slices.Clone(ids)
+	slices.SortFunc(sorted, func(a, b string) int { return tl.firstStart(b).Compare(tl.firstStart(a)) })
+	var b strings.Builder
+	for _, id := range sorted[:min(k, len(sorted))] {
+		fmt.Fprintf(&b, "%s:", id)
+		for _, e := range tl.evs[id] {
+			fmt.Fprintf(&b, " [%+.3fs %s %s]", e.at.Sub(t0).Seconds(), e.what, e.info)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -65,6 +65,7 @@ func (ch *Channel) fetchLoop(cctx context.Context) {
 		if !failing.IsZero() && ctx.Err() == nil {
 			ch.client.log.Info("jetstream: fetching again", "channel", ch.name, "after", time.Since(failing).Round(time.Millisecond))
 			failing = time.Time{}
+			ch.recoverLost() // deliveries the failure cut off come back now, not after AckWait
 		}
 		pause.reset()
 	}
@@ -157,6 +158,8 @@ func (ch *Channel) fetch(ctx context.Context, n int) error {
 // for a unit is kept alive (held) meanwhile.
 func (ch *Channel) deliver(ctx context.Context, msg njs.Msg) {
 	m := newMessage(ch, msg)
+	ch.event("fetched", m)
+	ch.noteReply(m)
 	ch.stats.fetched.Add(1)
 	if m.delivered > 1 {
 		ch.stats.redelivered.Add(1)

@@ -9,13 +9,17 @@ import (
 // holds (queued here, running, or yielded) is still being worked on, so that
 // only a process that died or lost its connection has its messages
 // redelivered. Every QueueTimeout/4 it passes on queued messages that no
-// worker took within QueueTimeout (sweep). It runs until the client closes:
+// worker took within QueueTimeout (sweep). While a recovery after a
+// failover asks it to, it keeps them alive every recoverDelay/3. It runs until the client closes:
 // a task may outlive its pool's Close.
 func (ch *Channel) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(max(ch.opts.AckWait/3, time.Millisecond))
 	defer tick.Stop()
 	sweep := time.NewTicker(max(ch.opts.QueueTimeout/4, time.Millisecond))
 	defer sweep.Stop()
+	fast := time.NewTimer(time.Hour) // the keep-alives of a recovery (failover.go)
+	fast.Stop()
+	defer fast.Stop()
 	var batch []*message
 	for {
 		select {
@@ -25,6 +29,11 @@ func (ch *Channel) heartbeat(ctx context.Context) {
 			ch.sweep()
 			continue
 		case <-tick.C:
+		case <-ch.fo.kick:
+		case <-fast.C:
+		}
+		if time.Now().UnixNano() < ch.fo.aliveUntil.Load() {
+			fast.Reset(max(ch.recoverDelay()/3, time.Millisecond))
 		}
 		ch.mu.Lock()
 		for m := range ch.held {

@@ -173,11 +173,20 @@ func (m *message) ack() {
 		}
 	}
 	if err != nil {
+		ch.event("ack failed", m)
 		ch.stats.settleErrors.Add(1)
 		ch.stats.acksUnconfirmed.Add(1) // the server redelivers it after AckWait
 		return
 	}
+	ch.event("acked", m)
 	ch.stats.acked.Add(1)
+}
+
+// event reports a step of m's life to a test's hook.
+func (ch *Channel) event(what string, m *message) {
+	if ch.onEvent != nil {
+		ch.onEvent(what, m)
+	}
 }
 
 // timedOut settles a run that outlived its timeout: the message goes back

@@ -41,7 +41,15 @@ type Stats struct {
 	AcksUnconfirmed uint64 // acknowledgements not confirmed (failed, unanswered, or sent while disconnected): the message may run again
 	AckRetries      uint64 // with ConfirmAcks: acknowledgements sent again after an attempt went unanswered (a failover, an outage)
 	FetchErrors     uint64 // fetches that failed or went unanswered (lost connection, leader election)
-	Conn            ConnStats
+	// FailoverChecks counts the checks this process ran after a failover
+	// or a lost connection for deliveries that reached no process (see
+	// the package doc, "Clusters"); FailoverNaks the pending messages
+	// those checks asked the server to deliver again within a few seconds
+	// unless the process holding one keeps it alive (it does, so only the
+	// lost ones come back).
+	FailoverChecks uint64
+	FailoverNaks   uint64
+	Conn           ConnStats
 }
 
 // Stats returns a snapshot of the channel's counters and of its client's
@@ -56,5 +64,6 @@ func (ch *Channel) Stats() Stats {
 		Retried: s.retried.Load(), TimedOut: s.timedOut.Load(), DeadLettered: s.deadLettered.Load(),
 		PassedOn: s.passedOn.Load(), QueueTimedOut: s.queueTimedOut.Load(), HandedBack: s.handedBack.Load(), KeptAlive: s.keptAlive.Load(),
 		SettleErrors: s.settleErrors.Load(), AcksUnconfirmed: s.acksUnconfirmed.Load(), AckRetries: s.ackRetries.Load(), FetchErrors: s.fetchErrors.Load(),
+		FailoverChecks: ch.fo.checks.Load(), FailoverNaks: ch.fo.naks.Load(),
 		Conn: ch.client.ConnStats()}
 }
