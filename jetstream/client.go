@@ -73,7 +73,8 @@ type Client struct {
 	mu          sync.Mutex
 	streams     map[string]time.Time // channel names whose streams exist, and since when; guarded by mu
 	channels    []*Channel           // made by this client; guarded by mu
-	leadersSeen map[string]bool      // streams and consumers ("stream/consumer") whose election this client saw; guarded by mu
+	created     map[string]time.Time // streams and consumers ("stream/consumer") of the channels opened, and when the server created them; guarded by mu
+	leadersSeen map[string]bool      // streams and consumers of this package whose election this client saw; guarded by mu
 	closed      bool                 // guarded by mu
 	ctx         context.Context      // ends at Close, after the fetches: the channels' goroutines end
 	cancel      context.CancelFunc
@@ -98,7 +99,7 @@ func connect(ctx context.Context, url string, opts Options, srv *server.Server) 
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), time.Millisecond)
 	}
-	cl := &Client{srv: srv, opts: opts, streams: map[string]time.Time{}, leadersSeen: map[string]bool{}, log: opts.Logger}
+	cl := &Client{srv: srv, opts: opts, streams: map[string]time.Time{}, created: map[string]time.Time{}, leadersSeen: map[string]bool{}, log: opts.Logger}
 	if cl.log == nil {
 		cl.log = slog.Default()
 	}

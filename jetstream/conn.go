@@ -83,6 +83,10 @@ func (c *Client) openChannels() []*Channel {
 	return append([]*Channel(nil), c.channels...)
 }
 
+// firstElection is how soon after its creation a stream's or consumer's
+// leader election is its first, not a failover.
+const firstElection = 3 * time.Second
+
 // watchElections logs and counts the leader elections of the client's
 // channels' streams and consumers, announced by the server's advisories. A
 // client whose permissions forbid the advisory subjects sees none.
@@ -92,10 +96,14 @@ func (c *Client) watchElections() {
 	}
 }
 
-// elected handles one leader-elected advisory.
+// elected handles one leader-elected advisory. The first election of a
+// stream or consumer (the first this client sees, while it opens the
+// channel or within firstElection of the asset's creation) is no failover
+// and goes unreported.
 func (c *Client) elected(m *nats.Msg) {
 	var a struct {
 		Stream, Consumer, Leader string
+		Timestamp                time.Time
 	}
 	if json.Unmarshal(m.Data, &a) != nil {
 		return
@@ -107,16 +115,18 @@ func (c *Client) elected(m *nats.Msg) {
 			break
 		}
 	}
+	if channel == "" {
+		return // another application's
+	}
 	asset := a.Stream + "/" + a.Consumer
 	c.mu.Lock()
-	opened, ok := c.streams[channel]
+	_, ok := c.streams[channel]
+	created, known := c.created[asset]
 	seen := c.leadersSeen[asset]
-	if ok {
-		c.leadersSeen[asset] = true
-	}
+	c.leadersSeen[asset] = true
 	c.mu.Unlock()
-	if !ok || !seen && time.Since(opened) < openAttempt {
-		return // another application's, or the first election of a stream or consumer just made
+	if !ok || !seen && (!known || a.Timestamp.Sub(created) < firstElection) {
+		return // a channel this client did not open, or the first election of a stream or consumer just made
 	}
 	c.conn.elections.Add(1)
 	c.log.Warn("jetstream: the cluster elected a new leader; fetches and publishes of the channel waited meanwhile",

@@ -51,6 +51,9 @@ func (c *Client) ensureConsumer(ctx context.Context, name, stream, subj string, 
 		}
 		return err
 	})
+	if err == nil {
+		c.noteCreated(stream+"/"+consumerName, cons.CachedInfo().Created)
+	}
 	if err != nil {
 		if errors.Is(err, ErrConsumerConflict) {
 			return nil, err

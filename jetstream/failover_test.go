@@ -17,9 +17,10 @@ import (
 // A fresh three-node cluster, Replicas 3: three worker processes and a
 // producer open the channel at once with context.Background(), then the
 // stream's leader is stopped while tasks flow. Every channel opens, no
-// acknowledged publish is lost, and every task runs within AckWait plus
-// a little of the stop: a delivery the old leader made that reached no
-// process comes back after AckWait (see the package doc, "Clusters").
+// acknowledged publish is lost, and every task starts within 10 s of its
+// publish with AckWait 30 s: a delivery the old leader made that reached
+// no process comes back within the recovery's delay (failover.go), not
+// after AckWait. The slowest tasks' timelines are logged.
 func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 	const (
 		n             = 600
@@ -124,8 +125,8 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 	for i, ch := range chans {
 		t.Logf("worker %d: %+v", i+1, ch.Stats())
 	}
-	t.Logf("stopped leader %s; acknowledged %d of %d; all ran %v after the stop (bound %v); ran %d (twice %d), lost %d; producer %+v",
-		leader.Name(), len(ids), n, took.Round(time.Millisecond), failoverBound, ran, twice, lost, prod.ConnStats())
+	t.Logf("stopped leader %s; acknowledged %d of %d; all ran %v after the stop; ran %d (twice %d), lost %d; producer %+v",
+		leader.Name(), len(ids), n, took.Round(time.Millisecond), ran, twice, lost, prod.ConnStats())
 	var elections, outages uint64
 	for _, c := range clients {
 		elections += c.ConnStats().LeaderElections
@@ -140,8 +141,10 @@ func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 	if lost != 0 || len(ids) != n {
 		t.Fatalf("acknowledged %d of %d, lost %d", len(ids), n, lost)
 	}
-	if took > failoverBound {
-		t.Errorf("the last task ran %v after the leader stopped, want within %v (AckWait %v)", took, failoverBound, ackWait)
+	if wait, id := tl.longestWait(ids); wait > failoverBound {
+		t.Errorf("%s waited %v from its publish to its start, want within %v (AckWait %v)", id, wait, failoverBound, ackWait)
+	} else {
+		t.Logf("longest wait from publish to start: %v (%s)", wait.Round(time.Millisecond), id)
 	}
 }
 
@@ -181,6 +184,28 @@ func (tl *timelines) add(id, what, info string) {
 	tl.mu.Lock()
 	tl.evs[id] = append(tl.evs[id], tlEvent{time.Now(), what, info})
 	tl.mu.Unlock()
+}
+
+// longestWait returns the longest time from a publish's confirmation to
+// its task's first start among ids, and which.
+func (tl *timelines) longestWait(ids []string) (time.Duration, string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var longest time.Duration
+	var which string
+	for _, id := range ids {
+		var published time.Time
+		for _, e := range tl.evs[id] {
+			if e.what == "published" {
+				published = e.at
+				break
+			}
+		}
+		if d := tl.firstStart(id).Sub(published); d > longest {
+			longest, which = d, id
+		}
+	}
+	return longest, which
 }
 
 // firstStart returns when id's handler first started.

@@ -88,16 +88,29 @@ func openAgain(err error) bool {
 func (c *Client) ensureOneStream(ctx context.Context, channel string, cfg njs.StreamConfig) error {
 	s, err := c.js.Stream(ctx, cfg.Name)
 	if err == nil {
+		c.noteCreated(cfg.Name+"/", s.CachedInfo().Created)
 		return sameStream(channel, cfg, s.CachedInfo().Config)
 	}
 	if !errors.Is(err, njs.ErrStreamNotFound) {
 		return err
 	}
-	_, err = c.js.CreateStream(ctx, cfg)
+	s, err = c.js.CreateStream(ctx, cfg)
 	if errors.Is(err, njs.ErrStreamNameAlreadyInUse) {
 		return errOpenAgain // another process created it with other settings: read them
 	}
+	if err == nil {
+		c.noteCreated(cfg.Name+"/", s.CachedInfo().Created)
+	}
 	return err
+}
+
+// noteCreated records when the server created a stream or consumer
+// ("stream/" or "stream/consumer"): its first leader election, announced
+// then, is no failover (see Client.elected).
+func (c *Client) noteCreated(asset string, at time.Time) {
+	c.mu.Lock()
+	c.created[asset] = at
+	c.mu.Unlock()
 }
 
 // sameStream compares the settings a channel depends on.
