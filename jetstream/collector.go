@@ -46,6 +46,8 @@ var chanCounters = []struct {
 	{jsDesc("settle_errors_total", "Acknowledgements, retries or dead letters that failed to send: the server delivers the message again.", jsChanLabels), func(s *Stats) uint64 { return s.SettleErrors }},
 	{jsDesc("acks_unconfirmed_total", "Acknowledgements not confirmed by the server: the message may run again.", jsChanLabels), func(s *Stats) uint64 { return s.AcksUnconfirmed }},
 	{jsDesc("ack_retries_total", "With ConfirmAcks: acknowledgements sent again after an attempt went unanswered.", jsChanLabels), func(s *Stats) uint64 { return s.AckRetries }},
+	{jsDesc("failover_checks_total", "Checks after a failover or a lost connection for deliveries that reached no process.", jsChanLabels), func(s *Stats) uint64 { return s.FailoverChecks }},
+	{jsDesc("failover_naks_total", "Pending messages those checks asked to be delivered again unless kept alive.", jsChanLabels), func(s *Stats) uint64 { return s.FailoverNaks }},
 	{jsDesc("fetch_errors_total", "Fetches that failed or went unanswered (lost connection, leader election).", jsChanLabels), func(s *Stats) uint64 { return s.FetchErrors }},
 }
 
@@ -168,6 +170,8 @@ func (col *Collector) channels() []namedStats {
 		t.PassedOn += s.PassedOn
 		t.QueueTimedOut += s.QueueTimedOut
 		t.AckRetries += s.AckRetries
+		t.FailoverChecks += s.FailoverChecks
+		t.FailoverNaks += s.FailoverNaks
 		t.HandedBack += s.HandedBack
 		t.KeptAlive += s.KeptAlive
 		t.SettleErrors += s.SettleErrors

@@ -75,10 +75,10 @@ smartpool_jetstream_retried_total{channel="scraped",client="workers"} 0
 		"smartpool_jetstream_held_messages", "smartpool_jetstream_retried_total"); err != nil {
 		t.Fatal(err)
 	}
-	// Every counter of Stats and of ConnStats is exported: 14 per channel,
+	// Every counter of Stats and of ConnStats is exported: 16 per channel,
 	// 3 gauges, the dead-letter gauge, and 7 for the connection.
-	if n := testutil.CollectAndCount(col); n != 14+3+1+7 {
-		t.Fatalf("%d metrics, want %d", n, 14+3+1+7)
+	if n := testutil.CollectAndCount(col); n != 16+3+1+7 {
+		t.Fatalf("%d metrics, want %d", n, 16+3+1+7)
 	}
 	if err := prometheus.NewPedanticRegistry().Register(col); err != nil {
 		t.Fatal(err)

@@ -12,16 +12,20 @@ type counters struct {
 // Stats counts what a Channel did with its messages in this process. Counts
 // only grow, except Queued, Held, Parked and Conn.Connected.
 //
-// AcksUnconfirmed counts the acknowledgements this process knows to be
-// uncertain; it is not a count of the tasks that run twice, which may be
-// more. A server that stops (a crash, kill -9, a cluster node that was the
-// consumer's leader) can also forget acknowledgements it received, and
-// deliveries it made, since it last wrote its state to disk or to its
-// replicas; the restarted server or the new leader delivers those messages
-// again, to this process or another, and no process can tell. Even with
-// ConfirmAcks and EmbeddedOptions.SyncAlways, a process that dies after
-// its handler returned and before its acknowledgement left runs the task
-// again elsewhere. Handlers must be idempotent (keyed on something in the
+// AcksUnconfirmed counts only acknowledgements this process knows to be
+// uncertain: one that failed to send, one left unanswered with
+// ConfirmAcks, one sent while the connection was down. It is not a count
+// of the tasks that are delivered again, nor of those that run twice,
+// which may be more: a failover or a restarted server can lose a delivery
+// in flight (the task is delivered again once, having never run:
+// Redelivered counts it, AcksUnconfirmed does not) and can forget
+// acknowledgements it took but had not yet written to disk or to its
+// replicas (the task runs twice, and no process can tell). The checks a
+// process makes after a failover for lost deliveries are counted in
+// FailoverChecks and FailoverNaks. Even with ConfirmAcks and
+// EmbeddedOptions.SyncAlways, a process that dies after its handler
+// returned and before its acknowledgement left runs the task again
+// elsewhere. Handlers must be idempotent (keyed on something in the
 // payload); count duplicates there if they matter.
 type Stats struct {
 	Queued          int    // messages in the local queue now
