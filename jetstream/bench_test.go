@@ -183,3 +183,99 @@ func BenchmarkPriorityBehindBacklog(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUrgentTrace is the asynqcmp module's high-priority start behind
+// a low-priority backlog kept in the stream (two JetStream channels, about
+// 1,000 low tasks of 20 µs, each publishing its successor), traced: for
+// each high task, from the publish call to the server's store (the
+// message's stream timestamp), to the fetch's return, to the local queue,
+// to the handler's start. It reports each segment's median and 99th
+// percentile (each taken apart: they do not add up).
+func BenchmarkUrgentTrace(b *testing.B) {
+	ctx := context.Background()
+	c, err := Embedded(ctx, EmbeddedOptions{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	type trace struct{ publish, returned, stored, fetched, queued, start time.Time }
+	var cur trace
+	var mu sync.Mutex
+	started := make(chan trace, 1)
+	var stop atomic.Bool
+	chans := map[string]smartpool.Channel{}
+	for _, q := range []string{"high", "low"} {
+		reg := NewRegistry()
+		if err := reg.Handle("h", func(context.Context, []byte) error {
+			if q == "high" {
+				mu.Lock()
+				cur.start = time.Now()
+				t := cur
+				mu.Unlock()
+				started <- t
+				return nil
+			}
+			for t := time.Now(); time.Since(t) < 20*time.Microsecond; {
+			}
+			if !stop.Load() {
+				_, _ = c.Publish(ctx, "low", "h", nil)
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		ch, err := c.Channel(ctx, q, reg, ChannelOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if q == "high" {
+			ch.onEvent = func(what string, m *message) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch what {
+				case "fetched":
+					cur.fetched, cur.stored = time.Now(), m.born
+				case "queued":
+					cur.queued = time.Now()
+				}
+			}
+		}
+		chans[q] = ch
+	}
+	p, err := smartpool.New[string](&behavior{workers: runtime.GOMAXPROCS(0), levels: [][]string{{"high"}, {"low"}}, chans: chans})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close(ctx)
+	defer stop.Store(true)
+	for range 1000 {
+		if _, err := c.Publish(ctx, "low", "h", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var segs [5][]time.Duration // publish→stored, stored→fetched, fetched→queued, queued→start, publish→start
+	b.ResetTimer()
+	for range b.N {
+		mu.Lock()
+		cur = trace{publish: time.Now()}
+		mu.Unlock()
+		if _, err := c.Publish(ctx, "high", "h", nil); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case t := <-started:
+			for i, d := range []time.Duration{t.stored.Sub(t.publish), t.fetched.Sub(t.stored), t.queued.Sub(t.fetched),
+				t.start.Sub(t.queued), t.start.Sub(t.publish)} {
+				segs[i] = append(segs[i], d)
+			}
+		case <-time.After(time.Minute):
+			b.Fatal("a high-priority task did not start within a minute")
+		}
+	}
+	b.StopTimer()
+	for i, name := range []string{"publish-stored", "stored-fetched", "fetched-queued", "queued-start", "publish-start"} {
+		slices.Sort(segs[i])
+		b.ReportMetric(float64(segs[i][len(segs[i])/2].Microseconds()), name+"-p50-µs")
+		b.ReportMetric(float64(segs[i][len(segs[i])*99/100].Microseconds()), name+"-p99-µs")
+	}
+}

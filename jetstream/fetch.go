@@ -188,6 +188,7 @@ func (ch *Channel) deliver(ctx context.Context, msg njs.Msg) {
 	m.queuedAt = time.Now()
 	ch.pushLocked(m)
 	ch.mu.Unlock()
+	ch.event("queued", m)
 	b.Wake(1)
 }
 
