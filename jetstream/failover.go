@@ -66,6 +66,7 @@ type failover struct {
 	running    atomic.Bool                 // a recovery goroutine runs
 	again      atomic.Bool                 // another recovery was asked for while one ran
 	reply      [2]atomic.Pointer[[]string] // a reply subject of the work (0) and pass (1) consumers, split on '.': the template of a negative acknowledgement
+	due        atomic.Int64                // Unix nanoseconds: when the last recovery's negative acknowledgements come due
 	checks     atomic.Uint64               // recoveries run
 	naks       atomic.Uint64               // negative acknowledgements with delay sent by them
 }
@@ -73,7 +74,12 @@ type failover struct {
 // listen subscribes to the recover subject; called once by Client.Channel.
 func (ch *Channel) listen() {
 	ch.fo.kick = make(chan struct{}, 1)
-	if sub, err := ch.client.nc.Subscribe(recoverSubject(ch.name), func(*nats.Msg) { ch.keepAliveSoon() }); err == nil {
+	if sub, err := ch.client.nc.Subscribe(recoverSubject(ch.name), func(m *nats.Msg) {
+		if due, err := strconv.ParseInt(string(m.Data), 10, 64); err == nil && ch.fo.due.Load() <= time.Now().UnixNano() {
+			ch.fo.due.Store(due) // another process's check of this failover
+		}
+		ch.keepAliveSoon()
+	}); err == nil {
 		ch.fo.sub = sub
 	}
 }
@@ -117,6 +123,22 @@ func ackOffset(tokens []string) int {
 		return 4
 	}
 	return 0
+}
+
+// nakDelay returns the delay of a recovery's negative acknowledgements
+// sent at now: recoverDelay, or, while an earlier recovery's are not yet
+// due, what is left of theirs (recoverDelay/2 at least, so that the holders
+// keep their messages alive before it), so that the several checks one
+// failover starts (an election, a reconnection, fetches that recover, in
+// every process: the announcement carries the time) do not push the lost
+// deliveries back each time.
+func (ch *Channel) nakDelay(now time.Time) time.Duration {
+	d := ch.recoverDelay()
+	if due := ch.fo.due.Load(); due > now.UnixNano() {
+		return max(time.Duration(due-now.UnixNano()), d/2)
+	}
+	ch.fo.due.Store(now.Add(d).UnixNano())
+	return d
 }
 
 // recoverLost starts a recovery (see above) unless one runs, in which case
@@ -167,9 +189,13 @@ func (ch *Channel) recoverOnce(ctx context.Context) {
 				"channel", ch.name, "err", err)
 		}
 	}
-	_ = ch.client.nc.Publish(recoverSubject(ch.name), nil) // the reading may have taken a while
+	delay := ch.nakDelay(time.Now())
+	// Again, since the reading may have taken a while, and with the time
+	// the negative acknowledgements come due, which the other processes'
+	// checks of the same failover keep (see nakDelay).
+	_ = ch.client.nc.Publish(recoverSubject(ch.name), strconv.AppendInt(nil, ch.fo.due.Load(), 10))
 	ch.keepAliveSoon()
-	nak := []byte("-NAK {\"delay\": " + strconv.FormatInt(int64(ch.recoverDelay()), 10) + "}")
+	nak := []byte("-NAK {\"delay\": " + strconv.FormatInt(int64(delay), 10) + "}")
 	for i, s := range spans {
 		tmpl := ch.fo.reply[i].Load()
 		if tmpl == nil || s.last <= s.floor {
