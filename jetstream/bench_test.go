@@ -198,7 +198,7 @@ func BenchmarkUrgentTrace(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	type trace struct{ publish, returned, stored, fetched, queued, start time.Time }
+	type trace struct{ publish, stored, fetched, queued, start time.Time }
 	var cur trace
 	var mu sync.Mutex
 	started := make(chan trace, 1)
