@@ -79,8 +79,9 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 		}
 		var zero T
 		if r := recover(); r != nil {
-			recoveredPanic(ctx)
-			t.f.resolve(zero, &PanicError{Value: r, Stack: debug.Stack()})
+			pe := &PanicError{Value: r, Stack: debug.Stack()}
+			recoveredPanic(ctx, pe)
+			t.f.resolve(zero, pe)
 		} else if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 			t.f.resolve(zero, ErrDropped)
 		} else {
@@ -105,15 +106,17 @@ func (t *futureTask[T]) Cancelled(err error) {
 	t.f.resolve(zero, err)
 }
 
-// recoveredPanic tells the pool that the task running with ctx panicked and
-// that its Future or Group recovered the panic and reports it: the pool
-// counts the task as panicked, not ran, and does not report it again, also
-// when a channel ran it on the submitting goroutine (Bits.RunHere).
-func recoveredPanic(ctx context.Context) {
+// recoveredPanic tells the pool that the task running with ctx panicked
+// with pe and that its Future or Group recovered the panic: the pool counts
+// the task as panicked, not ran, and hands pe to the panic handler once the
+// task has ended, also when a channel ran it on the submitting goroutine
+// (Bits.RunHere). So every panic reaches the handler exactly once, whoever
+// else reports it as an error.
+func recoveredPanic(ctx context.Context, pe *PanicError) {
 	if tc := engine.TaskOf(ctx); tc != nil {
-		tc.Recovered = true
+		tc.Recovered = pe
 	} else if run, ok := ctx.Value(engine.InlineKey{}).(*engine.InlineRun); ok {
-		run.Recovered = true // run by Bits.RunHere
+		run.Recovered = pe // run by Bits.RunHere
 	}
 }
 

@@ -28,7 +28,7 @@ import (
 //
 // Errors: by default, as errgroup's, the first error cancels the group and
 // Wait returns it once every task has ended: a task's error, a panic (as
-// *PanicError; later panics go to Config.PanicHandler), ErrGoexit,
+// *PanicError; every panic also goes to Config.PanicHandler), ErrGoexit,
 // ErrDropped, a submit error, or the context's error. With CollectErrors,
 // as conc's default, no error cancels anything and Wait returns them all.
 //
@@ -441,11 +441,9 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 		case finished:
 			g.fail(t.r, err)
 		case r != nil:
-			recoveredPanic(ctx)
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			if !g.fail(t.r, pe) {
-				g.p.e.ReportPanic(t.ch, pe) // the group reports its first error only
-			}
+			recoveredPanic(ctx, pe)
+			g.fail(t.r, pe)
 		default:
 			if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 				g.fail(t.r, ErrDropped)

@@ -139,7 +139,7 @@ func DropOldest() BoundedOption {
 // it runs in that task's place instead (source.Bits.RunInTask), with its
 // context, so its waits yield. The pool counts it in its Stats like a
 // worker's run (Ran, Panicked or Goexited), and a panic in it is recovered
-// and goes to the pool's panic handler (or the task's Future or Group), not
+// and goes to the pool's panic handler (and the task's Future or Group), not
 // to the caller. Each is also counted in BoundedStats.CallerRan, and held
 // (source.Bits.Hold) until it ended, so a removal of the channel
 // (smartpool.Pool.RemoveChannel) reports it in its final stats. After the

@@ -187,8 +187,8 @@ func (b Bits) OrderOf(t task.Task) (task.Order, bool) { return b.b.OrderOf(t) }
 // RunHere runs t on the calling goroutine, for a channel that runs a task
 // instead of queueing it (channels.CallerRuns), and counts its outcome in the
 // channel's Stats as a worker's run would be: Ran, Panicked or Goexited. A
-// panic is recovered and sent to the pool's panic handler (or to the task's
-// Future or Group); runtime.Goexit is counted and then ends the calling
+// panic is recovered and sent to the pool's panic handler (and to the
+// task's Future or Group); runtime.Goexit is counted and then ends the calling
 // goroutine, as it would without the pool. The task's context is ctx, which
 // is context.Background() if nil. Its waits are plain waits, except on the
 // goroutine of a pool task, whose worker they give back (see Yield).

@@ -314,12 +314,9 @@ func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 // never started). One atomic load.
 func (e *Engine) Stopping() bool { return e.stopped.Load() }
 
-// OnPanic sets the handler of the panics of tasks that have no Future or
-// Group to take them; set by New before any worker starts.
+// OnPanic sets the handler of every task's panic, also of those a Future or
+// Group recovered (Recovered); set by New before any worker starts.
 func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.panicked = f }
-
-// ReportPanic hands a task's panic to the pool's handler.
-func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.panicked(ch, p) }
 
 // StartedAt returns when the pool was built: the start of Close's rate.
 func (e *Engine) StartedAt() time.Time { return e.timing.epoch }
