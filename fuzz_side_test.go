@@ -274,7 +274,7 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) (err error) {
 		returned = true
 		return err
 	case sideGo:
-		r.awaitFuture(rec, smartpool.Go(r.pool, key, fn))
+		r.awaitFuture(rec, goF(smartpool.Go(r.pool, key, fn)))
 		return nil
 	}
 	// TryGo, not Go: Go waits for room at a full pool, and the harness's ops

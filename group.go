@@ -206,7 +206,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.failContext(r, err)
 		g.leave()
 	default:
-		g.fail(r, err)
+		g.failed(r, ch, fn, err) // refused: ErrFull, ErrClosed, a bad option
 		g.leave()
 	}
 	return false
@@ -343,8 +343,10 @@ func (g *Group[K]) leaveInline(id uintptr) {
 // Wait blocks until every spawned task has ended, then ends the round: it
 // cancels the round's context and returns its first error, or with
 // CollectErrors all its errors (see Group). It returns ctx.Err() instead if
-// ctx ends first, and the round goes on. From a pool task, pass its
-// context: the wait then yields the worker.
+// ctx ends first, and the round goes on. Called from a pool task's
+// goroutine, whatever ctx, the wait yields the worker (see Yield). A
+// failure no Wait reads is logged at Warn once the Group is collected or
+// the pool has closed.
 func (g *Group[K]) Wait(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -374,7 +376,9 @@ func (g *Group[K]) Wait(ctx context.Context) error {
 	g.mu.Unlock()
 	r.stop()
 	r.cancel(nil)
-	return r.result()
+	err := r.result()
+	r.read()
+	return err
 }
 
 // leave ends one spawned task (its outcome recorded by fail before).
@@ -439,16 +443,16 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 		}
 		switch {
 		case finished:
-			g.fail(t.r, err)
+			g.failed(t.r, t.ch, t.fn, err)
 		case r != nil:
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
 			recoveredPanic(ctx, pe)
-			g.fail(t.r, pe)
+			g.failed(t.r, t.ch, t.fn, pe)
 		default:
 			if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 				g.fail(t.r, ErrDropped)
 			} else {
-				g.fail(t.r, ErrGoexit)
+				g.failed(t.r, t.ch, t.fn, ErrGoexit)
 			}
 		}
 		if !t.shared {

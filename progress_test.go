@@ -318,7 +318,7 @@ func TestProgress_InlineChildIsTaskOfItsGroup(t *testing.T) {
 	o := start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("a"), fifo("c")}}})
 	p := o.Pool()
 	var ran atomic.Int32
-	f := smartpool.Go(p, "a", func(ctx context.Context) (int, error) { // holds the only unit
+	f := goF(smartpool.Go(p, "a", func(ctx context.Context) (int, error) { // holds the only unit
 		return 0, smartpool.Scope(ctx, p, func(g *smartpool.Group[string]) {
 			g.SetLimit(1)
 			g.Go("c", func(context.Context) error { // no unit: inline, in the group's only place
@@ -327,7 +327,7 @@ func TestProgress_InlineChildIsTaskOfItsGroup(t *testing.T) {
 				return nil
 			})
 		})
-	})
+	}))
 	ctx, cancel := context.WithTimeout(context.Background(), long)
 	defer cancel()
 	_, err := f.Wait(ctx)
@@ -348,14 +348,14 @@ func TestProgress_InlineFuturePanic(t *testing.T) {
 	o := start(t, &behavior{workers: 1, limit: 1, onPanic: func(key string, _ *smartpool.PanicError) { handled <- key },
 		levels: [][]ch{{fifo("a"), fifo("c")}}})
 	p := o.Pool()
-	outer := smartpool.Go(p, "a", func(ctx context.Context) (error, error) {
+	outer := goF(smartpool.Go(p, "a", func(ctx context.Context) (error, error) {
 		task, f := smartpool.NewFuture(func(context.Context) (int, error) { panic("child") })
 		if err := p.SubmitTask("c", task, smartpool.WithContext(ctx)); err != nil {
 			return nil, err
 		}
 		_, err := f.Wait(ctx)
 		return err, nil
-	})
+	}))
 	ctx, cancel := context.WithTimeout(context.Background(), long)
 	defer cancel()
 	childErr, err := outer.Wait(ctx)

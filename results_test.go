@@ -160,7 +160,7 @@ func TestResults_PanicCountedPanicked(t *testing.T) {
 }
 
 func runGo(p *smartpool.Pool[string], fn func(ctx context.Context)) error {
-	_, err := smartpool.Go(p, "a", func(ctx context.Context) (int, error) { fn(ctx); return 0, nil }).Wait(context.Background())
+	_, err := goWait(context.Background(), p, "a", func(ctx context.Context) (int, error) { fn(ctx); return 0, nil })
 	return err
 }
 

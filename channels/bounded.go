@@ -88,13 +88,13 @@ import (
 //
 // Use NewBounded: smartpool.New refuses a zero Bounded, and one made with a
 // capacity below 1 with smartpool.ErrNoQueues. Neither is ever served, so
-// their submit methods return smartpool.ErrClosed. A Bounded must not be
+// their submit methods return smartpool.ErrNotServed. A Bounded must not be
 // copied. All methods are safe for concurrent use; only a submit given a
 // context blocks, and only as described above.
 //
-// A Bounded takes tasks only while a running pool serves it: before New
-// attached it, after a New that failed, and from the pool's Close on, its
-// submit methods return smartpool.ErrClosed.
+// A Bounded takes tasks only while a running pool serves it: its submit
+// methods return smartpool.ErrNotServed before New attached it (or after a
+// New that failed), and smartpool.ErrClosed from the pool's Close on.
 type Bounded struct {
 	plug
 	src boundedSource

@@ -83,6 +83,12 @@ func (b Bits) Has(i int) bool { return b.b.Has(i) }
 // started removing the channel, and before AddChannel finished adding it.
 func (b Bits) Closed() bool { return b.b.Closed() }
 
+// Refusal returns the error a channel's submit methods return while Closed
+// reports true: ErrNotServed while no pool serves the channel yet (never
+// attached, its New failed, or AddChannel is adding it), ErrClosed once its
+// pool's Close, or its removal, started.
+func (b Bits) Refusal() error { return b.b.Refusal() }
+
 // Closing reports whether the channel's Close may act: the pool it is
 // attached to is closing (its Close started and has not finished). A
 // channel's Close does nothing while Closing reports false, so a user's call

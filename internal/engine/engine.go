@@ -67,8 +67,10 @@ type Engine struct {
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished, after finish ran
 
-	closer    atomic.Uintptr // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
-	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+	closer    atomic.Uintptr   // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
+	callbacks gidSet           // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+	unread    unreadBook       // errors no Wait has read yet (unread.go)
+	keyOf     func(ch int) any // the user's key of channel ch, for log lines; set by Start, read-only
 
 	Timers schedules // After, At, Every
 	timing timing    // wait and run histograms (timing.go)
@@ -296,6 +298,7 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 // starts a goroutine, so a failed New leaves none behind.
 func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish func()) {
 	e.stall = newWatchdog(e, stallAfter, keyOf)
+	e.keyOf = keyOf
 	e.finish = finish
 	e.live.Store(1) // the closer's share
 	e.stopped.Store(false)

@@ -60,7 +60,7 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		defer e.Release(ch)
 	}
 	tc.inline = append(tc.inline, ch)
-	run := &InlineRun{}
+	run := &InlineRun{e: e, ch: ch}
 	outer := tc.Recovered // the parent's: a recovered panic of the child sets it (recoveredPanic)
 	tc.Recovered = nil
 	finished := false

@@ -36,6 +36,8 @@ type InlineKey struct{}
 // InlineRun is what RunHere learns about the task it runs; only the calling
 // goroutine touches it.
 type InlineRun struct {
+	e         *Engine
+	ch        int              // the task's channel (Where)
 	Recovered *task.PanicError // the task's panic, which its Future or Group recovered (recoveredPanic)
 	skipped   bool             // WithContext's wrapper skipped it: cancelled, and counted so
 }
@@ -57,7 +59,7 @@ func (c inlineContext) Value(key any) any {
 func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
 	stats := &e.Chans[ch].inline
-	run := &InlineRun{}
+	run := &InlineRun{e: e, ch: ch}
 	// On a pool task's goroutine, recoveredPanic marks that task: keep its
 	// own flag apart from t's, as runInline does.
 	host := TaskOf(ctx)
