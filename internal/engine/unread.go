@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -26,8 +29,9 @@ import (
 type Unread struct {
 	e     *Engine
 	ch    int
-	fn    any   // the task's function, named only when logged: the task's origin
-	err   error // the error or *task.PanicError
+	fn    any    // the task's function, named only when logged: the task's origin
+	err   error  // the error or *task.PanicError
+	seq   uint64 // registration order, for Close's lines; guarded by the book's mu
 	state atomic.Int32
 }
 
@@ -41,6 +45,7 @@ const (
 type unreadBook struct {
 	mu     sync.Mutex
 	open   map[*Unread]struct{} // guarded by mu
+	seq    uint64               // Unreads registered; guarded by mu
 	closed bool                 // the pool has closed and logged the book; guarded by mu
 }
 
@@ -56,6 +61,8 @@ func (e *Engine) Unread(ch int, fn any, err error) *Unread {
 		if b.open == nil {
 			b.open = make(map[*Unread]struct{})
 		}
+		b.seq++
+		u.seq = b.seq
 		b.open[u] = struct{}{}
 	}
 	b.mu.Unlock()
@@ -118,7 +125,7 @@ func (e *Engine) FlushUnread() {
 	open := b.open
 	b.open, b.closed = nil, true
 	b.mu.Unlock()
-	for u := range open {
+	for _, u := range slices.SortedFunc(maps.Keys(open), func(a, b *Unread) int { return cmp.Compare(a.seq, b.seq) }) {
 		if u.state.CompareAndSwap(unreadOpen, unreadLogged) {
 			u.log("no Wait read it before the pool closed")
 		}
