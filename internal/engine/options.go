@@ -149,6 +149,9 @@ func (b Bits) Submit(t task.Task, order task.Order, opts []Option, push func(tas
 	pin := b.e.PinKey(b.channel)
 	defer pin.Unpin()
 	ch, err := pin.Find()
+	if err == task.ErrClosed {
+		return b.Refusal() // ErrNotServed, if no pool serves the channel yet
+	}
 	if err != nil {
 		return err
 	}
