@@ -79,8 +79,9 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 		}
 		var zero T
 		if r := recover(); r != nil {
-			recoveredPanic(ctx)
-			t.f.resolve(zero, &PanicError{Value: r, Stack: debug.Stack()})
+			pe := &PanicError{Value: r, Stack: debug.Stack()}
+			engine.RecoveredPanic(ctx, pe)
+			t.f.resolve(zero, pe)
 		} else if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 			t.f.resolve(zero, ErrDropped)
 		} else {
@@ -103,18 +104,6 @@ func (t *futureTask[T]) Dropped() {
 func (t *futureTask[T]) Cancelled(err error) {
 	var zero T
 	t.f.resolve(zero, err)
-}
-
-// recoveredPanic tells the pool that the task running with ctx panicked and
-// that its Future or Group recovered the panic and reports it: the pool
-// counts the task as panicked, not ran, and does not report it again, also
-// when a channel ran it on the submitting goroutine (Bits.RunHere).
-func recoveredPanic(ctx context.Context) {
-	if tc := engine.TaskOf(ctx); tc != nil {
-		tc.Recovered = true
-	} else if run, ok := ctx.Value(engine.InlineKey{}).(*engine.InlineRun); ok {
-		run.Recovered = true // run by Bits.RunHere
-	}
 }
 
 // NewFuture returns a task that runs fn, and the Future of its result, for

@@ -80,7 +80,9 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		default:
 			if r := recover(); r != nil {
 				c.inline.panicked.Add(1)
-				e.panicked(ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+				pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+				e.notePanic(t, pe)
+				e.panicked(ch, pe)
 				how = task.Panicked
 				break
 			}

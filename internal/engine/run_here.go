@@ -36,8 +36,9 @@ type InlineKey struct{}
 // InlineRun is what RunHere learns about the task it runs; only the calling
 // goroutine touches it.
 type InlineRun struct {
-	Recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
-	skipped   bool // WithContext's wrapper skipped it: cancelled, and counted so
+	Recovered bool      // a Future or Group recovered the task's panic (recoveredPanic)
+	skipped   bool      // WithContext's wrapper skipped it: cancelled, and counted so
+	obs       *observed // the observed task it runs, if any (observe.go)
 }
 
 type inlineContext struct {
@@ -78,7 +79,9 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 		}
 		if r := recover(); r != nil {
 			stats.panicked.Add(1)
-			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+			pe := &task.PanicError{Value: r, Stack: Stack()}
+			e.notePanic(t, pe)
+			e.panicked(ch, pe)
 			e.ended(ch, t, task.Panicked)
 			return
 		}

@@ -406,7 +406,9 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
 		case r != nil:
 			inc(&w.stats[q.ch].panicked)
 			tc.inCallback = true
-			e.panicked(q.ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+			pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+			e.notePanic(t, pe)
+			e.panicked(q.ch, pe)
 			tc.inCallback = false
 			how, ok = task.Panicked, true
 		default:
