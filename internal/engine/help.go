@@ -61,7 +61,7 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 	}
 	tc.inline = append(tc.inline, ch)
 	run := &InlineRun{}
-	outer := tc.Recovered // the parent's flag: a recovered panic of the child sets it (recoveredPanic)
+	outer := tc.Recovered // the parent's flag: a recovered panic of the child sets it (RecoveredPanic)
 	tc.Recovered = false
 	finished := false
 	defer func() {

@@ -30,13 +30,13 @@ func (b Bits) RunHere(ctx context.Context, t task.Task) {
 }
 
 // InlineKey marks the context of a task RunHere runs, so that a Future or
-// Group that recovers the task's panic can say so (recoveredPanic).
+// Group that recovers the task's panic can say so (RecoveredPanic).
 type InlineKey struct{}
 
 // InlineRun is what RunHere learns about the task it runs; only the calling
 // goroutine touches it.
 type InlineRun struct {
-	Recovered bool      // a Future or Group recovered the task's panic (recoveredPanic)
+	Recovered bool      // a Future or Group recovered the task's panic (RecoveredPanic)
 	skipped   bool      // WithContext's wrapper skipped it: cancelled, and counted so
 	obs       *observed // the observed task it runs, if any (observe.go)
 }
@@ -59,7 +59,7 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
 	stats := &e.Chans[ch].inline
 	run := &InlineRun{}
-	// On a pool task's goroutine, recoveredPanic marks that task: keep its
+	// On a pool task's goroutine, RecoveredPanic marks that task: keep its
 	// own flag apart from t's, as runInline does.
 	host := TaskOf(ctx)
 	var hostRecovered bool
