@@ -37,7 +37,7 @@ func ExampleObserve() {
 		fmt.Println("span:", s.Name(), "child of the request:", s.Parent().SpanID() == req.SpanContext().SpanID())
 		for _, a := range s.Attributes() {
 			if a.Key == spotel.OutcomeKey || a.Key == spotel.YieldsKey {
-				fmt.Println(a.Key, "=", a.Value.Emit())
+				fmt.Println(a.Key, "=", a.Value.String())
 			}
 		}
 		for _, e := range s.Events() {
