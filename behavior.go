@@ -92,7 +92,8 @@ type Config[K comparable] struct {
 	// module) and for instrumentation of your own; see TaskObserver. nil,
 	// the default, costs nothing: a pool without it takes one nil check per
 	// submit, end and yield, and allocates nothing more. It may be called
-	// from many goroutines at once and must not block.
+	// from many goroutines at once, under a channel's lock for a channel's
+	// own submit, and must not block.
 	Observe func(ctx context.Context, key K, level int) TaskObserver
 }
 

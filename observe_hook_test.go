@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,6 +61,11 @@ func (o *mxTaskObs) event(what string) {
 		o.bad = append(o.bad, what+" after End")
 	}
 	o.events = append(o.events, what)
+	o.busy = true
+	o.mu.Unlock()
+	runtime.Gosched() // a window for another method to overlap this one
+	o.mu.Lock()
+	o.busy = false
 	o.mu.Unlock()
 }
 
