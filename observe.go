@@ -19,10 +19,11 @@ import "context"
 // cause its context or Handle.Cancel gave, or one of the drops: late,
 // displaced, on close, by RemoveChannel), before its channel's OnEnd. A
 // task that never starts gets End alone. A submit refused after Observe
-// was called (a full channel, a context that ended while waiting for room)
-// ends it with the zero Outcome and the submit's error before the submit
-// returns, so every TaskObserver ends; a submit refused before (a closed
-// pool, Config.Limit reached on a channel's own submit) calls no Observe.
+// was called (a full channel, a context that ended) ends the TaskObserver
+// with the zero Outcome and the submit's error before the submit returns,
+// so every TaskObserver ends; some refusals come before Observe and call
+// none (a closed pool or Config.Limit reached, on a submit without
+// options).
 //
 // Why one interface and one Config field: the hook rides on the ending
 // path every task already takes (the one OnEnd is called from), so a pool
