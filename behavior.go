@@ -43,9 +43,10 @@ type Config[K comparable] struct {
 	// at the limit, or waits given WithContext; Pool.SetLimit changes it.
 	// Zero means no limit (and SetLimit is refused).
 	Limit int
-	// PanicHandler receives every panic a task raises that no Future or
-	// Group takes, with its channel's key, on the worker that recovered it.
-	// nil means: log it at error level. A panic in it is recovered and logged.
+	// PanicHandler receives every panic a task raises, exactly once, with
+	// its channel's key, on the goroutine that recovered it: also the panics
+	// a Future or Group reports as an error, so none goes unseen. nil means:
+	// log it at error level. A panic in it is recovered and logged.
 	PanicHandler func(key K, p *PanicError)
 	// Logger receives the pool's log lines: start and close at Info, dropped
 	// tasks per channel at Warn, panics at Error; never a line per task. nil

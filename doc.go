@@ -68,8 +68,8 @@
 //
 // OwnedPool.Close runs what complete-on-close channels hold, drops the rest
 // and reports; every task ends once, with an Outcome its channel counts and
-// passes to ChannelParams.OnEnd. A task's panic is recovered and goes to its
-// Future, its Group or Config.PanicHandler; the worker carries on.
+// passes to ChannelParams.OnEnd. A task's panic is recovered and goes to
+// Config.PanicHandler (and to its Future or Group); the worker carries on.
 //
 // # How a worker finds work
 //

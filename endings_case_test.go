@@ -465,7 +465,7 @@ func (m *mxCase) submit() error {
 		}
 		return m.p.Submit("s", m.body, smartpool.WithDeadline(m.deadline()))
 	case eGo:
-		m.watchFuture(smartpool.Go(m.p, "s", m.futureFn))
+		m.watchFuture(goF(smartpool.Go(m.p, "s", m.futureFn)))
 		return nil
 	case eFutureChan:
 		task, f := smartpool.NewFuture(m.futureFn)

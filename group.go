@@ -28,7 +28,7 @@ import (
 //
 // Errors: by default, as errgroup's, the first error cancels the group and
 // Wait returns it once every task has ended: a task's error, a panic (as
-// *PanicError; later panics go to Config.PanicHandler), ErrGoexit,
+// *PanicError; every panic also goes to Config.PanicHandler), ErrGoexit,
 // ErrDropped, a submit error, or the context's error. With CollectErrors,
 // as conc's default, no error cancels anything and Wait returns them all.
 //
@@ -206,7 +206,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.failContext(r, err)
 		g.leave()
 	default:
-		g.fail(r, err)
+		g.failed(r, ch, fn, err) // refused: ErrFull, ErrClosed, a bad option
 		g.leave()
 	}
 	return false
@@ -343,8 +343,10 @@ func (g *Group[K]) leaveInline(id uintptr) {
 // Wait blocks until every spawned task has ended, then ends the round: it
 // cancels the round's context and returns its first error, or with
 // CollectErrors all its errors (see Group). It returns ctx.Err() instead if
-// ctx ends first, and the round goes on. From a pool task, pass its
-// context: the wait then yields the worker.
+// ctx ends first, and the round goes on. Called from a pool task's
+// goroutine, whatever ctx, the wait yields the worker (see Yield). A
+// failure no Wait reads is logged at Warn once the Group is collected or
+// the pool has closed.
 func (g *Group[K]) Wait(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -374,7 +376,9 @@ func (g *Group[K]) Wait(ctx context.Context) error {
 	g.mu.Unlock()
 	r.stop()
 	r.cancel(nil)
-	return r.result()
+	err := r.result()
+	r.read()
+	return err
 }
 
 // leave ends one spawned task (its outcome recorded by fail before).
@@ -453,18 +457,16 @@ func (t *groupTask[K]) run(ctx, started context.Context) {
 		}
 		switch {
 		case finished:
-			g.fail(t.r, err)
+			g.failed(t.r, t.ch, t.fn, err)
 		case r != nil:
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			engine.RecoveredPanic(ctx, pe)
-			if !g.fail(t.r, pe) {
-				g.p.e.ReportPanic(t.ch, pe) // the group reports its first error only
-			}
+			recoveredPanic(ctx, pe)
+			g.failed(t.r, t.ch, t.fn, pe)
 		default:
 			if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 				g.fail(t.r, ErrDropped)
 			} else {
-				g.fail(t.r, ErrGoexit)
+				g.failed(t.r, t.ch, t.fn, ErrGoexit)
 			}
 		}
 		if !t.shared {

@@ -286,3 +286,25 @@ func runtimeGoexit() { runtime.Goexit() }
 
 // src returns c's Source, for tests that drive a channel as the pool does.
 func src(c smartpool.Channel) source.Source { return source.SourceOf(c) }
+
+// goF is Go for tests that read a refusal through the Future, as a Wait's
+// error: a refused submit gives a Future resolved with its error.
+func goF[T any](f *smartpool.Future[T], err error) *smartpool.Future[T] {
+	if err == nil {
+		return f
+	}
+	t, f := smartpool.NewFuture(func(context.Context) (T, error) { var zero T; return zero, err })
+	t.Run(context.Background())
+	return f
+}
+
+// goWait runs fn through Go and waits for its result; a refused submit is
+// its error.
+func goWait[T any](ctx context.Context, p *smartpool.Pool[string], key string, fn func(context.Context) (T, error), opts ...smartpool.Option) (T, error) {
+	f, err := smartpool.Go(p, key, fn, opts...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f.Wait(ctx)
+}

@@ -114,7 +114,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	e.SetAccounting(preQueued)
 	e.Start(stallAfter, func(ch int) any { return keys[ch] }, // not p: the watchdog holds no pool alive
 		func() { p.report = p.buildReport(); p.logClosed() })
-	p.logStart(workers)
+	p.logStart(workers, len(lo.keys))
 	return &OwnedPool[K]{pool: p}, nil
 }
 

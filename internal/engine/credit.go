@@ -130,10 +130,11 @@ func (e *Engine) queuedUnitsDone(ch, k int) {
 }
 
 // channel returns the index of the channel b serves in a running pool, or
-// ErrClosed: the pool closing, the channel removed, or b of no channel.
+// its refusal (Refusal): the pool closing, the channel removed, or b of
+// no channel.
 func (b Bits) channel() (int, error) {
 	if b.Closed() {
-		return 0, task.ErrClosed
+		return 0, b.Refusal()
 	}
 	if ch := b.e.channelOf(b); ch >= 0 {
 		return ch, nil

@@ -67,8 +67,10 @@ type Engine struct {
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished, after finish ran
 
-	closer    atomic.Uintptr // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
-	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+	closer    atomic.Uintptr   // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
+	callbacks gidSet           // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+	unread    unreadBook       // errors no Wait has read yet (unread.go)
+	keyOf     func(ch int) any // the user's key of channel ch, for log lines; set by Start, read-only
 
 	Timers schedules // After, At, Every
 	timing timing    // wait and run histograms (timing.go)
@@ -300,6 +302,7 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 // starts a goroutine, so a failed New leaves none behind.
 func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish func()) {
 	e.stall = newWatchdog(e, stallAfter, keyOf)
+	e.keyOf = keyOf
 	e.finish = finish
 	e.live.Store(1) // the closer's share
 	e.stopped.Store(false)
@@ -318,12 +321,9 @@ func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 // never started). One atomic load.
 func (e *Engine) Stopping() bool { return e.stopped.Load() }
 
-// OnPanic sets the handler of the panics of tasks that have no Future or
-// Group to take them; set by New before any worker starts.
+// OnPanic sets the handler of every task's panic, also of those a Future or
+// Group recovered (Recovered); set by New before any worker starts.
 func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.panicked = f }
-
-// ReportPanic hands a task's panic to the pool's handler.
-func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.panicked(ch, p) }
 
 // StartedAt returns when the pool was built: the start of Close's rate.
 func (e *Engine) StartedAt() time.Time { return e.timing.epoch }

@@ -34,9 +34,9 @@ import (
 //     restores around its task (an inline run nests).
 //
 // A panic's value reaches End through the wrapper's err, set on the ending
-// goroutine before ended runs (notePanic), and a cancellation's cause the
-// same way; a Future or Group that recovers its task's panic notes it
-// through RecoveredPanic.
+// goroutine before ended runs (notePanic), whether the worker recovered it
+// or the task's Future or Group did (taskContext.Recovered), and a
+// cancellation's cause the same way.
 
 // Observer is a task's observer, which the pool's observer factory returns
 // at submit (smartpool.TaskObserver).
@@ -77,8 +77,6 @@ func (o *observed) Run(ctx context.Context) {
 		prev := tc.obs
 		tc.obs = o
 		defer func() { tc.obs = prev }()
-	} else if run, ok := ctx.Value(InlineKey{}).(*InlineRun); ok {
-		run.obs = o // run by its channel on the submitter (RunHere)
 	}
 	if r, ok := o.Task.(ObservedRunner); ok {
 		r.RunObserved(ctx, started)
@@ -176,25 +174,6 @@ func (e *Engine) endObserved(ch int, t task.Task, how task.Outcome) {
 		}
 	}()
 	o.obs.End(how, o.err)
-}
-
-// RecoveredPanic tells the pool that the task running with ctx panicked
-// with p and that its Future or Group recovered the panic and reports it:
-// the pool counts the task as panicked, not ran, and does not report it
-// again, also when a channel ran it on the submitting goroutine
-// (Bits.RunHere).
-func RecoveredPanic(ctx context.Context, p *task.PanicError) {
-	if tc := TaskOf(ctx); tc != nil {
-		tc.Recovered = true
-		if tc.obs != nil {
-			tc.obs.err = p
-		}
-	} else if run, ok := ctx.Value(InlineKey{}).(*InlineRun); ok {
-		run.Recovered = true
-		if run.obs != nil {
-			run.obs.err = p
-		}
-	}
 }
 
 // noEnd is the OnEnd of a channel without one in a pool with an observer.

@@ -108,14 +108,14 @@ type taskContext struct {
 	// the caller, does a goroutine reach the fields below.
 	owner atomic.Uintptr
 
-	w         *Worker   // worker whose slot this goroutine holds; nil while suspended
-	cur       *queueRef // queue the current task was last taken from (written by a host before grant)
-	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
-	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
-	Recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
-	Task      task.Task // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
-	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
-	inline    []int     // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
+	w         *Worker          // worker whose slot this goroutine holds; nil while suspended
+	cur       *queueRef        // queue the current task was last taken from (written by a host before grant)
+	handedOff bool             // the current task gave its unit of the in-flight limit away (Handoff)
+	skipped   bool             // the current task was cancelled while queued: not run, counted already (cancel.go)
+	Recovered *task.PanicError // the current task's panic, which its Future or Group recovered (recoveredPanic): counted as panicked and sent to the handler too
+	Task      task.Task        // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
+	charged   bool             // the current task came without a unit of the limit and was charged one (credit.go)
+	inline    []int            // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
 	// A callback worker.run makes after a task (OnEnd, the panic handler)
 	// may wait: see "Waiting in a callback".
 	inCallback bool // the goroutine runs such a callback (holding w unless gaveWorker)
@@ -307,8 +307,10 @@ func (tc *taskContext) takeIdle() bool {
 func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 	how := ran
 	switch {
-	case finished && tc.Recovered:
-		how = panicked // reported by its Future or Group already
+	case finished && tc.Recovered != nil: // its Future or Group took the panic
+		how = panicked
+		tc.E.notePanic(tc.Task, tc.Recovered)
+		tc.E.panicked(tc.origin, tc.Recovered)
 	case finished:
 	case tc.Dropped: // ended already (endDropped); a panic in its deferred calls is still reported
 		how = dropped
