@@ -266,7 +266,10 @@ func TestSpanEndings(t *testing.T) {
 // span gets a root span only with WithRootSpans.
 func TestSpanParents(t *testing.T) {
 	r := newRig(t)
-	f := smartpool.Go(r.p, "jobs", func(ctx context.Context) (int, error) { return 1, nil }, smartpool.WithContext(r.ctx))
+	f, err := smartpool.Go(r.p, "jobs", func(ctx context.Context) (int, error) { return 1, nil }, smartpool.WithContext(r.ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.Wait(r.ctx); err != nil {
 		t.Fatal(err)
 	}

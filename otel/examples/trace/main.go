@@ -52,18 +52,27 @@ func run(export, tree io.Writer) error {
 
 	// The request: its span is the parent of the three tasks' spans.
 	ctx, req := tp.Tracer("example").Start(context.Background(), "GET /report")
-	price := smartpool.Go(pool, "fast", func(ctx context.Context) (int, error) { return 42, nil }, smartpool.WithContext(ctx))
-	stock := smartpool.Go(pool, "fast", func(ctx context.Context) (int, error) {
+	price, err := smartpool.Go(pool, "fast", func(ctx context.Context) (int, error) { return 42, nil }, smartpool.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	stock, err := smartpool.Go(pool, "fast", func(ctx context.Context) (int, error) {
 		_, s := tp.Tracer("example").Start(ctx, "query stock") // a child of the task's span
 		defer s.End()
 		return 7, nil
 	}, smartpool.WithContext(ctx))
-	report := smartpool.Go(pool, "slow", func(ctx context.Context) (string, error) {
+	if err != nil {
+		return err
+	}
+	report, err := smartpool.Go(pool, "slow", func(ctx context.Context) (string, error) {
 		if err := smartpool.Sleep(ctx, time.Millisecond); err != nil { // gives its worker up while it sleeps
 			return "", err
 		}
 		return "report", nil
 	}, smartpool.WithContext(ctx))
+	if err != nil {
+		return err
+	}
 	for _, wait := range []func(context.Context) error{
 		func(ctx context.Context) error { _, err := price.Wait(ctx); return err },
 		func(ctx context.Context) error { _, err := stock.Wait(ctx); return err },
