@@ -1,6 +1,7 @@
 package smartpool
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -84,6 +85,17 @@ type Config[K comparable] struct {
 	// the default, decides by the tasks' length: MaxQuantum while they
 	// average under about 6 µs, 1 once they are longer (examples/tenants).
 	Quantum int
+	// Observe, if set, is called on the submitting goroutine for every
+	// task the pool admits, with the context it was submitted with
+	// (WithContext; a Group's context for Group.Go; nil without one), its
+	// channel's key and level, and returns the task's TaskObserver, or nil
+	// to leave the task unobserved. It is the hook for tracing (the otel
+	// module) and for instrumentation of your own; see TaskObserver. nil,
+	// the default, costs nothing: a pool without it takes one nil check per
+	// submit, end and yield, and allocates nothing more. It may be called
+	// from many goroutines at once, under a channel's lock for a channel's
+	// own submit, and must not block.
+	Observe func(ctx context.Context, key K, level int) TaskObserver
 }
 
 // DefaultIdleTimeout is how long an idle worker's goroutine waits for work

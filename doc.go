@@ -47,7 +47,8 @@
 //
 // Observe: Pool.Stats (counts, queue wait and run time histograms, stalls),
 // ChannelParams.OnEnd (every task's Outcome, once), Config.Logger (log/slog),
-// Pool.Publish (expvar); the statuspage and prometheus packages.
+// Pool.Publish (expvar), Config.Observe (a TaskObserver per task: tracing);
+// the statuspage and prometheus packages, and the otel module.
 //
 // Shut down: OwnedPool.Close (see Closing below) and OwnedPool.Done.
 //

@@ -360,7 +360,7 @@ func mxRun(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait, p mxPause) {
 		}
 	}()
 	synctest.Test(t, func(t *testing.T) {
-		m := newMxCase(t, e, k, x, w)
+		m := newMxCase(t, e, k, x, w, nil)
 		m.pause = p == pPaused
 		defer m.cleanup()
 		m.play()

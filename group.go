@@ -306,13 +306,13 @@ func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pi
 	}
 	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch, shared: true}
 	if tc := e.Helper(r.ctx); tc != nil {
-		e.RunInline(tc, ch, tc, t) // gives the slot back
+		e.RunInline(tc, ch, tc, e.Observed(r.ctx, ch, t)) // gives the slot back
 		return
 	}
 	if e.Chans[ch].Capped {
 		defer e.Release(ch)
 	}
-	e.RunHere(ch, context.Background(), t) // a guest of a goroutine outside the pool (Bits.RunHere)
+	e.RunHere(ch, context.Background(), e.Observed(r.ctx, ch, t)) // a guest of a goroutine outside the pool (Bits.RunHere)
 }
 
 // enterInline counts t in inline if the calling goroutine runs it as
@@ -416,20 +416,34 @@ type groupTask[K comparable] struct {
 type groupContext struct {
 	context.Context                 // the group's
 	task            context.Context // the context the worker passed to Run
+	started         context.Context // what Config.Observe's TaskObserver.Start returned, looked up first; nil without
 }
 
 // Value returns the run's task handle for the pool's key and the group
-// context's value for any other.
+// context's value for any other, the observer's values first.
 func (c *groupContext) Value(key any) any {
 	if key == (engine.TaskKey{}) {
 		return c.task.Value(key)
 	}
+	if c.started != nil {
+		if v := c.started.Value(key); v != nil {
+			return v
+		}
+	}
 	return c.Context.Value(key)
 }
 
-func (t *groupTask[K]) Run(ctx context.Context) {
+// RunObserved runs t for a pool with an observer: its function's context
+// looks values up in started first (engine.ObservedRunner).
+func (t *groupTask[K]) RunObserved(ctx, started context.Context) {
+	t.run(ctx, started)
+}
+
+func (t *groupTask[K]) Run(ctx context.Context) { t.run(ctx, nil) }
+
+func (t *groupTask[K]) run(ctx, started context.Context) {
 	g := t.g
-	t.ctx = groupContext{Context: t.r.ctx, task: ctx}
+	t.ctx = groupContext{Context: t.r.ctx, task: ctx, started: started}
 	guest := g.enterInline(ctx, t)
 	finished := false
 	var err error

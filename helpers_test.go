@@ -117,10 +117,11 @@ type behavior struct {
 	sched   scheduler.Scheduler
 	levels  [][]ch
 	onPanic func(string, *smartpool.PanicError)
-	idle    time.Duration // Config.IdleTimeout; 0: testIdleTimeout
-	logger  *slog.Logger  // Config.Logger
-	spare   []int         // Config.Spare: non-nil makes the channels removable (reshape.go)
-	quantum int           // Config.Quantum
+	idle    time.Duration                                                           // Config.IdleTimeout; 0: testIdleTimeout
+	logger  *slog.Logger                                                            // Config.Logger
+	spare   []int                                                                   // Config.Spare: non-nil makes the channels removable (reshape.go)
+	quantum int                                                                     // Config.Quantum
+	observe func(ctx context.Context, key string, level int) smartpool.TaskObserver // Config.Observe
 }
 
 // testIdleTimeout is the tests' Config.IdleTimeout: so short that idle
@@ -130,7 +131,7 @@ type behavior struct {
 const testIdleTimeout = 20 * time.Microsecond
 
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare, Quantum: b.quantum}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare, Quantum: b.quantum, Observe: b.observe}
 	if b.idle == 0 {
 		cfg.IdleTimeout = testIdleTimeout
 	}

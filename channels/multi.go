@@ -147,9 +147,11 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context), opts ...smartpool.Option
 	if err := b.Admit(1); err != nil {
 		return err
 	}
-	err := m.src.Push(b.Stamp(smartpool.Func(fn)), smartpool.Order{})
+	t := b.Stamp(smartpool.Func(fn))
+	err := m.src.Push(t, smartpool.Order{})
 	if err != nil {
 		b.Refund(1)
+		b.Unstamp(t, err)
 	}
 	return err
 }

@@ -214,3 +214,9 @@ func (b Bits) RunHere(ctx context.Context, t task.Task) { b.b.RunHere(ctx, t) }
 // stamped already. The wrapper implements Unwrapper, so Discard returns the
 // task as submitted. The zero Bits returns t.
 func (b Bits) Stamp(t task.Task) task.Task { return b.b.Stamp(t) }
+
+// Unstamp tells the pool that t, which Stamp returned, was not queued
+// after all and its submit returns err: a pool with Config.Observe ends
+// the task's observer there. A channel that stamps only tasks it then
+// queues for sure never calls it. The zero Bits does nothing.
+func (b Bits) Unstamp(t task.Task, err error) { b.b.Unstamp(t, err) }

@@ -157,6 +157,7 @@ func (tc *taskContext) rehire(w *Worker) {
 	tc.dropCause = DropOnClose
 	tc.runStart, tc.reenteredAt = 0, 0
 	tc.inline = nil // empty between tasks: runInline and runHere pop what they push
+	tc.obs = nil    // nil between tasks: observed.Run restores what it set
 	tc.inCallback, tc.gaveWorker = false, false
 	tc.waking = false
 	tc.spare.Store(spareOff)

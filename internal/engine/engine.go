@@ -78,6 +78,8 @@ type Engine struct {
 
 	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
 
+	observer func(ctx context.Context, ch int) Observer // Config.Observe (observe.go); nil without. Set by Build, read-only
+
 	reshape *reshaper // Config.Spare: run-time channels (reshape.go); nil otherwise. Set by New, read-only
 
 	Base        context.Context // parent of every task context
@@ -206,7 +208,8 @@ type PoolSpec struct {
 	TimingEvery int
 	Limit       int
 	Log         *slog.Logger
-	Chans       []ChanSpec // the listed channels
+	Chans       []ChanSpec                                 // the listed channels
+	Observe     func(ctx context.Context, ch int) Observer // Config.Observe; nil: none (observe.go)
 }
 
 // Build makes the engine of a pool, its channels not yet attached, and
@@ -218,6 +221,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 		return nil, nil, err
 	}
 	e.log = sp.Log
+	e.observer = sp.Observe
 	e.followup = append(sp.Followup, make([]int, sp.Slots-len(sp.Followup))...) // spare slots: set by AddChannel
 	e.idleTimeout = sp.IdleTimeout
 	e.quantum = int32(sp.Quantum)
@@ -235,7 +239,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	for i, cs := range sp.Chans {
 		c := cs.Src
 		e.Chans[i] = chanInfo{c: c, user: cs.User, level: cs.Level, first: cs.First, queues: c.Queues(),
-			name: cs.Name, coc: cs.Coc, onEnd: cs.OnEnd, tracked: e.reshape != nil}
+			name: cs.Name, coc: cs.Coc, onEnd: e.onEndOf(&sp.Chans[i]), tracked: e.reshape != nil}
 		if limit := max(cs.MaxRunning, cs.MaxInFlight); limit > 0 {
 			e.Chans[i].Capped, e.Chans[i].holdsYield = true, cs.MaxInFlight > 0
 			e.Chans[i].maxRunning.Store(int64(limit))
@@ -421,6 +425,10 @@ func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, 
 	if err := e.admitNow(1); err != nil {
 		return err
 	}
+	var ob *observed
+	if e.observer != nil {
+		t, ob = e.observe(context.Background(), ch, t) // observe.go
+	}
 	e.credited(ch, 1)
 	var err error
 	if push == nil { // not a method value: that would allocate on the hot path
@@ -430,6 +438,7 @@ func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, 
 	}
 	if err != nil {
 		e.queuedUnitsDone(ch, 1)
+		ob.refused(err)
 	}
 	return err
 }
@@ -564,15 +573,15 @@ func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome, cause DropCau
 		r.drop(cause)
 		return false
 	}
-	t, ok := e.discard(ch, t)
+	u, ok := e.discard(ch, t)
 	if !ok {
 		return false
 	}
 	e.Chans[ch].dropped[cause].Add(1)
-	if d, ok := t.(Droppable); ok {
+	if d, ok := u.(Droppable); ok {
 		d.Dropped()
 	}
-	e.ended(ch, t, why)
+	e.ended(ch, t, why) // t, not u: an observer finds its wrapper (observe.go)
 	return true
 }
 
@@ -653,6 +662,9 @@ func (e *Engine) ended(ch int, t task.Task, o task.Outcome) {
 			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
 		}
 	}()
+	if e.observer != nil {
+		e.endObserved(ch, t, o) // observe.go
+	}
 	e.Chans[ch].onEnd(UserTask(t), o)
 }
 

@@ -76,6 +76,7 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		case finished && run.skipped:
 		case finished && recovered != nil:
 			c.inline.panicked.Add(1)
+			e.notePanic(t, recovered)
 			e.panicked(ch, recovered)
 			how = task.Panicked
 		case finished:
@@ -84,7 +85,9 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		default:
 			if r := recover(); r != nil {
 				c.inline.panicked.Add(1)
-				e.panicked(ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+				pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+				e.notePanic(t, pe)
+				e.panicked(ch, pe)
 				how = task.Panicked
 				break
 			}

@@ -82,7 +82,9 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 		}
 		if r := recover(); r != nil {
 			stats.panicked.Add(1)
-			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+			pe := &task.PanicError{Value: r, Stack: Stack()}
+			e.notePanic(t, pe)
+			e.panicked(ch, pe)
 			e.ended(ch, t, task.Panicked)
 			return
 		}
@@ -99,6 +101,7 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 	case run.skipped:
 	case recovered != nil:
 		stats.panicked.Add(1)
+		e.notePanic(t, recovered)
 		e.panicked(ch, recovered)
 		e.ended(ch, t, task.Panicked)
 	default:

@@ -397,6 +397,7 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
 			switch {
 			case tc.Recovered != nil: // its Future or Group took the panic; the handler hears of it too
 				inc(&w.stats[q.ch].panicked)
+				e.notePanic(t, tc.Recovered)
 				tc.inCallback = true
 				e.panicked(q.ch, tc.Recovered)
 				tc.inCallback = false
@@ -409,7 +410,9 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
 		case r != nil:
 			inc(&w.stats[q.ch].panicked)
 			tc.inCallback = true
-			e.panicked(q.ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+			pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+			e.notePanic(t, pe)
+			e.panicked(q.ch, pe)
 			tc.inCallback = false
 			how, ok = task.Panicked, true
 		default:

@@ -140,6 +140,8 @@ type taskContext struct {
 	spare  atomic.Int32 // spareOff, spareWaiting, spareHired, spareGone: swapped by the spare and one hirer
 	waking bool         // the waking token came with the hire (written by the hirer before grant)
 	timer  *time.Timer  // the spare's idle timeout; the goroutine's own
+
+	obs *observed // the innermost observed task this goroutine runs, nil if none (observe.go)
 }
 
 type TaskKey struct{}
@@ -307,6 +309,7 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 	switch {
 	case finished && tc.Recovered != nil: // its Future or Group took the panic
 		how = panicked
+		tc.E.notePanic(tc.Task, tc.Recovered)
 		tc.E.panicked(tc.origin, tc.Recovered)
 	case finished:
 	case tc.Dropped: // ended already (endDropped); a panic in its deferred calls is still reported
@@ -316,7 +319,9 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 		}
 	case r != nil:
 		how = panicked
-		tc.E.panicked(tc.origin, &task.PanicError{Value: r, Stack: debug.Stack()})
+		pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+		tc.E.notePanic(tc.Task, pe)
+		tc.E.panicked(tc.origin, pe)
 	default:
 		how = goexited
 	}
@@ -479,9 +484,15 @@ func YieldFor(ctx context.Context, wait func()) {
 		wait()
 		return
 	}
+	if o := tc.obs; o != nil {
+		o.obs.Yield() // observe.go
+	}
 	tc.suspend()
 	wait()
 	tc.reenter()
+	if o := tc.obs; o != nil {
+		o.obs.Resume()
+	}
 }
 
 // Handoff is Pool.HandoffTask for channel ch, from task tc of this pool:
@@ -502,6 +513,10 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 	}
 	var hc *cancellable // WithHandle's wrapper: what Handle.Cancel claims
 	var indexed reorderer
+	var ob *observed
+	if e.observer != nil {
+		t, ob = e.observe(context.Background(), ch, t) // observe.go
+	}
 	if so.Handle != nil {
 		hc = newCancellable(context.Background(), e, ch, t, false)
 		t = hc
@@ -543,5 +558,6 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 	if err == nil {
 		return nil
 	}
+	ob.refused(err)
 	return WithChannel(e.Chans[ch].name, err) // a key the channel's option error lacks
 }
