@@ -3,8 +3,8 @@
 test:
 	go test -race -count=1 ./...
 
-# Every module: the core and the three with a go.mod of their own
-# (prometheus/, jetstream/, benchmarks/), each vetted and tested under -race
+# Every module: the core and the four with a go.mod of their own
+# (prometheus/, jetstream/, otel/, benchmarks/), each vetted and tested under -race
 # (the benchmark suite's tests without it, as its harness times pools), then
 # the README's instructions for using the sub-modules from a checkout, tried
 # from a scratch module outside the repository (needs the module proxy or a
@@ -19,6 +19,7 @@ test-all:
 test-modules:
 	cd prometheus && go vet ./... && go test -race -count=1 ./...
 	cd jetstream && go vet ./... && go test -race -count=1 -timeout=5m ./...
+	cd otel && go vet ./... && go test -race -count=1 -timeout=5m ./... && go run ./examples/trace >/dev/null
 	cd benchmarks && go vet ./... && go test -count=1 -timeout=5m ./...
 	cd benchmarks/asynqcmp && go vet ./...
 	bash scripts/scratch-module.sh

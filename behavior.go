@@ -1,6 +1,7 @@
 package smartpool
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -42,9 +43,10 @@ type Config[K comparable] struct {
 	// at the limit, or waits given WithContext; Pool.SetLimit changes it.
 	// Zero means no limit (and SetLimit is refused).
 	Limit int
-	// PanicHandler receives every panic a task raises that no Future or
-	// Group takes, with its channel's key, on the worker that recovered it.
-	// nil means: log it at error level. A panic in it is recovered and logged.
+	// PanicHandler receives every panic a task raises, exactly once, with
+	// its channel's key, on the goroutine that recovered it: also the panics
+	// a Future or Group reports as an error, so none goes unseen. nil means:
+	// log it at error level. A panic in it is recovered and logged.
 	PanicHandler func(key K, p *PanicError)
 	// Logger receives the pool's log lines: start and close at Info, dropped
 	// tasks per channel at Warn, panics at Error; never a line per task. nil
@@ -83,6 +85,17 @@ type Config[K comparable] struct {
 	// the default, decides by the tasks' length: MaxQuantum while they
 	// average under about 6 µs, 1 once they are longer (examples/tenants).
 	Quantum int
+	// Observe, if set, is called on the submitting goroutine for every
+	// task the pool admits, with the context it was submitted with
+	// (WithContext; a Group's context for Group.Go; nil without one), its
+	// channel's key and level, and returns the task's TaskObserver, or nil
+	// to leave the task unobserved. It is the hook for tracing (the otel
+	// module) and for instrumentation of your own; see TaskObserver. nil,
+	// the default, costs nothing: a pool without it takes one nil check per
+	// submit, end and yield, and allocates nothing more. It may be called
+	// from many goroutines at once, under a channel's lock for a channel's
+	// own submit, and must not block.
+	Observe func(ctx context.Context, key K, level int) TaskObserver
 }
 
 // DefaultIdleTimeout is how long an idle worker's goroutine waits for work

@@ -226,7 +226,7 @@ func BenchmarkFutureSubmitWait(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := smartpool.Go(p, "a", fn).Wait(ctx); err != nil {
+		if _, err := goWait(ctx, p, "a", fn); err != nil {
 			b.Fatal(err)
 		}
 	}

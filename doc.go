@@ -47,7 +47,8 @@
 //
 // Observe: Pool.Stats (counts, queue wait and run time histograms, stalls),
 // ChannelParams.OnEnd (every task's Outcome, once), Config.Logger (log/slog),
-// Pool.Publish (expvar); the statuspage and prometheus packages.
+// Pool.Publish (expvar), Config.Observe (a TaskObserver per task: tracing);
+// the statuspage and prometheus packages, and the otel module.
 //
 // Shut down: OwnedPool.Close (see Closing below) and OwnedPool.Done.
 //
@@ -67,8 +68,8 @@
 //
 // OwnedPool.Close runs what complete-on-close channels hold, drops the rest
 // and reports; every task ends once, with an Outcome its channel counts and
-// passes to ChannelParams.OnEnd. A task's panic is recovered and goes to its
-// Future, its Group or Config.PanicHandler; the worker carries on.
+// passes to ChannelParams.OnEnd. A task's panic is recovered and goes to
+// Config.PanicHandler (and to its Future or Group); the worker carries on.
 //
 // # How a worker finds work
 //

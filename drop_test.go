@@ -75,10 +75,10 @@ func TestDrop_YieldedFutureSeesCount(t *testing.T) {
 	require.NoError(t, err)
 	wake := make(chan struct{})
 	yielded := make(chan struct{})
-	f := smartpool.Go(o.Pool(), "drop", func(ctx context.Context) (int, error) {
+	f := goF(smartpool.Go(o.Pool(), "drop", func(ctx context.Context) (int, error) {
 		smartpool.Yield(ctx, func() { close(yielded); <-wake })
 		return 1, nil
-	})
+	}))
 	waitFor(t, yielded, "the task to yield")
 	closeWithin(t, o, long)
 	close(wake)
@@ -108,7 +108,7 @@ func TestDrop_DropLateEndsTheTask(t *testing.T) {
 	_, err := late.Wait(bounded(t))
 	require.ErrorIs(t, err, smartpool.ErrDropped)
 
-	byKey := smartpool.Go(p, "dl", func(context.Context) (int, error) { return 2, nil })
+	byKey := goF(smartpool.Go(p, "dl", func(context.Context) (int, error) { return 2, nil }))
 	v, err := byKey.Wait(bounded(t))
 	require.NoError(t, err)
 	require.Equal(t, 2, v)

@@ -78,6 +78,7 @@ type mxCase struct {
 	ctx    context.Context // WithContext's
 	cancel context.CancelFunc
 	quit   chan struct{} // closed by cleanup: watchers give up
+	obs    *mxObserver   // Config.Observe's records, in TestObservedEndings; nil otherwise
 
 	// the task's own record
 	runs, returned, defers, afterClose atomic.Int32
@@ -128,8 +129,8 @@ type mxCase struct {
 	lastFiller     *mxFiller
 }
 
-func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) *mxCase {
-	m := &mxCase{t: t, e: e, k: k, x: x, w: w, quit: make(chan struct{}), yielded: make(chan int, 2),
+func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait, obs *mxObserver) *mxCase {
+	m := &mxCase{t: t, e: e, k: k, x: x, w: w, obs: obs, quit: make(chan struct{}), yielded: make(chan int, 2),
 		wake1: make(chan struct{}), wake2: make(chan struct{}), resolved: make(chan struct{}),
 		runUp: make(chan struct{}), hold: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -140,6 +141,9 @@ func newMxCase(t *testing.T, e mxEntry, k mxKind, x mxExit, w mxWait) *mxCase {
 	}}
 	if x.removal() {
 		b.spare = []int{0, 0} // removable channels, the same two levels: s stays on the lowest, polled in batches
+	}
+	if m.obs != nil {
+		b.observe = m.obs.observe
 	}
 	o, err := smartpool.New[string](b)
 	if err != nil {
@@ -212,6 +216,9 @@ func (m *mxCase) stats() smartpool.ChannelStats[string] {
 
 func (m *mxCase) body(ctx context.Context) {
 	m.runs.Add(1)
+	if m.obs != nil && ctx.Value(obsCtxKey{}) == nil && !m.x.caller() {
+		m.obs.lost.Add(1) // the context TaskObserver.Start returned did not reach the task
+	}
 	defer func() {
 		s := m.stats()
 		m.deferSaw.Store(&s)
@@ -458,7 +465,7 @@ func (m *mxCase) submit() error {
 		}
 		return m.p.Submit("s", m.body, smartpool.WithDeadline(m.deadline()))
 	case eGo:
-		m.watchFuture(smartpool.Go(m.p, "s", m.futureFn))
+		m.watchFuture(goF(smartpool.Go(m.p, "s", m.futureFn)))
 		return nil
 	case eFutureChan:
 		task, f := smartpool.NewFuture(m.futureFn)

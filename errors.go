@@ -10,7 +10,8 @@ import (
 // errors that name the call, the key or the setting.
 var (
 	ErrNilTask       = task.ErrNilTask       // a nil task or function, or a Task holding one
-	ErrClosed        = task.ErrClosed        // Close started, or no running pool serves the channel
+	ErrClosed        = task.ErrClosed        // Close started, or the channel's removal did
+	ErrNotServed     = task.ErrNotServed     // no pool serves the channel yet
 	ErrFull          = task.ErrFull          // no room: a full bounded channel, or the in-flight limit
 	ErrUnknownKey    = task.ErrUnknownKey    // a by-key call for a key the pool does not list
 	ErrCloseFromTask = task.ErrCloseFromTask // Close from a task or callback the pool waits for: started, not awaited

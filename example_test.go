@@ -96,7 +96,7 @@ func ExampleOwnedPool_Close() {
 	fmt.Println("submit after close:", game.Urgent.Submit(func(context.Context) {}))
 	// Output:
 	// background dropped: 3
-	// submit after close: smartpool: closed (no running pool serves the channel)
+	// submit after close: smartpool: closed
 }
 
 // A Close whose context ends first returns the context's error and the
@@ -123,16 +123,24 @@ func ExampleOwnedPool_Close_deadline() {
 }
 
 // A task waits on another task of the same one-worker pool: the wait
-// yields the worker, so there is no deadlock.
+// yields the worker, so there is no deadlock. Go's own error is a refusal
+// (the pool closed, a full limit, an unknown key), known at the call.
 func ExampleGo() {
 	owned, _ := smartpool.New[Key](&Game{Urgent: channels.NewFIFO(), Background: channels.NewFIFO()})
 	defer owned.Close(context.Background())
 	p := owned.Pool()
-	outer := smartpool.Go(p, Background, func(ctx context.Context) (int, error) {
-		inner := smartpool.Go(p, Background, func(context.Context) (int, error) { return 20, nil })
+	outer, err := smartpool.Go(p, Background, func(ctx context.Context) (int, error) {
+		inner, err := smartpool.Go(p, Background, func(context.Context) (int, error) { return 20, nil })
+		if err != nil {
+			return 0, err
+		}
 		v, err := inner.Wait(ctx)
 		return v + 1, err
 	})
+	if err != nil {
+		fmt.Println("refused:", err) // a server answers 503 here
+		return
+	}
 	fmt.Println(outer.Wait(context.Background()))
 	// Output: 21 <nil>
 }

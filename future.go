@@ -2,6 +2,7 @@ package smartpool
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -9,32 +10,49 @@ import (
 	"github.com/smartpool-go/smartpool/internal/engine"
 )
 
-// Errors a Future or a Group reports for tasks that did not return.
-var ()
-
 // Future is the result of a task started with Go or NewFuture. It resolves
 // once: with the task's value and error; with a *PanicError if the task
-// panicked (the panic goes to the Future, not to the pool's panic handler;
-// the pool counts it in ChannelStats.Panicked); with ErrDropped if the pool
-// dropped the task; with ErrGoexit if it called runtime.Goexit; with
-// ctx.Err() if it was submitted with SubmitTask with WithContext and ctx ended
-// while it was queued; or, for Go, with the submit error if the task was
-// never queued.
+// panicked (the pool counts it in ChannelStats.Panicked, and its panic
+// handler receives it too); with ErrDropped if the pool
+// dropped the task; with ErrGoexit if it called runtime.Goexit; or with
+// ctx.Err() if it was submitted with WithContext and ctx ended while it was
+// queued. A failure (an error, a panic, Goexit) that no Wait reads is
+// logged at Warn once the Future is collected or the pool has closed.
 // A Future is safe for concurrent use and must not be copied.
 type Future[T any] struct {
-	once sync.Once
-	done chan struct{}
-	val  T     // written once, before done is closed
-	err  error // written once, before done is closed
+	once    sync.Once
+	done    chan struct{}
+	val     T               // written once, before done is closed
+	err     error           // written once, before done is closed
+	unread  *engine.Unread  // the task's failure until a Wait reads it; written once, before done is closed
+	cleanup runtime.Cleanup // logs unread if f is collected first; written with it
 }
 
 func newFuture[T any]() *Future[T] { return &Future[T]{done: make(chan struct{})} }
 
-func (f *Future[T]) resolve(v T, err error) {
+func (f *Future[T]) resolve(v T, err error) { f.resolveFrom(v, err, nil, 0, nil) }
+
+// resolveFrom resolves f with the ending of task fn, which ran in channel
+// ch of e: a failure (its error, panic or Goexit) is followed until a Wait
+// reads it (internal/engine/unread.go). Drops and cancellations are not
+// followed: the pool counts and logs those itself.
+func (f *Future[T]) resolveFrom(v T, err error, e *engine.Engine, ch int, fn any) {
 	f.once.Do(func() {
 		f.val, f.err = v, err
+		if err != nil && e != nil {
+			f.unread = e.Unread(ch, fn, err)
+			f.cleanup = runtime.AddCleanup(f, (*engine.Unread).Collected, f.unread)
+		}
 		close(f.done)
 	})
+}
+
+// read returns the result, marking a failure read.
+func (f *Future[T]) read() (T, error) {
+	if f.unread != nil && f.unread.Read() {
+		f.cleanup.Stop()
+	}
+	return f.val, f.err
 }
 
 // Done returns a channel closed when the Future has resolved.
@@ -47,7 +65,7 @@ func (f *Future[T]) Done() <-chan struct{} { return f.done }
 func (f *Future[T]) Wait(ctx context.Context) (T, error) {
 	select {
 	case <-f.done:
-		return f.val, f.err
+		return f.read()
 	default:
 	}
 	Yield(ctx, func() {
@@ -58,7 +76,7 @@ func (f *Future[T]) Wait(ctx context.Context) (T, error) {
 	})
 	select {
 	case <-f.done:
-		return f.val, f.err
+		return f.read()
 	default:
 		var zero T
 		return zero, ctx.Err()
@@ -79,17 +97,28 @@ func (t *futureTask[T]) Run(ctx context.Context) {
 		}
 		var zero T
 		if r := recover(); r != nil {
-			recoveredPanic(ctx)
-			t.f.resolve(zero, &PanicError{Value: r, Stack: debug.Stack()})
+			pe := &PanicError{Value: r, Stack: debug.Stack()}
+			recoveredPanic(ctx, pe)
+			t.ended(ctx, zero, pe)
 		} else if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 			t.f.resolve(zero, ErrDropped)
 		} else {
-			t.f.resolve(zero, ErrGoexit)
+			t.ended(ctx, zero, ErrGoexit)
 		}
 	}()
 	v, err := t.fn(ctx)
 	finished = true
-	t.f.resolve(v, err)
+	t.ended(ctx, v, err)
+}
+
+// ended resolves the Future with how the run with ctx ended.
+func (t *futureTask[T]) ended(ctx context.Context, v T, err error) {
+	if err == nil {
+		t.f.resolve(v, nil)
+		return
+	}
+	e, ch := engine.Where(ctx)
+	t.f.resolveFrom(v, err, e, ch, t.fn)
 }
 
 // dropped resolves a task the pool dropped before it ran.
@@ -105,15 +134,17 @@ func (t *futureTask[T]) Cancelled(err error) {
 	t.f.resolve(zero, err)
 }
 
-// recoveredPanic tells the pool that the task running with ctx panicked and
-// that its Future or Group recovered the panic and reports it: the pool
-// counts the task as panicked, not ran, and does not report it again, also
-// when a channel ran it on the submitting goroutine (Bits.RunHere).
-func recoveredPanic(ctx context.Context) {
+// recoveredPanic tells the pool that the task running with ctx panicked
+// with pe and that its Future or Group recovered the panic: the pool counts
+// the task as panicked, not ran, and hands pe to the panic handler once the
+// task has ended, also when a channel ran it on the submitting goroutine
+// (Bits.RunHere). So every panic reaches the handler exactly once, whoever
+// else reports it as an error.
+func recoveredPanic(ctx context.Context, pe *PanicError) {
 	if tc := engine.TaskOf(ctx); tc != nil {
-		tc.Recovered = true
+		tc.Recovered = pe
 	} else if run, ok := ctx.Value(engine.InlineKey{}).(*engine.InlineRun); ok {
-		run.Recovered = true // run by Bits.RunHere
+		run.Recovered = pe // run by Bits.RunHere
 	}
 }
 
@@ -131,23 +162,20 @@ func NewFuture[T any](fn func(ctx context.Context) (T, error)) (Task, *Future[T]
 }
 
 // Go submits fn to the channel named key of p, as Pool.Submit does with
-// opts, and returns the Future of its result. A submit error (ErrNilTask,
-// ErrClosed, ErrUnknownKey, ErrOption, ErrFull, ctx.Err() of WithContext)
-// resolves the Future at once; so does WithContext's context ending while
-// fn is queued (with ctx.Err()), and a drop (with ErrDropped).
-func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...Option) *Future[T] {
+// opts, and returns the Future of its result. If the pool refuses fn, Go
+// returns the submit's error at once and no Future (ErrNilTask, ErrClosed,
+// ErrUnknownKey, ErrOption, ErrFull, or ctx.Err() of WithContext), so a
+// server can answer "busy" without waiting; once Go returned a Future,
+// every ending arrives through it (see Future).
+func Go[K comparable, T any](p *Pool[K], key K, fn func(ctx context.Context) (T, error), opts ...Option) (*Future[T], error) {
 	if fn == nil {
-		f := newFuture[T]()
-		var zero T
-		f.resolve(zero, ErrNilTask)
-		return f
+		return nil, ErrNilTask
 	}
 	t, f := NewFuture(fn)
 	if err := p.SubmitTask(key, t, opts...); err != nil {
-		var zero T
-		f.resolve(zero, err)
+		return nil, err
 	}
-	return f
+	return f, nil
 }
 
 // Sleep pauses the task for d without holding a worker (see Yield). It

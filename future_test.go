@@ -20,30 +20,25 @@ func TestFuture_Outcomes(t *testing.T) {
 	p := o.Pool()
 	ctx := context.Background()
 
-	v, err := smartpool.Go(p, "a", func(context.Context) (string, error) { return "ok", nil }).Wait(ctx)
+	v, err := goWait(ctx, p, "a", func(context.Context) (string, error) { return "ok", nil })
 	require.NoError(t, err)
 	require.Equal(t, "ok", v)
 
-	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { return 0, errBoom }).Wait(ctx)
+	_, err = goWait(ctx, p, "a", func(context.Context) (int, error) { return 0, errBoom })
 	require.ErrorIs(t, err, errBoom)
 
-	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { panic(errBoom) }).Wait(ctx)
+	_, err = goWait(ctx, p, "a", func(context.Context) (int, error) { panic(errBoom) })
 	var pe *smartpool.PanicError
 	require.ErrorAs(t, err, &pe)
 	require.ErrorIs(t, err, errBoom)
 
-	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }).Wait(ctx)
+	_, err = goWait(ctx, p, "a", func(context.Context) (int, error) { runtime.Goexit(); return 0, nil })
 	require.ErrorIs(t, err, smartpool.ErrGoexit)
-
-	_, err = smartpool.Go(p, "nope", func(context.Context) (int, error) { return 1, nil }).Wait(ctx)
-	require.ErrorIs(t, err, smartpool.ErrUnknownKey)
-	_, err = smartpool.Go[string, int](p, "a", nil).Wait(ctx)
-	require.ErrorIs(t, err, smartpool.ErrNilTask)
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	block := make(chan struct{})
-	f := smartpool.Go(p, "a", func(context.Context) (int, error) { <-block; return 7, nil })
+	f := goF(smartpool.Go(p, "a", func(context.Context) (int, error) { <-block; return 7, nil }))
 	_, err = f.Wait(cancelled)
 	require.ErrorIs(t, err, context.Canceled)
 	close(block)
@@ -53,8 +48,44 @@ func TestFuture_Outcomes(t *testing.T) {
 	require.Equal(t, 7, v2)
 
 	closeWithin(t, o, long)
-	_, err = smartpool.Go(p, "a", func(context.Context) (int, error) { return 1, nil }).Wait(ctx)
+}
+
+// Go refuses at the call: a submit the pool refuses returns its error and
+// no Future, at once, so a server can answer "busy" without waiting.
+func TestFuture_GoRefusesAtTheCall(t *testing.T) {
+	o := start(t, &behavior{workers: 1, limit: 1, levels: [][]ch{{fifo("a")}}})
+	p := o.Pool()
+	ok := func(context.Context) (int, error) { return 1, nil }
+	var held *smartpool.Future[int]
+	gate := make(chan struct{})
+	for _, c := range []struct {
+		name string
+		key  string
+		fn   func(context.Context) (int, error)
+		opts []smartpool.Option
+		want error
+	}{
+		{"unknown key", "nope", ok, nil, smartpool.ErrUnknownKey},
+		{"nil function", "a", nil, nil, smartpool.ErrNilTask},
+		{"bad option", "a", ok, []smartpool.Option{smartpool.WithPriority(1)}, smartpool.ErrOption},
+		{"at the limit", "a", ok, nil, smartpool.ErrFull},
+	} {
+		if c.want == smartpool.ErrFull { // take the pool's only unit first
+			var err error
+			held, err = smartpool.Go(p, "a", func(context.Context) (int, error) { <-gate; return 0, nil })
+			require.NoError(t, err)
+		}
+		f, err := smartpool.Go(p, c.key, c.fn, c.opts...)
+		require.ErrorIs(t, err, c.want, c.name)
+		require.Nil(t, f, c.name)
+	}
+	close(gate)
+	_, err := held.Wait(context.Background())
+	require.NoError(t, err)
+	closeWithin(t, o, long)
+	f, err := smartpool.Go(p, "a", ok)
 	require.ErrorIs(t, err, smartpool.ErrClosed)
+	require.Nil(t, f)
 }
 
 // A future dropped by Close resolves with ErrDropped; so does one whose task
@@ -66,15 +97,15 @@ func TestFuture_Dropped(t *testing.T) {
 	p := o.Pool()
 	wake := make(chan struct{})
 	suspended := make(chan struct{})
-	yielded := smartpool.Go(p, "d", func(ctx context.Context) (int, error) {
+	yielded := goF(smartpool.Go(p, "d", func(ctx context.Context) (int, error) {
 		smartpool.Yield(ctx, func() { close(suspended); <-wake })
 		return 1, nil
-	})
+	}))
 	<-suspended
 	g := newGate()
 	submit(t, o, "pin", g.task("pin"))
 	g.waitStarted(t, 1)
-	queued := smartpool.Go(p, "d", func(context.Context) (int, error) { return 2, nil })
+	queued := goF(smartpool.Go(p, "d", func(context.Context) (int, error) { return 2, nil }))
 	task, viaChannel := smartpool.NewFuture(func(context.Context) (int, error) { return 3, nil })
 	require.NoError(t, src(d).Push(task, smartpool.Order{}))
 	go func() {
@@ -94,17 +125,17 @@ func TestFuture_Dropped(t *testing.T) {
 func TestFuture_ChainedAcrossPools(t *testing.T) {
 	one := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	two := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("b")}}})
-	sum := smartpool.Go(one.Pool(), "a", func(ctx context.Context) (int, error) {
+	sum := goF(smartpool.Go(one.Pool(), "a", func(ctx context.Context) (int, error) {
 		total := 0
 		for i := range 10 {
-			v, err := smartpool.Go(two.Pool(), "b", func(context.Context) (int, error) { return i * i, nil }).Wait(ctx)
+			v, err := goWait(ctx, two.Pool(), "b", func(context.Context) (int, error) { return i * i, nil })
 			if err != nil {
 				return 0, err
 			}
 			total += v
 		}
 		return total, nil
-	})
+	}))
 	v, err := sum.Wait(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 285, v)
@@ -114,13 +145,13 @@ func TestFuture_ChainedAcrossPools(t *testing.T) {
 func TestRecv(t *testing.T) {
 	o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
 	c := make(chan int)
-	f := smartpool.Go(o.Pool(), "a", func(ctx context.Context) (int, error) {
+	f := goF(smartpool.Go(o.Pool(), "a", func(ctx context.Context) (int, error) {
 		v, ok, err := smartpool.Recv(ctx, c)
 		if !ok {
 			return 0, errors.New("closed")
 		}
 		return v, err
-	})
+	}))
 	submit(t, o, "a", func(context.Context) { c <- 42 }) // runs while the first task waits
 	v, err := f.Wait(context.Background())
 	require.NoError(t, err)

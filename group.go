@@ -28,7 +28,7 @@ import (
 //
 // Errors: by default, as errgroup's, the first error cancels the group and
 // Wait returns it once every task has ended: a task's error, a panic (as
-// *PanicError; later panics go to Config.PanicHandler), ErrGoexit,
+// *PanicError; every panic also goes to Config.PanicHandler), ErrGoexit,
 // ErrDropped, a submit error, or the context's error. With CollectErrors,
 // as conc's default, no error cancels anything and Wait returns them all.
 //
@@ -206,7 +206,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.failContext(r, err)
 		g.leave()
 	default:
-		g.fail(r, err)
+		g.failed(r, ch, fn, err) // refused: ErrFull, ErrClosed, a bad option
 		g.leave()
 	}
 	return false
@@ -306,13 +306,13 @@ func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pi
 	}
 	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch, shared: true}
 	if tc := e.Helper(r.ctx); tc != nil {
-		e.RunInline(tc, ch, tc, t) // gives the slot back
+		e.RunInline(tc, ch, tc, e.Observed(r.ctx, ch, t)) // gives the slot back
 		return
 	}
 	if e.Chans[ch].Capped {
 		defer e.Release(ch)
 	}
-	e.RunHere(ch, context.Background(), t) // a guest of a goroutine outside the pool (Bits.RunHere)
+	e.RunHere(ch, context.Background(), e.Observed(r.ctx, ch, t)) // a guest of a goroutine outside the pool (Bits.RunHere)
 }
 
 // enterInline counts t in inline if the calling goroutine runs it as
@@ -343,8 +343,10 @@ func (g *Group[K]) leaveInline(id uintptr) {
 // Wait blocks until every spawned task has ended, then ends the round: it
 // cancels the round's context and returns its first error, or with
 // CollectErrors all its errors (see Group). It returns ctx.Err() instead if
-// ctx ends first, and the round goes on. From a pool task, pass its
-// context: the wait then yields the worker.
+// ctx ends first, and the round goes on. Called from a pool task's
+// goroutine, whatever ctx, the wait yields the worker (see Yield). A
+// failure no Wait reads is logged at Warn once the Group is collected or
+// the pool has closed.
 func (g *Group[K]) Wait(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -374,7 +376,9 @@ func (g *Group[K]) Wait(ctx context.Context) error {
 	g.mu.Unlock()
 	r.stop()
 	r.cancel(nil)
-	return r.result()
+	err := r.result()
+	r.read()
+	return err
 }
 
 // leave ends one spawned task (its outcome recorded by fail before).
@@ -412,20 +416,34 @@ type groupTask[K comparable] struct {
 type groupContext struct {
 	context.Context                 // the group's
 	task            context.Context // the context the worker passed to Run
+	started         context.Context // what Config.Observe's TaskObserver.Start returned, looked up first; nil without
 }
 
 // Value returns the run's task handle for the pool's key and the group
-// context's value for any other.
+// context's value for any other, the observer's values first.
 func (c *groupContext) Value(key any) any {
 	if key == (engine.TaskKey{}) {
 		return c.task.Value(key)
 	}
+	if c.started != nil {
+		if v := c.started.Value(key); v != nil {
+			return v
+		}
+	}
 	return c.Context.Value(key)
 }
 
-func (t *groupTask[K]) Run(ctx context.Context) {
+// RunObserved runs t for a pool with an observer: its function's context
+// looks values up in started first (engine.ObservedRunner).
+func (t *groupTask[K]) RunObserved(ctx, started context.Context) {
+	t.run(ctx, started)
+}
+
+func (t *groupTask[K]) Run(ctx context.Context) { t.run(ctx, nil) }
+
+func (t *groupTask[K]) run(ctx, started context.Context) {
 	g := t.g
-	t.ctx = groupContext{Context: t.r.ctx, task: ctx}
+	t.ctx = groupContext{Context: t.r.ctx, task: ctx, started: started}
 	guest := g.enterInline(ctx, t)
 	finished := false
 	var err error
@@ -439,18 +457,16 @@ func (t *groupTask[K]) Run(ctx context.Context) {
 		}
 		switch {
 		case finished:
-			g.fail(t.r, err)
+			g.failed(t.r, t.ch, t.fn, err)
 		case r != nil:
-			recoveredPanic(ctx)
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			if !g.fail(t.r, pe) {
-				g.p.e.ReportPanic(t.ch, pe) // the group reports its first error only
-			}
+			recoveredPanic(ctx, pe)
+			g.failed(t.r, t.ch, t.fn, pe)
 		default:
 			if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 				g.fail(t.r, ErrDropped)
 			} else {
-				g.fail(t.r, ErrGoexit)
+				g.failed(t.r, t.ch, t.fn, ErrGoexit)
 			}
 		}
 		if !t.shared {

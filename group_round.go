@@ -3,7 +3,10 @@ package smartpool
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+
+	"github.com/smartpool-go/smartpool/internal/engine"
 
 	"go.uber.org/atomic"
 )
@@ -26,9 +29,11 @@ type round struct {
 	first   atomic.Error // the first error, in the default mode; set once, by compare-and-swap from nil
 	ended   bool         // a Wait ended it; guarded by the group's mu
 
-	mu     sync.Mutex // guards errs and ctxErr
-	errs   []error    // every error, with collect
-	ctxErr bool       // the context's error is in errs already
+	mu      sync.Mutex      // guards errs, ctxErr, unread and cleanup
+	errs    []error         // every error, with collect
+	ctxErr  bool            // the context's error is in errs already
+	unread  *engine.Unread  // the round's first failure until a Wait reads it (watch)
+	cleanup runtime.Cleanup // logs unread if the group is collected first
 }
 
 // newRound returns a round whose context derives from the group's parent
@@ -102,6 +107,32 @@ func (g *Group[K]) fail(r *round, err error) bool {
 	}
 	r.cancel(err)
 	return true
+}
+
+// failed records err, the failure (error, panic or Goexit) of task fn of
+// channel ch, or its refused submit, in r, and follows the round's first
+// such failure until a Wait reads it (internal/engine/unread.go), so that
+// a forgotten Wait does not lose it. Drops and cancellations are not
+// followed: the pool counts and logs those itself.
+func (g *Group[K]) failed(r *round, ch int, fn any, err error) {
+	if !g.fail(r, err) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unread == nil {
+		r.unread = g.p.e.Unread(ch, fn, err)
+		r.cleanup = runtime.AddCleanup(g, (*engine.Unread).Collected, r.unread)
+	}
+}
+
+// read marks r's failure read by a Wait.
+func (r *round) read() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unread.Read() {
+		r.cleanup.Stop()
+	}
 }
 
 // failContext records err, the error of r's context that refused or

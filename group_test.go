@@ -330,14 +330,14 @@ func TestGroup_Semantics(t *testing.T) {
 			body: func(t *testing.T, p *smartpool.Pool[string], env *groupEnv) error {
 				bounded, cancel := context.WithTimeout(context.Background(), long)
 				defer cancel()
-				_, err := smartpool.Go(p, "a", func(ctx context.Context) (int, error) {
+				_, err := goF(smartpool.Go(p, "a", func(ctx context.Context) (int, error) {
 					return 0, smartpool.Scope(ctx, p, func(g *smartpool.Group[string]) {
 						g.SetLimit(2)
 						for range 10 {
 							g.Go("a", env.done)
 						}
 					})
-				}).Wait(bounded)
+				})).Wait(bounded)
 				return err
 			},
 			ran: 10,

@@ -57,7 +57,7 @@ func TestHandle_CancelBeforeStart(t *testing.T) {
 
 	var hf, ht smartpool.Handle
 	ran := make(chan struct{}, 1)
-	fut := smartpool.Go(p, "f", func(context.Context) (int, error) { ran <- struct{}{}; return 1, nil }, smartpool.WithHandle(&hf))
+	fut := goF(smartpool.Go(p, "f", func(context.Context) (int, error) { ran <- struct{}{}; return 1, nil }, smartpool.WithHandle(&hf)))
 	task := &namedTask{name: "t"}
 	if err := p.SubmitTask("f", task, smartpool.WithHandle(&ht)); err != nil {
 		t.Fatalf("SubmitTask: %v", err)

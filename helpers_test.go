@@ -117,10 +117,11 @@ type behavior struct {
 	sched   scheduler.Scheduler
 	levels  [][]ch
 	onPanic func(string, *smartpool.PanicError)
-	idle    time.Duration // Config.IdleTimeout; 0: testIdleTimeout
-	logger  *slog.Logger  // Config.Logger
-	spare   []int         // Config.Spare: non-nil makes the channels removable (reshape.go)
-	quantum int           // Config.Quantum
+	idle    time.Duration                                                           // Config.IdleTimeout; 0: testIdleTimeout
+	logger  *slog.Logger                                                            // Config.Logger
+	spare   []int                                                                   // Config.Spare: non-nil makes the channels removable (reshape.go)
+	quantum int                                                                     // Config.Quantum
+	observe func(ctx context.Context, key string, level int) smartpool.TaskObserver // Config.Observe
 }
 
 // testIdleTimeout is the tests' Config.IdleTimeout: so short that idle
@@ -130,7 +131,7 @@ type behavior struct {
 const testIdleTimeout = 20 * time.Microsecond
 
 func (b *behavior) Config() smartpool.Config[string] {
-	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare, Quantum: b.quantum}
+	cfg := smartpool.Config[string]{Workers: b.workers, Limit: b.limit, Schedule: b.sched, PanicHandler: b.onPanic, IdleTimeout: b.idle, Logger: b.logger, Spare: b.spare, Quantum: b.quantum, Observe: b.observe}
 	if b.idle == 0 {
 		cfg.IdleTimeout = testIdleTimeout
 	}
@@ -285,3 +286,25 @@ func runtimeGoexit() { runtime.Goexit() }
 
 // src returns c's Source, for tests that drive a channel as the pool does.
 func src(c smartpool.Channel) source.Source { return source.SourceOf(c) }
+
+// goF is Go for tests that read a refusal through the Future, as a Wait's
+// error: a refused submit gives a Future resolved with its error.
+func goF[T any](f *smartpool.Future[T], err error) *smartpool.Future[T] {
+	if err == nil {
+		return f
+	}
+	t, f := smartpool.NewFuture(func(context.Context) (T, error) { var zero T; return zero, err })
+	t.Run(context.Background())
+	return f
+}
+
+// goWait runs fn through Go and waits for its result; a refused submit is
+// its error.
+func goWait[T any](ctx context.Context, p *smartpool.Pool[string], key string, fn func(context.Context) (T, error), opts ...smartpool.Option) (T, error) {
+	f, err := smartpool.Go(p, key, fn, opts...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f.Wait(ctx)
+}

@@ -45,7 +45,7 @@ var waitKinds = []struct {
 		return errors.New("the task behind never ran while this one slept")
 	}},
 	{"Future.Wait", func(ctx context.Context, p *smartpool.Pool[string], event chan struct{}) error {
-		_, err := smartpool.Go(p, "a", func(context.Context) (int, error) { close(event); return 0, nil }).Wait(ctx)
+		_, err := goWait(ctx, p, "a", func(context.Context) (int, error) { close(event); return 0, nil })
 		return err
 	}},
 	{"Group.Wait", func(ctx context.Context, p *smartpool.Pool[string], event chan struct{}) error {

@@ -51,7 +51,7 @@ func (ls Levels[K]) params() [][]ChannelParams[K] {
 
 // With returns a behavior of these levels with the pool-wide settings of
 // cfg: Workers, Schedule, Limit, PanicHandler, Logger, TimingEvery,
-// IdleTimeout, StallAfter and Spare, each documented on Config, zero meaning its
+// IdleTimeout, StallAfter, Spare, Quantum and Observe, each documented on Config, zero meaning its
 // default as there. The levels are ls: leave cfg.Levels empty. A channel
 // listed there too is not ignored: New refuses it with an error wrapping
 // ErrConfig (its key is listed twice, or it has no channel in ls).

@@ -28,8 +28,14 @@ func logger(l *slog.Logger) *slog.Logger {
 	return l
 }
 
-func (p *Pool[K]) logStart(workers int) {
-	p.log.Info("smartpool: pool started", "workers", workers, "levels", p.e.Field.Levels(), "channels", len(p.keys))
+// logStart logs the pool's start: the channels listed, and the places
+// Config.Spare reserves for more, if any.
+func (p *Pool[K]) logStart(workers, channels int) {
+	if spare := len(p.keys) - channels; spare > 0 {
+		p.log.Info("smartpool: pool started", "workers", workers, "levels", p.e.Field.Levels(), "channels", channels, "spare", spare)
+		return
+	}
+	p.log.Info("smartpool: pool started", "workers", workers, "levels", p.e.Field.Levels(), "channels", channels)
 }
 
 // logClosing logs the first Close call.
@@ -51,6 +57,7 @@ func (p *Pool[K]) logClosed() {
 			p.log.Warn("smartpool: tasks dropped", "channel", c.Key, "dropped", c.Dropped)
 		}
 	}
+	p.e.FlushUnread()
 }
 
 // logPanic logs a panic no handler took: its value and its stack as

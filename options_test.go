@@ -165,7 +165,7 @@ func TestOptions_Refused(t *testing.T) {
 		if !strings.Contains(c.want, "twice") {
 			require.Contains(t, err.Error(), c.key, "the error names the channel")
 		}
-		f := smartpool.Go(p.pool, c.key, func(context.Context) (int, error) { return 1, nil }, c.opts...)
+		f := goF(smartpool.Go(p.pool, c.key, func(context.Context) (int, error) { return 1, nil }, c.opts...))
 		_, err = f.Wait(context.Background())
 		require.ErrorIs(t, err, smartpool.ErrOption, "Go: %s", c.key)
 	}
@@ -262,8 +262,8 @@ func TestOptions_GoCancelled(t *testing.T) {
 	p := newOptPool(t, smartpool.Config[string]{})
 	release := p.hold(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	f := smartpool.Go(p.pool, "deadline", func(context.Context) (int, error) { return 1, nil },
-		smartpool.WithDeadline(time.Now()), smartpool.WithContext(ctx))
+	f := goF(smartpool.Go(p.pool, "deadline", func(context.Context) (int, error) { return 1, nil },
+		smartpool.WithDeadline(time.Now()), smartpool.WithContext(ctx)))
 	cancel()
 	_, err := f.Wait(context.Background())
 	require.True(t, errors.Is(err, context.Canceled), "got %v", err)

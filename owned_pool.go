@@ -94,6 +94,14 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	p := &Pool[K]{keys: keys, log: logger(cfg.Logger)}
 	p.index.Store(&lo.index)
 	sp.Log = p.log
+	if observe := cfg.Observe; observe != nil {
+		sp.Observe = func(ctx context.Context, ch int) engine.Observer { // ch is pinned by the submit: its key and level hold
+			if o := observe(ctx, p.keys[ch], p.e.LevelOf(ch)); o != nil {
+				return o
+			}
+			return nil // not a nil TaskObserver inside a non-nil engine.Observer
+		}
+	}
 	e, preQueued, err := engine.Build(sp)
 	if err != nil {
 		return nil, err
@@ -106,7 +114,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 	e.SetAccounting(preQueued)
 	e.Start(stallAfter, func(ch int) any { return keys[ch] }, // not p: the watchdog holds no pool alive
 		func() { p.report = p.buildReport(); p.logClosed() })
-	p.logStart(workers)
+	p.logStart(workers, len(lo.keys))
 	return &OwnedPool[K]{pool: p}, nil
 }
 

@@ -33,3 +33,23 @@ func TestLog_CloseLinesGiveTheWorkersNow(t *testing.T) {
 	require.Equal(t, "1", logs.lines("smartpool: close begun")[0]["workers"])
 	require.Equal(t, "1", logs.lines("smartpool: pool closed")[0]["workers"])
 }
+
+// The start line counts the channels listed, and the places Config.Spare
+// reserves apart: a pool of one channel and three spare places said
+// channels=4.
+func TestLog_StartLineCountsSpareApart(t *testing.T) {
+	for _, c := range []struct {
+		spare      []int
+		want, more string
+	}{
+		{nil, "1", ""},
+		{[]int{3}, "1", "3"},
+	} {
+		logs := &logRecords{}
+		o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("jobs")}}, spare: c.spare, logger: slog.New(logs)})
+		closeWithin(t, o, long)
+		line := logs.lines("smartpool: pool started")[0]
+		require.Equal(t, c.want, line["channels"], "channels with Spare %v", c.spare)
+		require.Equal(t, c.more, line["spare"], "spare places with Spare %v", c.spare)
+	}
+}

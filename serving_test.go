@@ -47,20 +47,21 @@ func neverRuns(t *testing.T) func(context.Context) {
 }
 
 // A channel that is not in the configuration's levels belongs to no pool:
-// it refuses every task, before the pool starts, while it runs and after it
-// closed, and a Requeue or Close by mistake changes nothing.
+// it refuses every task with ErrNotServed, which says what to do, before
+// the pool starts, while it runs and after it closed, and a Requeue or
+// Close by mistake changes nothing.
 func TestServing_ChannelNotInLevelsRefuses(t *testing.T) {
 	for _, k := range servedKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			stray := k.make()
-			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "before New")
+			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrNotServed, "before New")
 			o := start(t, &behavior{workers: 1, levels: [][]ch{{fifo("a")}}})
-			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "while another pool runs")
-			require.ErrorIs(t, src(stray).Push(smartpool.Func(neverRuns(t)), smartpool.Order{}), smartpool.ErrClosed, "Push")
-			require.ErrorIs(t, src(stray).Requeue(smartpool.Func(neverRuns(t))), smartpool.ErrClosed, "Requeue")
+			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrNotServed, "while another pool runs")
+			require.ErrorIs(t, src(stray).Push(smartpool.Func(neverRuns(t)), smartpool.Order{}), smartpool.ErrNotServed, "Push")
+			require.ErrorIs(t, src(stray).Requeue(smartpool.Func(neverRuns(t))), smartpool.ErrNotServed, "Requeue")
 			require.Nil(t, src(stray).Close(true))
 			closeWithin(t, o, long)
-			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrClosed, "after Close")
+			require.ErrorIs(t, k.submit(stray, neverRuns(t)), smartpool.ErrNotServed, "after Close")
 			require.Zero(t, stray.Len())
 		})
 	}
@@ -78,7 +79,7 @@ func TestServing_FailedNewLeavesChannelsRefusingAndReusable(t *testing.T) {
 				{{key: "a", c: c, coc: true}, {key: "taken", c: taken}},
 			}})
 			require.ErrorIs(t, err, smartpool.ErrAttached)
-			require.ErrorIs(t, k.submit(c, neverRuns(t)), smartpool.ErrClosed, "a channel of a failed New")
+			require.ErrorIs(t, k.submit(c, neverRuns(t)), smartpool.ErrNotServed, "a channel of a failed New")
 			require.Nil(t, src(c).Close(true))
 
 			o := start(t, &behavior{workers: 1, levels: [][]ch{{{key: "a", c: c, coc: true}}}})

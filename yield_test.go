@@ -55,11 +55,11 @@ func TestYield_TaskWaitsOnTaskOneWorker(t *testing.T) {
 			if depth == 0 {
 				return 0, nil
 			}
-			v, err := smartpool.Go(p, "a", chain(depth-1)).Wait(ctx)
+			v, err := goWait(ctx, p, "a", chain(depth-1))
 			return v + 1, err
 		}
 	}
-	v, err := smartpool.Go(p, "a", chain(100)).Wait(context.Background())
+	v, err := goWait(context.Background(), p, "a", chain(100))
 	require.NoError(t, err)
 	require.Equal(t, 100, v)
 	r := closeWithin(t, o, long)

@@ -17,8 +17,11 @@ import (
 )
 
 // Pool is what a workload sees of a pool under test. Every adapter counts
-// its unfinished tasks with a sync.WaitGroup and wraps each task in one
-// closure that calls Done, so that harness cost is the same for every pool.
+// its unfinished tasks with a sync.WaitGroup. The hand-written pools call
+// Done in their workers, after the task, as people write them: no closure
+// per task. The libraries run only the function they are given, so their
+// adapters wrap each task in one closure that calls Done, the cost of the
+// caller's own closure in a program.
 type Pool interface {
 	// Submit runs fn on the pool. It may block, as the pool's own submit does.
 	Submit(fn func())
@@ -104,6 +107,7 @@ func newChanPool(workers int) Pool {
 		go func() {
 			for f := range p.tasks {
 				f()
+				p.wg.Done()
 			}
 		}()
 	}
@@ -112,7 +116,7 @@ func newChanPool(workers int) Pool {
 
 func (p *chanPool) Submit(fn func()) {
 	p.wg.Add(1)
-	p.tasks <- func() { fn(); p.wg.Done() }
+	p.tasks <- fn
 }
 
 func (p *chanPool) Close() { close(p.tasks) }
@@ -138,6 +142,7 @@ func (p *twoChan) work() {
 		select {
 		case f := <-p.high:
 			f()
+			p.wg.Done()
 			continue
 		default:
 		}
@@ -149,18 +154,19 @@ func (p *twoChan) work() {
 		case <-p.quit:
 			return
 		}
+		p.wg.Done()
 	}
 }
 
 func (p *twoChan) Submit(fn func()) {
 	p.wg.Add(1)
-	p.low <- func() { fn(); p.wg.Done() }
+	p.low <- fn
 }
 
 // SubmitHigh queues fn on the high channel.
 func (p *twoChan) SubmitHigh(fn func()) {
 	p.wg.Add(1)
-	p.high <- func() { fn(); p.wg.Done() }
+	p.high <- fn
 }
 
 func (p *twoChan) Close() { close(p.quit) }

@@ -52,7 +52,7 @@ func WriteMarkdown(w io.Writer, r *Results, chart string) error {
 	fmt.Fprintf(b, "- Date: %s\n", m.Date.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(b, "- Scale %g, pool size %d unless stated, each figure the median (min–max) of %d runs after one warm-up, runs alternating between pools; the whole run took %s.\n",
 		r.Config.Scale, r.Config.Workers, r.Config.Rounds, r.Elapsed.Round(time.Second))
-	fmt.Fprintf(b, "- Pools: goroutines (`go` + WaitGroup), chan-pool (hand-written, %d workers on a %d-slot chan), two-chan (the same with a high and a low chan and a select preferring high), ants/v2, pond/v2, gammazero/workerpool, conc/pool, errgroup with SetLimit, smartpool (a high and a low FIFO level). Every adapter wraps tasks in one closure for its WaitGroup.\n",
+	fmt.Fprintf(b, "- Pools: goroutines (`go` + WaitGroup), chan-pool (hand-written, %d workers on a %d-slot chan), two-chan (the same with a high and a low chan and a select preferring high), ants/v2, pond/v2, gammazero/workerpool, conc/pool, errgroup with SetLimit, smartpool (a high and a low FIFO level). The hand-written pools call their WaitGroup's Done in the worker (no closure per task); the libraries' adapters wrap each task in one closure that calls it.\n",
 		r.Config.Workers, ChanBuffer)
 	if chart != "" {
 		fmt.Fprintf(b, "\n![spawn-spam, multi-producer and priority-latency p99 per pool](%s)\n", chart)

@@ -88,13 +88,13 @@ import (
 //
 // Use NewBounded: smartpool.New refuses a zero Bounded, and one made with a
 // capacity below 1 with smartpool.ErrNoQueues. Neither is ever served, so
-// their submit methods return smartpool.ErrClosed. A Bounded must not be
+// their submit methods return smartpool.ErrNotServed. A Bounded must not be
 // copied. All methods are safe for concurrent use; only a submit given a
 // context blocks, and only as described above.
 //
-// A Bounded takes tasks only while a running pool serves it: before New
-// attached it, after a New that failed, and from the pool's Close on, its
-// submit methods return smartpool.ErrClosed.
+// A Bounded takes tasks only while a running pool serves it: its submit
+// methods return smartpool.ErrNotServed before New attached it (or after a
+// New that failed), and smartpool.ErrClosed from the pool's Close on.
 type Bounded struct {
 	plug
 	src boundedSource
@@ -139,7 +139,7 @@ func DropOldest() BoundedOption {
 // it runs in that task's place instead (source.Bits.RunInTask), with its
 // context, so its waits yield. The pool counts it in its Stats like a
 // worker's run (Ran, Panicked or Goexited), and a panic in it is recovered
-// and goes to the pool's panic handler (or the task's Future or Group), not
+// and goes to the pool's panic handler (and the task's Future or Group), not
 // to the caller. Each is also counted in BoundedStats.CallerRan, and held
 // (source.Bits.Hold) until it ended, so a removal of the channel
 // (smartpool.Pool.RemoveChannel) reports it in its final stats. After the

@@ -38,7 +38,7 @@ func ExampleNewBounded() {
 	// waited for room 0
 	// waited for room 1
 	// waited for room 2
-	// Submit after Close: smartpool: closed (no running pool serves the channel)
+	// Submit after Close: smartpool: closed
 }
 
 // reading is a task that names itself, so OnEnd can say which.

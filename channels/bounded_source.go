@@ -78,7 +78,7 @@ func (b *boundedSource) offer(t smartpool.Task, how entry) error {
 	bits := b.bits
 	if b.refusingLocked() {
 		b.mu.Unlock()
-		return smartpool.ErrClosed
+		return bits.Refusal()
 	}
 	if how == submitted {
 		if err := bits.Admit(1); err != nil {
@@ -134,7 +134,7 @@ var errBoundedFull = fmt.Errorf("%w: the Bounded is at its capacity; submit With
 // or queues it if there is room; queued reports the latter.
 func (b *boundedSource) tryQueueLocked(t smartpool.Task) (queued bool, err error) {
 	if b.refusingLocked() {
-		return false, smartpool.ErrClosed
+		return false, b.bits.Refusal()
 	}
 	if !b.roomLocked() {
 		return false, nil
@@ -177,7 +177,7 @@ func (b *boundedSource) Requeue(t smartpool.Task) error {
 	b.mu.Lock()
 	if b.dropped || !b.bits.Attached() {
 		b.mu.Unlock()
-		return smartpool.ErrClosed
+		return b.bits.Refusal()
 	}
 	b.pushLocked(boundedItem{t: t, requeue: true})
 	bits := b.bits

@@ -186,7 +186,7 @@ func TestBoundedNoQueues(t *testing.T) {
 				"Push":                      src(b).Push(idTask(0), smartpool.Order{}),
 				"Requeue":                   src(b).Requeue(idTask(0)),
 			} {
-				wantErr(t, what, err, smartpool.ErrClosed)
+				wantErr(t, what, err, smartpool.ErrNotServed)
 			}
 			if src(b).Poll(0) != nil || b.Len() != 0 {
 				t.Fatal("a Bounded without queues holds a task")
@@ -983,8 +983,8 @@ func TestBoundedAttach(t *testing.T) {
 	b := channels.NewBounded(2)
 	ran := make(chan struct{})
 	task := func(context.Context) { close(ran) }
-	wantErr(t, "Submit before New", b.Submit(task), smartpool.ErrClosed)
-	wantErr(t, "Submit with a context before New", b.Submit(task, smartpool.WithContext(context.Background())), smartpool.ErrClosed)
+	wantErr(t, "Submit before New", b.Submit(task), smartpool.ErrNotServed)
+	wantErr(t, "Submit with a context before New", b.Submit(task, smartpool.WithContext(context.Background())), smartpool.ErrNotServed)
 	newBoundedPool(t, boundedBehavior{ch: b, workers: 1})
 	wantErr(t, "Submit after New", b.Submit(task), nil)
 	waitOrFail(t, ran, "the task")

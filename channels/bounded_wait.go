@@ -53,7 +53,7 @@ func (b *boundedSource) await(ctx context.Context, w *boundedWaiter) error {
 // smartpool.ErrClosed instead. See "Waiting: hand-off admission".
 func (b *boundedSource) admitLocked() int {
 	if b.refusingLocked() {
-		b.releaseLocked(smartpool.ErrClosed)
+		b.releaseLocked(b.bits.Refusal())
 		return 0
 	}
 	n := 0

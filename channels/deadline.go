@@ -44,9 +44,9 @@ import (
 // not be copied. All methods are safe for concurrent use and none blocks
 // beyond a short critical section, unless a submit's options say so.
 //
-// A Deadline takes tasks only while a running pool serves it: before New
-// attached it, after a New that failed, and from the pool's Close on, its
-// submit methods return smartpool.ErrClosed.
+// A Deadline takes tasks only while a running pool serves it: its submit
+// methods return smartpool.ErrNotServed before New attached it (or after a
+// New that failed), and smartpool.ErrClosed from the pool's Close on.
 type Deadline struct {
 	plug
 	src deadlineSource

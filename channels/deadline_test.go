@@ -163,8 +163,8 @@ func TestDeadlineZeroValue(t *testing.T) {
 	if src(&d) != nil || d.Len() != 0 || d.Stats() != (channels.DeadlineStats{}) {
 		t.Fatal("zero Deadline is not empty, or holds a Source")
 	}
-	wantErr(t, "Submit", d.Submit(time.Time{}, noop), smartpool.ErrClosed)
-	wantErr(t, "SubmitTask with options", d.SubmitTask(time.Time{}, idTask(1), smartpool.WithContext(t.Context())), smartpool.ErrClosed)
+	wantErr(t, "Submit", d.Submit(time.Time{}, noop), smartpool.ErrNotServed)
+	wantErr(t, "SubmitTask with options", d.SubmitTask(time.Time{}, idTask(1), smartpool.WithContext(t.Context())), smartpool.ErrNotServed)
 }
 
 // decodeDeadline turns fuzz bytes into a deadline: an extreme one, one of a

@@ -25,11 +25,11 @@ func (how entry) admitLocked(b source.Bits, dropped, closed bool) error {
 		return smartpool.ErrClosed
 	case how == requeued:
 		if !b.Attached() {
-			return smartpool.ErrClosed // a user's mistaken call: nothing would run it
+			return b.Refusal() // a user's mistaken call: nothing would run it
 		}
 		return nil
 	case closed || b.Closed():
-		return smartpool.ErrClosed
+		return b.Refusal()
 	case how == submitted:
 		return b.Admit(1)
 	}

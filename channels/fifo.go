@@ -17,9 +17,9 @@ import (
 //
 // Use NewFIFO: smartpool.New refuses a zero FIFO. A FIFO must not be copied.
 //
-// A FIFO takes tasks only while a running pool serves it: before New attached
-// it, after a New that failed, and from the pool's Close on, its submit
-// methods return smartpool.ErrClosed.
+// A FIFO takes tasks only while a running pool serves it: its submit
+// methods return smartpool.ErrNotServed before New attached it (or after a
+// New that failed), and smartpool.ErrClosed from the pool's Close on.
 type FIFO struct {
 	plug
 	src fifoSource

@@ -75,7 +75,7 @@ func (f *fifoSource) submitBatch(fns []func(ctx context.Context)) error {
 	f.tail.Lock()
 	if f.closed || f.bits.Closed() {
 		f.tail.Unlock()
-		return smartpool.ErrClosed
+		return f.bits.Refusal()
 	}
 	if err := f.bits.Admit(len(fns)); err != nil {
 		f.tail.Unlock()

@@ -70,7 +70,7 @@ import (
 // # Use
 //
 // Use NewKeyed: smartpool.New refuses a zero Keyed, whose submit methods
-// return smartpool.ErrClosed. A Keyed must not be copied. All methods are
+// return smartpool.ErrNotServed. A Keyed must not be copied. All methods are
 // safe for concurrent use and none blocks beyond a short critical section,
 // unless a submit's options say so. G must be comparable at run time too:
 // an interface G holding a slice panics, as it would as a map key.
@@ -80,9 +80,9 @@ import (
 // one group that every such task shares, bound by the limit as any other.
 // Submit through the Keyed to name the group.
 //
-// A Keyed takes tasks only while a running pool serves it: before New
-// attached it, after a New that failed, and from the pool's Close on, its
-// submit methods return smartpool.ErrClosed.
+// A Keyed takes tasks only while a running pool serves it: its submit
+// methods return smartpool.ErrNotServed before New attached it (or after a
+// New that failed), and smartpool.ErrClosed from the pool's Close on.
 type Keyed[G comparable] struct {
 	plug
 	src keyedSource[G]

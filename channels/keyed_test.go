@@ -109,7 +109,7 @@ func TestKeyedAPI(t *testing.T) {
 	}
 
 	k = newKeyed[string](t, 2) // the harness holds the first one
-	wantErr(t, "Submit before New", k.Submit("a", noop), smartpool.ErrClosed)
+	wantErr(t, "Submit before New", k.Submit("a", noop), smartpool.ErrNotServed)
 	o := newKeyedPool(t, keyedBehavior{ch: k, workers: 1})
 	_, err := smartpool.New[int](keyedBehavior{ch: k, workers: 1})
 	if !errors.Is(err, smartpool.ErrAttached) {

@@ -43,13 +43,13 @@ import (
 //
 // Use NewMulti: smartpool.New refuses a zero Multi, and one with no shards
 // (see NewMulti) with smartpool.ErrNoQueues. Neither is ever served, so
-// their submit methods return smartpool.ErrClosed. A Multi must not be
+// their submit methods return smartpool.ErrNotServed. A Multi must not be
 // copied. All methods are safe for concurrent use and none blocks beyond
 // the shards' short critical sections, unless a submit's options say so.
 //
-// A Multi takes tasks only while a running pool serves it: before New
-// attached it, after a New that failed, and from the pool's Close on, its
-// submit methods return smartpool.ErrClosed.
+// A Multi takes tasks only while a running pool serves it: its submit
+// methods return smartpool.ErrNotServed before New attached it (or after a
+// New that failed), and smartpool.ErrClosed from the pool's Close on.
 type Multi[C smartpool.Channel] struct {
 	plug
 	src multiSource[C]
@@ -125,7 +125,7 @@ func (m *Multi[C]) Next() C {
 
 // Submit queues fn in the next shard with that shard's default ordering (its
 // Source's Push). It returns smartpool.ErrNilTask for a nil fn,
-// smartpool.ErrClosed while no pool serves the Multi, smartpool.ErrFull
+// smartpool.ErrNotServed while no pool serves the Multi, smartpool.ErrFull
 // when the pool's in-flight limit is reached, and otherwise what the shard
 // returns. It does not block
 // unless opts say so: smartpool.WithContext waits for a unit of the limit
@@ -140,16 +140,18 @@ func (m *Multi[C]) Submit(fn func(ctx context.Context), opts ...smartpool.Option
 	b := m.src.bits.Load()
 	switch {
 	case b == nil:
-		return smartpool.ErrClosed // no pool serves it yet
+		return smartpool.ErrNotServed
 	case len(opts) > 0:
 		return b.Submit(smartpool.Func(fn), smartpool.Order{}, opts, nil)
 	}
 	if err := b.Admit(1); err != nil {
 		return err
 	}
-	err := m.src.Push(b.Stamp(smartpool.Func(fn)), smartpool.Order{})
+	t := b.Stamp(smartpool.Func(fn))
+	err := m.src.Push(t, smartpool.Order{})
 	if err != nil {
 		b.Refund(1)
+		b.Unstamp(t, err)
 	}
 	return err
 }

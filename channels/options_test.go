@@ -232,8 +232,8 @@ func TestZeroChannelRefused(t *testing.T) {
 			if !errors.Is(err, smartpool.ErrConfig) || !strings.Contains(err.Error(), c.ctor) {
 				t.Fatalf("New = %v, want ErrConfig naming %s", err, c.ctor)
 			}
-			wantErr(t, "Submit", c.submit(), smartpool.ErrClosed)
-			wantErr(t, "Submit with a context", c.submit(smartpool.WithContext(context.Background())), smartpool.ErrClosed)
+			wantErr(t, "Submit", c.submit(), smartpool.ErrNotServed)
+			wantErr(t, "Submit with a context", c.submit(smartpool.WithContext(context.Background())), smartpool.ErrNotServed)
 			if c.ch.Len() != 0 {
 				t.Fatalf("Len %d", c.ch.Len())
 			}

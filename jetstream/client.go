@@ -37,6 +37,10 @@ type Options struct {
 	// github.com/nats-io/nats.go. Connection handlers given here replace
 	// the client's, which keep Stats' connection counts and log.
 	NATS []nats.Option
+	// Propagator, if set, carries the publisher's context to the handler in
+	// message headers: the trace context, so that a task published in one
+	// process and run in another is one trace (trace.go). nil: none.
+	Propagator Propagator
 }
 
 func (o Options) withDefaults() Options {

@@ -132,7 +132,7 @@ func (m *message) Run(ctx context.Context) {
 			}
 		}
 	}()
-	err := h(ctx, m.msg.Data())
+	err := h(m.ch.client.extract(ctx, m.msg.Headers()), m.msg.Data()) // trace.go
 	returned = true
 	m.ch.unstall() // this worker is free again
 	if !m.claim() {

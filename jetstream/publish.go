@@ -115,6 +115,7 @@ func (c *Client) Publish(ctx context.Context, channel, handler string, payload [
 	if pc.timeout > 0 {
 		msg.Header.Set(timeoutHeader, pc.timeout.String())
 	}
+	c.inject(ctx, msg.Header) // trace.go
 	if pc.msgID == "" {
 		pc.msgID = nuid.Next()
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the README's "Sub-modules from a checkout" instructions: a scratch
-# module outside the repository uses the core, prometheus/ and jetstream/
+# module outside the repository uses the core, prometheus/, jetstream/ and otel/
 # through replace directives, then through a go.work, builds and runs.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,14 +19,16 @@ import (
 	"github.com/smartpool-go/smartpool"
 	"github.com/smartpool-go/smartpool/channels"
 	"github.com/smartpool-go/smartpool/jetstream"
+	spotel "github.com/smartpool-go/smartpool/otel"
 	smartprom "github.com/smartpool-go/smartpool/prometheus"
 )
 
-var _ = jetstream.NewRegistry
+var _ = jetstream.Options{Propagator: spotel.JetStreamPropagator(nil)}
 
 func main() {
 	jobs := channels.NewFIFO()
-	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}})
+	owned, err := smartpool.New(smartpool.Levels[string]{{{Key: "jobs", Channel: jobs, CompleteOnClose: true}}}.
+		With(smartpool.Config[string]{Observe: spotel.Observe[string]()}))
 	if err != nil {
 		panic(err)
 	}
@@ -50,7 +52,8 @@ main .
 go mod edit \
 	-replace "github.com/smartpool-go/smartpool=$repo" \
 	-replace "github.com/smartpool-go/smartpool/prometheus=$repo/prometheus" \
-	-replace "github.com/smartpool-go/smartpool/jetstream=$repo/jetstream"
+	-replace "github.com/smartpool-go/smartpool/jetstream=$repo/jetstream" \
+	-replace "github.com/smartpool-go/smartpool/otel=$repo/otel"
 go mod tidy
 go run . 2>/dev/null
 
@@ -58,6 +61,6 @@ echo "-- go.work"
 mkdir "$scratch/work" && cd "$scratch/work"
 go mod init example.com/app >/dev/null 2>&1
 main .
-go work init . "$repo" "$repo/prometheus" "$repo/jetstream"
+go work init . "$repo" "$repo/prometheus" "$repo/jetstream" "$repo/otel"
 go get github.com/prometheus/client_golang
 go run . 2>/dev/null

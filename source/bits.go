@@ -83,6 +83,12 @@ func (b Bits) Has(i int) bool { return b.b.Has(i) }
 // started removing the channel, and before AddChannel finished adding it.
 func (b Bits) Closed() bool { return b.b.Closed() }
 
+// Refusal returns the error a channel's submit methods return while Closed
+// reports true: ErrNotServed while no pool serves the channel yet (never
+// attached, its New failed, or AddChannel is adding it), ErrClosed once its
+// pool's Close, or its removal, started.
+func (b Bits) Refusal() error { return b.b.Refusal() }
+
 // Closing reports whether the channel's Close may act: the pool it is
 // attached to is closing (its Close started and has not finished). A
 // channel's Close does nothing while Closing reports false, so a user's call
@@ -187,8 +193,8 @@ func (b Bits) OrderOf(t task.Task) (task.Order, bool) { return b.b.OrderOf(t) }
 // RunHere runs t on the calling goroutine, for a channel that runs a task
 // instead of queueing it (channels.CallerRuns), and counts its outcome in the
 // channel's Stats as a worker's run would be: Ran, Panicked or Goexited. A
-// panic is recovered and sent to the pool's panic handler (or to the task's
-// Future or Group); runtime.Goexit is counted and then ends the calling
+// panic is recovered and sent to the pool's panic handler (and to the
+// task's Future or Group); runtime.Goexit is counted and then ends the calling
 // goroutine, as it would without the pool. The task's context is ctx, which
 // is context.Background() if nil. Its waits are plain waits, except on the
 // goroutine of a pool task, whose worker they give back (see Yield).
@@ -208,3 +214,9 @@ func (b Bits) RunHere(ctx context.Context, t task.Task) { b.b.RunHere(ctx, t) }
 // stamped already. The wrapper implements Unwrapper, so Discard returns the
 // task as submitted. The zero Bits returns t.
 func (b Bits) Stamp(t task.Task) task.Task { return b.b.Stamp(t) }
+
+// Unstamp tells the pool that t, which Stamp returned, was not queued
+// after all and its submit returns err: a pool with Config.Observe ends
+// the task's observer there. A channel that stamps only tasks it then
+// queues for sure never calls it. The zero Bits does nothing.
+func (b Bits) Unstamp(t task.Task, err error) { b.b.Unstamp(t, err) }

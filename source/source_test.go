@@ -28,8 +28,8 @@ func TestZeroBits(t *testing.T) {
 	if b.Len() != 0 {
 		t.Errorf("zero Bits covers %d queues", b.Len())
 	}
-	if err := b.Submit(task.Func(func(context.Context) {}), task.Order{}, nil, nil); !errors.Is(err, task.ErrClosed) {
-		t.Errorf("zero Bits' Submit: %v, want ErrClosed", err)
+	if err := b.Submit(task.Func(func(context.Context) {}), task.Order{}, nil, nil); !errors.Is(err, task.ErrNotServed) {
+		t.Errorf("zero Bits' Submit: %v, want ErrNotServed", err)
 	}
 }
 

@@ -10,10 +10,15 @@ var (
 	// Task that holds a nil function or pointer (Func(nil)).
 	ErrNilTask = errors.New("smartpool: nil task")
 	// ErrClosed is returned for work submitted after Close started, and by a
-	// channel's own submit methods whenever no running pool serves the
-	// channel: before New attached it, after its New failed, or when it is
-	// listed in no pool at all.
-	ErrClosed = errors.New("smartpool: closed (no running pool serves the channel)")
+	// channel's own submit methods once its pool's Close started or its
+	// removal (Pool.RemoveChannel) did.
+	ErrClosed = errors.New("smartpool: closed")
+	// ErrNotServed is returned by a channel's own submit methods while no
+	// pool serves the channel yet: a channel no New has attached (a new or
+	// zero channel, or one whose New failed), or one Pool.AddChannel is
+	// still adding. Pass the channel to New first, and submit once New
+	// returned.
+	ErrNotServed = errors.New("smartpool: channel not served by any pool yet (pass it to New, or Pool.AddChannel, before submitting)")
 	// ErrFull is returned by a non-blocking submit to a bounded channel
 	// that has no room, or to a pool whose in-flight limit is reached.
 	ErrFull = errors.New("smartpool: full")

@@ -12,7 +12,7 @@ const (
 	// Ran: its Run returned (a task run inline by its spawner too).
 	Ran Outcome = iota + 1
 	// Panicked: its Run panicked; the panic went to the pool's panic
-	// handler, its Future or its Group.
+	// handler, and to its Future or its Group if it has one.
 	Panicked
 	// Goexited: its Run called runtime.Goexit.
 	Goexited

@@ -34,6 +34,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -226,21 +227,18 @@ func main() {
 		fmt.Println("close:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("longest gap between two ticks: %v; pool closed %v after the flood began\n\n",
-		gap.Round(100*time.Microsecond), time.Since(began).Round(time.Millisecond))
+	fmt.Printf("longest gap between two ticks: %v%s; pool closed %v after the flood began\n",
+		gap.Round(100*time.Microsecond), loadNote(), time.Since(began).Round(time.Millisecond))
 
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "channel\tlevel\tsubmitted\tran\tdropped\tpanicked\t")
 	accounted := true
 	for _, c := range report.Channels {
-		fmt.Fprintf(tw, "%v\t%d\t%d\t%d\t%d\t%d\t\n", c.Key, c.Level, submitted[c.Key], c.Ran, c.Dropped, c.Panicked)
 		accounted = accounted && c.Finished() == submitted[c.Key]
 	}
-	tw.Flush()
 	bl, _ := report.Channel(Backlog)
-	fmt.Printf("every task accounted for: %v; Backlog's OnEnd counted %d drops, the report %d\n\n",
+	fmt.Printf("every task accounted for (submitted = ran + panicked + dropped, per channel): %v; Backlog's OnEnd counted %d drops, the report %d\n\n",
 		accounted, g.backlogDrops.Load(), bl.Dropped)
 
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "submit to start\tstarted\tp50\tp99\tmax\t")
 	for l, name := range []string{"Realtime", "Responsive", "both backlogs"} {
 		d := level[l].d // the pool closed: no task writes any more
@@ -249,6 +247,22 @@ func main() {
 	}
 	tw.Flush()
 	fmt.Printf("\nthe pool's own report (waits and runs of one task in %d):\n%v\n", smartpool.DefaultTimingEvery, report)
+}
+
+// loadNote says how busy the machine was, where Linux tells: the gap
+// between ticks measures the pool and the cores it gets, and other
+// programs on the machine take cores from it (a quiet 2-core machine
+// shows a few milliseconds; a loaded one, hundreds).
+func loadNote() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (machine load average %s on %d cores: it grows with the load)", f[0], runtime.NumCPU())
 }
 
 // serve serves the pool's live page and its expvar stats at addr, prints

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/smartpool-go/smartpool/task"
+
 // Bits is the engine's side of source.Bits, which wraps it and forwards
 // each method (inlined): a channel's queues in one pool. The zero Bits
 // belongs to no pool.
@@ -13,6 +15,14 @@ type Bits struct {
 // Attached is source.Bits.Attached, whose documentation is the channel author's.
 func (b Bits) Attached() bool {
 	return b.e != nil && !b.e.failed.Load() && (b.att == nil || b.att.state.Load() != attDetached)
+}
+
+// Refusal is source.Bits.Refusal, whose documentation is the channel author's.
+func (b Bits) Refusal() error {
+	if b.e == nil || b.e.failed.Load() || b.att != nil && b.att.state.Load() == attPending {
+		return task.ErrNotServed
+	}
+	return task.ErrClosed
 }
 
 // Len is source.Bits.Len, whose documentation is the channel author's.

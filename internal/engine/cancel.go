@@ -46,6 +46,13 @@ type HandleCancelHook interface{ CancelledByHandle() }
 // would, it runs t itself and returns nil (help.go). No wait and no run
 // inline holds pin, the caller's, if not nil (see keyPin).
 func (e *Engine) SubmitContext(ctx context.Context, ch int, t task.Task, how SubmitMode, pin *KeyPin) error {
+	if e.observer != nil {
+		return e.submitContextObserved(ctx, ch, t, how, pin) // observe.go
+	}
+	return e.submitContext(ctx, ch, t, how, pin)
+}
+
+func (e *Engine) submitContext(ctx context.Context, ch int, t task.Task, how SubmitMode, pin *KeyPin) error {
 	if e.stopped.Load() {
 		return task.ErrClosed
 	}
@@ -351,15 +358,16 @@ func (c *cancellable) cancelWith(fromQueue, release, byHandle bool) bool {
 		c.e.unitDone()
 	}
 	c.state.Store(claimedCancelled)
-	if hh, ok := c.Task.(HandleCancelHook); ok && byHandle {
+	err := context.Canceled
+	if !byHandle {
+		err = c.ctx.Err()
+	}
+	if hh, ok := plain(c.Task).(HandleCancelHook); ok && byHandle {
 		hh.CancelledByHandle()
-	} else if h, ok := c.Task.(CancelHook); ok {
-		err := context.Canceled
-		if !byHandle {
-			err = c.ctx.Err()
-		}
+	} else if h, ok := plain(c.Task).(CancelHook); ok {
 		h.Cancelled(err)
 	}
+	c.e.notePanic(c.Task, err) // the cause, for an observer (observe.go)
 	c.e.ended(c.ch, c.Task, task.Cancelled)
 	return true
 }

@@ -151,12 +151,13 @@ func (tc *taskContext) waitSpare() *Worker {
 func (tc *taskContext) rehire(w *Worker) {
 	tc.Context = tc.E.Base
 	tc.w, tc.cur = w, nil
-	tc.handedOff, tc.skipped, tc.Recovered, tc.Task, tc.charged = false, false, false, nil, false
+	tc.handedOff, tc.skipped, tc.Recovered, tc.Task, tc.charged = false, false, nil, nil, false
 	tc.detached, tc.origin, tc.order = false, 0, task.Order{}
 	tc.counted, tc.Dropped, tc.hosted, tc.borrowed = false, false, false, false
 	tc.dropCause = DropOnClose
 	tc.runStart, tc.reenteredAt = 0, 0
 	tc.inline = nil // empty between tasks: runInline and runHere pop what they push
+	tc.obs = nil    // nil between tasks: observed.Run restores what it set
 	tc.inCallback, tc.gaveWorker = false, false
 	tc.waking = false
 	tc.spare.Store(spareOff)

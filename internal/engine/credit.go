@@ -130,7 +130,8 @@ func (e *Engine) queuedUnitsDone(ch, k int) {
 }
 
 // channel returns the index of the channel b serves in a running pool, or
-// ErrClosed: the pool closing, the channel removed, or b of no channel.
+// ErrClosed: the pool closing, the channel removed, or b of no channel
+// (Submit says which, with Refusal).
 func (b Bits) channel() (int, error) {
 	if b.Closed() {
 		return 0, task.ErrClosed

@@ -43,6 +43,8 @@
 //	a channel's Bits; the attach hook         bits.go, attach.go
 //	the channel test harness's engine         standalone.go
 //	drops by cause (Stats' DroppedBy)         engine.go (DropCause)
+//	a task's observer (Config.Observe)        observe.go
+//	failures no Wait read, logged once        unread.go
 //	submit options and their errors           options.go, errors.go
 //
 // To change how a worker parks, read park.go, then worker.go (the loop that

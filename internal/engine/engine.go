@@ -67,14 +67,18 @@ type Engine struct {
 	closeOnce sync.Once     // guards startClose
 	done      chan struct{} // closed when the close has finished, after finish ran
 
-	closer    atomic.Uintptr // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
-	callbacks gidSet         // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+	closer    atomic.Uintptr   // the goroutine (gid) running startClose's drop phase, whose OnEnd calls must not wait for it; 0 outside it
+	callbacks gidSet           // goroutines outside the pool running an OnEnd Close waits for (cancel.go)
+	unread    unreadBook       // errors no Wait has read yet (unread.go)
+	keyOf     func(ch int) any // the user's key of channel ch, for log lines; set by Start, read-only
 
 	Timers schedules // After, At, Every
 	timing timing    // wait and run histograms (timing.go)
 	stall  *watchdog // Config.StallAfter (stall.go); nil when off; set by New before start
 
 	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
+
+	observer func(ctx context.Context, ch int) Observer // Config.Observe (observe.go); nil without. Set by Build, read-only
 
 	reshape *reshaper // Config.Spare: run-time channels (reshape.go); nil otherwise. Set by New, read-only
 
@@ -204,7 +208,8 @@ type PoolSpec struct {
 	TimingEvery int
 	Limit       int
 	Log         *slog.Logger
-	Chans       []ChanSpec // the listed channels
+	Chans       []ChanSpec                                 // the listed channels
+	Observe     func(ctx context.Context, ch int) Observer // Config.Observe; nil: none (observe.go)
 }
 
 // Build makes the engine of a pool, its channels not yet attached, and
@@ -216,6 +221,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 		return nil, nil, err
 	}
 	e.log = sp.Log
+	e.observer = sp.Observe
 	e.followup = append(sp.Followup, make([]int, sp.Slots-len(sp.Followup))...) // spare slots: set by AddChannel
 	e.idleTimeout = sp.IdleTimeout
 	e.quantum = int32(sp.Quantum)
@@ -233,7 +239,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	for i, cs := range sp.Chans {
 		c := cs.Src
 		e.Chans[i] = chanInfo{c: c, user: cs.User, level: cs.Level, first: cs.First, queues: c.Queues(),
-			name: cs.Name, coc: cs.Coc, onEnd: cs.OnEnd, tracked: e.reshape != nil}
+			name: cs.Name, coc: cs.Coc, onEnd: e.onEndOf(&sp.Chans[i]), tracked: e.reshape != nil}
 		if limit := max(cs.MaxRunning, cs.MaxInFlight); limit > 0 {
 			e.Chans[i].Capped, e.Chans[i].holdsYield = true, cs.MaxInFlight > 0
 			e.Chans[i].maxRunning.Store(int64(limit))
@@ -296,6 +302,7 @@ func (e *Engine) AttachAll(n int, attach func(ch int, b Bits) error) error {
 // starts a goroutine, so a failed New leaves none behind.
 func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish func()) {
 	e.stall = newWatchdog(e, stallAfter, keyOf)
+	e.keyOf = keyOf
 	e.finish = finish
 	e.live.Store(1) // the closer's share
 	e.stopped.Store(false)
@@ -314,12 +321,9 @@ func (e *Engine) Start(stallAfter time.Duration, keyOf func(ch int) any, finish 
 // never started). One atomic load.
 func (e *Engine) Stopping() bool { return e.stopped.Load() }
 
-// OnPanic sets the handler of the panics of tasks that have no Future or
-// Group to take them; set by New before any worker starts.
+// OnPanic sets the handler of every task's panic, also of those a Future or
+// Group recovered (Recovered); set by New before any worker starts.
 func (e *Engine) OnPanic(f func(ch int, p *task.PanicError)) { e.panicked = f }
-
-// ReportPanic hands a task's panic to the pool's handler.
-func (e *Engine) ReportPanic(ch int, p *task.PanicError) { e.panicked(ch, p) }
 
 // StartedAt returns when the pool was built: the start of Close's rate.
 func (e *Engine) StartedAt() time.Time { return e.timing.epoch }
@@ -421,6 +425,10 @@ func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, 
 	if err := e.admitNow(1); err != nil {
 		return err
 	}
+	var ob *observed
+	if e.observer != nil {
+		t, ob = e.observe(context.Background(), ch, t) // observe.go
+	}
 	e.credited(ch, 1)
 	var err error
 	if push == nil { // not a method value: that would allocate on the hot path
@@ -430,6 +438,7 @@ func (e *Engine) Submit(ch int, t task.Task, o task.Order, push func(task.Task, 
 	}
 	if err != nil {
 		e.queuedUnitsDone(ch, 1)
+		ob.refused(err)
 	}
 	return err
 }
@@ -564,15 +573,15 @@ func (e *Engine) dropQueued(ch int, t task.Task, why task.Outcome, cause DropCau
 		r.drop(cause)
 		return false
 	}
-	t, ok := e.discard(ch, t)
+	u, ok := e.discard(ch, t)
 	if !ok {
 		return false
 	}
 	e.Chans[ch].dropped[cause].Add(1)
-	if d, ok := t.(Droppable); ok {
+	if d, ok := u.(Droppable); ok {
 		d.Dropped()
 	}
-	e.ended(ch, t, why)
+	e.ended(ch, t, why) // t, not u: an observer finds its wrapper (observe.go)
 	return true
 }
 
@@ -653,6 +662,9 @@ func (e *Engine) ended(ch int, t task.Task, o task.Outcome) {
 			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
 		}
 	}()
+	if e.observer != nil {
+		e.endObserved(ch, t, o) // observe.go
+	}
 	e.Chans[ch].onEnd(UserTask(t), o)
 }
 

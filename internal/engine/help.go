@@ -31,8 +31,8 @@ import (
 // under its own (so its waits yield the caller's worker, and Close's
 // cancellation reaches it), and is counted in its own channel's Stats like a
 // run on a submitting goroutine (Bits.RunHere): Ran, Panicked or Goexited. A
-// panic is recovered, so it never ends the parent: it goes to the child's
-// Future or Group, or to the panic handler. runtime.Goexit cannot be
+// panic is recovered, so it never ends the parent: it goes to the panic
+// handler (and to the child's Future or Group). runtime.Goexit cannot be
 // stopped: it ends the child and then the parent, whose goroutine it
 // unwinds, as Goexit in any function the parent calls would.
 //
@@ -60,19 +60,24 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		defer e.Release(ch)
 	}
 	tc.inline = append(tc.inline, ch)
-	run := &InlineRun{}
-	outer := tc.Recovered // the parent's flag: a recovered panic of the child sets it (recoveredPanic)
-	tc.Recovered = false
+	run := &InlineRun{e: e, ch: ch}
+	outer := tc.Recovered // the parent's: a recovered panic of the child sets it (recoveredPanic)
+	tc.Recovered = nil
 	finished := false
 	defer func() {
-		recovered := tc.Recovered || run.Recovered
+		recovered := tc.Recovered
+		if recovered == nil {
+			recovered = run.Recovered
+		}
 		tc.Recovered = outer
 		tc.inline = tc.inline[:len(tc.inline)-1]
 		var how task.Outcome
 		switch {
 		case finished && run.skipped:
-		case finished && recovered:
+		case finished && recovered != nil:
 			c.inline.panicked.Add(1)
+			e.notePanic(t, recovered)
+			e.panicked(ch, recovered)
 			how = task.Panicked
 		case finished:
 			c.inline.ran.Add(1)
@@ -80,7 +85,9 @@ func (e *Engine) RunInline(tc *taskContext, ch int, ctx context.Context, t task.
 		default:
 			if r := recover(); r != nil {
 				c.inline.panicked.Add(1)
-				e.panicked(ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+				pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+				e.notePanic(t, pe)
+				e.panicked(ch, pe)
 				how = task.Panicked
 				break
 			}

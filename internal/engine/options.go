@@ -142,13 +142,16 @@ func (e *Engine) SubmitWith(ch int, t task.Task, order task.Order, opts []Option
 // Submit is source.Bits.Submit, whose documentation is the channel author's.
 func (b Bits) Submit(t task.Task, order task.Order, opts []Option, push func(task.Task, task.Order) error) error {
 	if b.e == nil {
-		return task.ErrClosed
+		return task.ErrNotServed
 	}
 	// Pinned before Closed: a removal detaches the channel before it flips
 	// the epoch (see "Reshaping", 6, in reshape.go).
 	pin := b.e.PinKey(b.channel)
 	defer pin.Unpin()
 	ch, err := pin.Find()
+	if err == task.ErrClosed {
+		return b.Refusal() // ErrNotServed, if no pool serves the channel yet
+	}
 	if err != nil {
 		return err
 	}

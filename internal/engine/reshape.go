@@ -649,7 +649,7 @@ func (e *Engine) fillSlot(i, first int, cs *ChanSpec, followup int) {
 	c, level := cs.Src, cs.Level
 	ci := &e.Chans[i]
 	ci.c, ci.user, ci.level, ci.first, ci.queues = c, cs.User, level, first, c.Queues()
-	ci.coc, ci.onEnd, ci.tracked = cs.Coc, cs.OnEnd, true
+	ci.coc, ci.onEnd, ci.tracked = cs.Coc, e.onEndOf(cs), true
 	ci.name = cs.Name
 	ci.Capped, ci.holdsYield = false, false
 	ci.maxRunning.Store(0)

@@ -36,8 +36,10 @@ type InlineKey struct{}
 // InlineRun is what RunHere learns about the task it runs; only the calling
 // goroutine touches it.
 type InlineRun struct {
-	Recovered bool // a Future or Group recovered the task's panic (recoveredPanic)
-	skipped   bool // WithContext's wrapper skipped it: cancelled, and counted so
+	e         *Engine
+	ch        int              // the task's channel (Where)
+	Recovered *task.PanicError // the task's panic, which its Future or Group recovered (recoveredPanic)
+	skipped   bool             // WithContext's wrapper skipped it: cancelled, and counted so
 }
 
 type inlineContext struct {
@@ -57,19 +59,21 @@ func (c inlineContext) Value(key any) any {
 func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 	defer e.untrack(ch) // last, after OnEnd: a removal may report once no task is held
 	stats := &e.Chans[ch].inline
-	run := &InlineRun{}
+	run := &InlineRun{e: e, ch: ch}
 	// On a pool task's goroutine, recoveredPanic marks that task: keep its
 	// own flag apart from t's, as runInline does.
 	host := TaskOf(ctx)
-	var hostRecovered bool
+	var hostRecovered *task.PanicError
 	if host != nil {
-		hostRecovered, host.Recovered = host.Recovered, false
+		hostRecovered, host.Recovered = host.Recovered, nil
 		host.inline = append(host.inline, ch) // see runInline
 	}
 	finished := false
 	defer func() {
 		if host != nil {
-			run.Recovered = run.Recovered || host.Recovered
+			if run.Recovered == nil {
+				run.Recovered = host.Recovered
+			}
 			host.Recovered = hostRecovered
 			host.inline = host.inline[:len(host.inline)-1]
 		}
@@ -78,7 +82,9 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 		}
 		if r := recover(); r != nil {
 			stats.panicked.Add(1)
-			e.panicked(ch, &task.PanicError{Value: r, Stack: Stack()})
+			pe := &task.PanicError{Value: r, Stack: Stack()}
+			e.notePanic(t, pe)
+			e.panicked(ch, pe)
 			e.ended(ch, t, task.Panicked)
 			return
 		}
@@ -87,11 +93,16 @@ func (e *Engine) RunHere(ch int, ctx context.Context, t task.Task) {
 	}()
 	t.Run(inlineContext{Context: ctx, run: run})
 	finished = true
-	recovered := run.Recovered || (host != nil && host.Recovered)
+	recovered := run.Recovered
+	if recovered == nil && host != nil {
+		recovered = host.Recovered
+	}
 	switch {
 	case run.skipped:
-	case recovered:
+	case recovered != nil:
 		stats.panicked.Add(1)
+		e.notePanic(t, recovered)
+		e.panicked(ch, recovered)
 		e.ended(ch, t, task.Panicked)
 	default:
 		stats.ran.Add(1)

@@ -190,5 +190,8 @@ func (b Bits) Stamp(t task.Task) task.Task {
 	if ch < 0 {
 		return t
 	}
+	if b.e.observer != nil {
+		t, _ = b.e.observe(context.Background(), ch, t) // a channel's own submit: observed here (observe.go)
+	}
 	return b.e.timing.stamp(ch, t)
 }

@@ -371,7 +371,7 @@ func (w *Worker) quantum() int32 {
 // ended on a host worker, inside a wait, or dropped, nor if it called
 // runtime.Goexit (a new goroutine then carries on the loop).
 func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
-	tc.cur, tc.handedOff, tc.skipped, tc.Recovered, tc.Task = q, false, false, false, t
+	tc.cur, tc.handedOff, tc.skipped, tc.Recovered, tc.Task = q, false, false, nil, t
 	tc.charged = w.e.Chans[q.ch].accounted.Load() && w.e.charge(q.ch) // credit.go
 	finished := false
 	start := w.startRun(tc, q.ch)
@@ -395,8 +395,12 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
 		switch {
 		case finished:
 			switch {
-			case tc.Recovered: // its Future or Group reported the panic
+			case tc.Recovered != nil: // its Future or Group took the panic; the handler hears of it too
 				inc(&w.stats[q.ch].panicked)
+				e.notePanic(t, tc.Recovered)
+				tc.inCallback = true
+				e.panicked(q.ch, tc.Recovered)
+				tc.inCallback = false
 				how = task.Panicked
 			case !tc.skipped:
 				inc(&w.stats[q.ch].ran)
@@ -406,7 +410,9 @@ func (w *Worker) Run(tc *taskContext, t task.Task, q *queueRef) (ok bool) {
 		case r != nil:
 			inc(&w.stats[q.ch].panicked)
 			tc.inCallback = true
-			e.panicked(q.ch, &task.PanicError{Value: r, Stack: debug.Stack()})
+			pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+			e.notePanic(t, pe)
+			e.panicked(q.ch, pe)
 			tc.inCallback = false
 			how, ok = task.Panicked, true
 		default:

@@ -108,14 +108,14 @@ type taskContext struct {
 	// the caller, does a goroutine reach the fields below.
 	owner atomic.Uintptr
 
-	w         *Worker   // worker whose slot this goroutine holds; nil while suspended
-	cur       *queueRef // queue the current task was last taken from (written by a host before grant)
-	handedOff bool      // the current task gave its unit of the in-flight limit away (Handoff)
-	skipped   bool      // the current task was cancelled while queued: not run, counted already (cancel.go)
-	Recovered bool      // the current task panicked and its Future or Group recovered and reported the panic: count it as panicked (future.go)
-	Task      task.Task // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
-	charged   bool      // the current task came without a unit of the limit and was charged one (credit.go)
-	inline    []int     // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
+	w         *Worker          // worker whose slot this goroutine holds; nil while suspended
+	cur       *queueRef        // queue the current task was last taken from (written by a host before grant)
+	handedOff bool             // the current task gave its unit of the in-flight limit away (Handoff)
+	skipped   bool             // the current task was cancelled while queued: not run, counted already (cancel.go)
+	Recovered *task.PanicError // the current task's panic, which its Future or Group recovered (recoveredPanic): counted as panicked and sent to the handler too
+	Task      task.Task        // the current task as polled, for OnEnd if it is dropped after a Yield (written by worker.run)
+	charged   bool             // the current task came without a unit of the limit and was charged one (credit.go)
+	inline    []int            // channels of the tasks this goroutine runs inline for its task, innermost last (help.go): RemoveChannel refuses to wait for them
 	// A callback worker.run makes after a task (OnEnd, the panic handler)
 	// may wait: see "Waiting in a callback".
 	inCallback bool // the goroutine runs such a callback (holding w unless gaveWorker)
@@ -140,6 +140,8 @@ type taskContext struct {
 	spare  atomic.Int32 // spareOff, spareWaiting, spareHired, spareGone: swapped by the spare and one hirer
 	waking bool         // the waking token came with the hire (written by the hirer before grant)
 	timer  *time.Timer  // the spare's idle timeout; the goroutine's own
+
+	obs *observed // the innermost observed task this goroutine runs, nil if none (observe.go)
 }
 
 type TaskKey struct{}
@@ -305,8 +307,10 @@ func (tc *taskContext) takeIdle() bool {
 func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 	how := ran
 	switch {
-	case finished && tc.Recovered:
-		how = panicked // reported by its Future or Group already
+	case finished && tc.Recovered != nil: // its Future or Group took the panic
+		how = panicked
+		tc.E.notePanic(tc.Task, tc.Recovered)
+		tc.E.panicked(tc.origin, tc.Recovered)
 	case finished:
 	case tc.Dropped: // ended already (endDropped); a panic in its deferred calls is still reported
 		how = dropped
@@ -315,7 +319,9 @@ func (tc *taskContext) finish(finished bool, r any) (carry bool) {
 		}
 	case r != nil:
 		how = panicked
-		tc.E.panicked(tc.origin, &task.PanicError{Value: r, Stack: debug.Stack()})
+		pe := &task.PanicError{Value: r, Stack: debug.Stack()}
+		tc.E.notePanic(tc.Task, pe)
+		tc.E.panicked(tc.origin, pe)
 	default:
 		how = goexited
 	}
@@ -478,9 +484,15 @@ func YieldFor(ctx context.Context, wait func()) {
 		wait()
 		return
 	}
+	if o := tc.obs; o != nil {
+		o.obs.Yield() // observe.go
+	}
 	tc.suspend()
 	wait()
 	tc.reenter()
+	if o := tc.obs; o != nil {
+		o.obs.Resume()
+	}
 }
 
 // Handoff is Pool.HandoffTask for channel ch, from task tc of this pool:
@@ -501,6 +513,10 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 	}
 	var hc *cancellable // WithHandle's wrapper: what Handle.Cancel claims
 	var indexed reorderer
+	var ob *observed
+	if e.observer != nil {
+		t, ob = e.observe(context.Background(), ch, t) // observe.go
+	}
 	if so.Handle != nil {
 		hc = newCancellable(context.Background(), e, ch, t, false)
 		t = hc
@@ -542,5 +558,6 @@ func (e *Engine) Handoff(tc *taskContext, ch int, t task.Task, opts []Option) er
 	if err == nil {
 		return nil
 	}
+	ob.refused(err)
 	return WithChannel(e.Chans[ch].name, err) // a key the channel's option error lacks
 }

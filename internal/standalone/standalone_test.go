@@ -21,8 +21,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestAttach_ServesAChannelWithoutAPool(t *testing.T) {
 	f := channels.NewFIFO()
 	noop := func(context.Context) {}
-	if err := f.Submit(noop); !errors.Is(err, smartpool.ErrClosed) {
-		t.Fatalf("Submit before Attach = %v, want ErrClosed", err)
+	if err := f.Submit(noop); !errors.Is(err, smartpool.ErrNotServed) {
+		t.Fatalf("Submit before Attach = %v, want ErrNotServed", err)
 	}
 	if err := standalone.Attach(f); err != nil {
 		t.Fatal(err)
