@@ -17,15 +17,18 @@ import (
 // A fresh three-node cluster, Replicas 3: three worker processes and a
 // producer open the channel at once with context.Background(), then the
 // stream's leader is stopped while tasks flow. Every channel opens, no
-// acknowledged publish is lost, and every task starts within 10 s of its
+// acknowledged publish is lost, and every task starts within 15 s of its
 // publish with AckWait 30 s: a delivery the old leader made that reached
 // no process comes back within the recovery's delay (failover.go), not
-// after AckWait. The slowest tasks' timelines are logged.
+// after AckWait. The slowest tasks' timelines are logged. Measured: 3.6 to
+// 6.1 s at most on a quiet 2-core machine; 11.8 s on one loaded with other
+// jobs, where the stop caused five elections and a delivery was cut off
+// twice (each costs the recovery's delay).
 func TestClusterOpenAtOnceAndFailover(t *testing.T) {
 	const (
 		n             = 600
 		ackWait       = 30 * time.Second
-		failoverBound = 10 * time.Second
+		failoverBound = 15 * time.Second
 	)
 	servers, urls := startCluster(t)
 	var logs logBuffer
