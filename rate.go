@@ -18,7 +18,10 @@ import (
 // timer, so that a busy channel keeps its rate over time.
 //
 // Only workers' starts are counted: a yielded task's re-entry is not a new
-// start (it takes no token), and, as for Pause, a Group's child run in its
+// start (it takes no token; one that queues while the channel waits for a
+// token is polled when the token is due, and leaves it to the next task:
+// give a rated channel whose tasks yield an unrated Followup to keep
+// re-entries prompt), and, as for Pause, a Group's child run in its
 // parent's place, a task a CallerRuns channel runs on its submitter and a
 // batch already in a worker's buffer when a rate was first set take none.
 // A channel waiting for its next token holds no worker and costs the
