@@ -48,9 +48,10 @@ import (
 // blocker, after it blocked, re-reads the bucket and, if it changed, arms
 // the timer for now; Close and a removal stop the rate (the take succeeds
 // from stopped or removal on) and unblock the channel (resumeChannel),
-// and the blocker, after it blocked, re-reads both and unblocks itself. Of
+// and the blocker, after it blocked, re-reads both and unblocks it
+// (rateOpen: a paused one is left to resumeChannel). Of
 // each pair, sequential consistency makes one see the other's write
-// (internal/model/rate.pml, with its mutants).
+// (internal/model/pause.pml with RATE=1, mutants 7 to 11).
 //
 // A rate of 0 leaves the bucket without refill: the channel starts nothing
 // until SetRate raises it, as a pause; Close and RemoveChannel ignore every
@@ -160,7 +161,7 @@ func (e *Engine) token(ch int, b *bucket) bool {
 	e.blockQueues(ch)
 	switch {
 	case e.stopped.Load() || c.removal.Load() != 0: // Close or a removal unblocked it before our block
-		e.unblock(ch)
+		e.rateOpen(ch) // under the pause lock: a paused channel is unblocked by its resume (resumeChannel)
 	case c.rate.Load() != b: // SetRate unblocked it before our block
 		e.rates.arm(e, ch, now)
 	case next > 0:
