@@ -288,3 +288,34 @@ func TestRate_BadInput(t *testing.T) {
 	var target interface{ Unwrap() []error }
 	require.False(t, errors.As(o.Pool().SetRate("a", smartpool.Rate{PerSecond: 3, Burst: 2}), &target), "a good rate is no error")
 }
+
+// SetRate flapping between a rate of 0, no limit and fast rates while
+// tasks arrive and workers meet the rate: once the limit is lifted for
+// good, every task runs (no block is left without its unblock).
+func TestSetRate_Flapping(t *testing.T) {
+	o := start(t, &behavior{workers: 2, levels: [][]ch{{fifo("a")}, {fifo("b")}}})
+	p := o.Pool()
+	rates := []smartpool.Rate{{}, {PerSecond: math.Inf(1)}, {PerSecond: 5000, Burst: 2}, {PerSecond: 20000}}
+	n := scale(4000)
+	var ran sync.WaitGroup
+	ran.Add(2 * n)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			if err := p.SetRate("a", rates[i%len(rates)]); err != nil {
+				t.Errorf("SetRate: %v", err)
+				return
+			}
+		}
+	}()
+	for range n {
+		submit(t, o, "a", func(context.Context) { ran.Done() })
+		submit(t, o, "b", func(context.Context) { ran.Done() })
+	}
+	waitFor(t, done, "the SetRate calls")
+	require.NoError(t, p.SetRate("a", smartpool.Rate{PerSecond: math.Inf(1)}))
+	all := make(chan struct{})
+	go func() { ran.Wait(); close(all) }()
+	waitFor(t, all, "every task after the limit was lifted")
+}

@@ -189,9 +189,11 @@ func (e *Engine) rateOpen(ch int) {
 	c := &e.Chans[ch]
 	c.pause.mu.Lock()
 	defer c.pause.mu.Unlock()
-	if c.rate.Load() == nil || c.pause.paused.Load() {
+	if c.pause.paused.Load() {
 		return
 	}
+	// Without a rate now too: SetRate lifted it after the blocker loaded
+	// the old bucket, and the blocker's arm brings the unblock here.
 	if !c.Capped || c.running.Load() < c.maxRunning.Load() {
 		e.unblock(ch)
 	}
