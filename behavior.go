@@ -129,6 +129,9 @@ type ChannelParams[K comparable] struct {
 	// running or yielded: a resource-side cap (connections per host). Such
 	// a channel may be no channel's followup. Set at most one of the two.
 	MaxInFlight int
+	// Rate, if set, limits how fast this channel's tasks start (see Rate);
+	// Pool.SetRate changes it. The zero Rate: no limit.
+	Rate Rate
 }
 
 // DefaultStallAfter is the stall watchdog's delay when Config.StallAfter is 0.

@@ -42,6 +42,7 @@
 // Limit: Config.Workers and Pool.SetWorkers (tasks running at once);
 // Config.Limit and Pool.SetLimit (tasks admitted and not finished);
 // ChannelParams.MaxRunning or MaxInFlight and Pool.SetCap (per channel);
+// ChannelParams.Rate and Pool.SetRate (starts per second, per channel);
 // channels.Bounded (a queue with room for n); channels.Keyed (a limit per
 // host or tenant).
 //

@@ -64,8 +64,8 @@ type mxCase struct {
 	e       mxEntry
 	k       mxKind
 	x       mxExit
-	w       mxWait // the context the task's waits are given
-	pause   bool   // pause the task's channel before Close (mxPause)
+	w       mxWait  // the context the task's waits are given
+	pause   mxPause // pause the task's channel, or hold it by a rate, before Close
 	o       *smartpool.OwnedPool[string]
 	p       *smartpool.Pool[string]
 	subject smartpool.Channel
@@ -855,17 +855,24 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// pauseSubject pauses the task's channel if the case says so, and checks
-// that Stats shows it.
+// pauseSubject pauses the task's channel, or holds it by a rate, if the
+// case says so, and checks that Stats shows it.
 func (m *mxCase) pauseSubject() {
-	if !m.pause {
-		return
-	}
-	if err := m.p.Pause("s"); err != nil {
-		m.t.Errorf("Pause: %v", err)
-	}
-	if !m.stats().Paused {
-		m.t.Errorf("Stats does not show the channel paused")
+	switch m.pause {
+	case pPaused:
+		if err := m.p.Pause("s"); err != nil {
+			m.t.Errorf("Pause: %v", err)
+		}
+		if !m.stats().Paused {
+			m.t.Errorf("Stats does not show the channel paused")
+		}
+	case pRateZero:
+		if err := m.p.SetRate("s", smartpool.Rate{}); err != nil {
+			m.t.Errorf("SetRate: %v", err)
+		}
+		if got := m.stats().Rate; got != (smartpool.Rate{Burst: 1}) {
+			m.t.Errorf("Stats shows rate %v, want a rate of 0", got)
+		}
 	}
 }
 

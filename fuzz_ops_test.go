@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -141,6 +142,7 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 	}
 	closing := false
 	var paused [fzChans]bool // channels an opPause paused and none resumed
+	var rated [fzChans]bool  // channels an opSetRate gave a rate and none lifted
 	firstClose := func() {
 		closing = true
 		r.closeBegun, r.ownersAtClose = true, int(r.nestOwners.Load())
@@ -187,6 +189,16 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 					if err := r.pool.Resume(fzLayout[ch].key); err != nil && !errors.Is(err, smartpool.ErrClosed) &&
 						!(errors.Is(err, smartpool.ErrUnknownKey) && r.reshaping && r.chState(ch) != fzLive) {
 						t.Fatalf("Resume(%s): %v", fzLayout[ch].key, err)
+					}
+				}
+			}
+			// So would a channel at a rate of 0, and a rated one settles
+			// late: the limit is lifted (the pinned Close meets it).
+			for ch, rt := range rated {
+				if rt {
+					if err := r.pool.SetRate(fzLayout[ch].key, smartpool.Rate{PerSecond: math.Inf(1)}); err != nil && !errors.Is(err, smartpool.ErrClosed) &&
+						!(errors.Is(err, smartpool.ErrUnknownKey) && r.reshaping && r.chState(ch) != fzLive) {
+						t.Fatalf("SetRate(%s, no limit): %v", fzLayout[ch].key, err)
 					}
 				}
 			}
@@ -545,6 +557,32 @@ func fzExec(t *testing.T, workers int, h fzHeader, ops []fzOp, specs []*fzSpec) 
 			default:
 				t.Fatalf("Pause/Resume(%s): %v", key, err)
 			}
+		case opSetRate:
+			// As a pause: the order model does not know rates, so a rate
+			// keeps the invariants only; Close must end without waiting
+			// for a token (fzWait bounds it).
+			key, rt := fzLayout[op.ch].key, fzRates[op.n]
+			err := r.pool.SetRate(key, rt)
+			switch {
+			case rt.PerSecond < 0:
+				if !errors.Is(err, smartpool.ErrBadLimit) {
+					t.Fatalf("SetRate(%s, %v): %v, want ErrBadLimit", key, rt, err)
+				}
+			case err == nil && closing && r.exact:
+				t.Fatalf("SetRate(%s) after Close: nil, want ErrClosed", key)
+			case err == nil:
+				if lift := math.IsInf(rt.PerSecond, 1); !lift {
+					r.degrade()
+					rated[op.ch] = true
+				} else {
+					rated[op.ch] = false
+				}
+			case errors.Is(err, smartpool.ErrClosed) && (closing || r.pool.State() >= smartpool.Closing):
+			case errors.Is(err, smartpool.ErrClosed) && r.reshaping && r.chState(op.ch) != fzLive:
+			case errors.Is(err, smartpool.ErrUnknownKey) && r.reshaping && r.chState(op.ch) != fzLive:
+			default:
+				t.Fatalf("SetRate(%s, %v): %v", key, rt, err)
+			}
 		case opKeyedLimit:
 			r.kMax = max(r.kMax, op.n)
 			if op.n >= 1 {
@@ -639,6 +677,15 @@ func FuzzPoolOps(f *testing.F) {
 		// tasks keep their units; resumed before the unpinned Close.
 		all(fzStartX(false, 4, 1), kYield1).pause(midD).pause(loP).setLimit(0).submit(hiF, 0, 0).
 			pause(hiF).setLimit(3).resume(midD).stats().close(),
+		// Rated channels met by Close: every channel's tasks queued, some
+		// at a rate of 0, some slow, a bad rate refused; Close while
+		// pinned drains or drops them without waiting for a token.
+		all(fzStartX(true, 0, 2), 0).setRate(hiF, 0).setRate(midM, 3).setRate(loF, 4).setRate(loP, 2).
+			setRate(fzKC, 0).setRate(midD, 6).stats().close().setRate(loF, 1).stats(),
+		// Rates with yields, a pause and a rate of 0 on one channel, rates
+		// lifted again; the unpinned Close settles first.
+		all(fzStartX(false, 4, 1), kYield1).setRate(hiF, 3).setRate(loM, 0).pause(loM).setRate(midF, 5).
+			resume(loM).setRate(loM, 7).setRate(hiF, 1).stats().close(),
 		// Submit racing shutdown: a full queue, Close while pinned, then
 		// submits of every kind after it, by key and through the channel.
 		all(all(fzStart(true), 0), kTyped).close().

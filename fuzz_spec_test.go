@@ -142,6 +142,7 @@ const (
 	opNest                    // nested group spawning at the limit (fzNest), its argument byte in n
 	opPause                   // Pool.Pause (n 0) or Pool.Resume (n 1) of channel ch, one of the modelled or Keyed ones
 	opReshape                 // channel ch (fzRemovable): RemoveChannel with Drain (n 0) or Drop (n 1), AddChannel again (n 2), or let the removal in flight end (n 3)
+	opSetRate                 // Pool.SetRate(channel ch, fzRates[n]), a bad rate included
 )
 
 // fzRemovable are the channels opReshape removes and adds again: not the
@@ -210,7 +211,11 @@ const (
 )
 
 var (
-	fzLimits       = [8]int{-1, 0, 1, 2, 3, 4, 6, 2}
+	fzLimits = [8]int{-1, 0, 1, 2, 3, 4, 6, 2}
+	// fzRates are opSetRate's rates: a rate of 0 (a pause by rate), no
+	// limit, fast and slow rates with bursts of 1 to 8, a bad one.
+	fzRates = [8]smartpool.Rate{{}, {PerSecond: math.Inf(1)}, {PerSecond: 2000, Burst: 4}, {PerSecond: 200, Burst: 1},
+		{PerSecond: 50, Burst: 2}, {PerSecond: 20000, Burst: 8}, {PerSecond: -1}, {PerSecond: 1000}}
 	fzWorkerCounts = [8]int{0, -1, 1, 2, 3, 1, 2, smartpool.MaxWorkers + 1}
 	fzKeyedLimits  = [8]int{0, 1, 2, 3, -1, 1, 2, 4}
 	// fzHeirs are the targets of a handoff byte: no Multi, whose rotation a
@@ -239,8 +244,9 @@ type fzHeader struct {
 // byte: 0-1 SetLimit, 2-3 SetWorkers, 4-5 cancel and wait for the count, 6
 // cancel without waiting, 7 Keyed SetLimit, 9 a side task (see fzSideRec),
 // 10 a nested group (see fzNest), 11 Pause or Resume, 12 a reshape (bits
-// 0-1 the action, the rest a channel of fzRemovable; see opReshape), 8 and
-// 13-15 stats. Without bit 7 the
+// 0-1 the action, the rest a channel of fzRemovable; see opReshape), 13 a
+// SetRate (bits 0-4 the channel%fzSL, 5-7 the rate of fzRates), 8 and
+// 14-15 stats (13 was stats too before rates). Without bit 7 the
 // bytes mean what they meant before these features (only the limits apply),
 // so the committed corpus keeps its meaning.
 func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
@@ -281,6 +287,9 @@ func fzDecode(data []byte) (h fzHeader, ops []fzOp, specs []*fzSpec) {
 			case x == 12:
 				b := int(next())
 				ops = append(ops, fzOp{kind: opReshape, ch: fzRemovable[(b>>2)%len(fzRemovable)], n: b & 3})
+			case x == 13:
+				b := int(next())
+				ops = append(ops, fzOp{kind: opSetRate, ch: (b & 31) % fzSL, n: b >> 5})
 			default:
 				ops = append(ops, fzOp{kind: opStats})
 			}
@@ -442,6 +451,9 @@ func (s fzSeed) xstats() fzSeed { return append(s, 14|8<<4) }
 func (s fzSeed) pause(ch int) fzSeed { return append(s, 14|11<<4, byte(ch)) }
 
 func (s fzSeed) resume(ch int) fzSeed { return append(s, 14|11<<4, byte(ch|1<<7)) }
+
+// setRate is an opSetRate: channel ch at fzRates[i].
+func (s fzSeed) setRate(ch, i int) fzSeed { return append(s, 14|13<<4, byte(ch|i<<5)) }
 
 // reshape removes channel fzRemovable[i] with Drain (action 0) or Drop (1),
 // adds it again (2), or lets the removal in flight end (3: the channel's

@@ -57,6 +57,7 @@ type ch struct {
 	followup    string                                  // "" means itself
 	maxRunning  int
 	maxInFlight int
+	rate        smartpool.Rate // ChannelParams.Rate
 }
 
 // taskEnd is one ending an OnEnd callback received.
@@ -143,7 +144,7 @@ func (b *behavior) Config() smartpool.Config[string] {
 	for _, lv := range b.levels {
 		var ps []smartpool.ChannelParams[string]
 		for _, c := range lv {
-			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnEnd: c.onEnd, MaxRunning: c.maxRunning, MaxInFlight: c.maxInFlight})
+			ps = append(ps, smartpool.ChannelParams[string]{Key: c.key, CompleteOnClose: c.coc, OnEnd: c.onEnd, MaxRunning: c.maxRunning, MaxInFlight: c.maxInFlight, Rate: c.rate})
 		}
 		cfg.Levels = append(cfg.Levels, ps)
 	}

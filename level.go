@@ -79,6 +79,9 @@ func buildLayout[K comparable](cfg *Config[K], b PoolBehavior[K]) (*layout[K], e
 			if err := checkCaps(p); err != nil {
 				return nil, err
 			}
+			if _, _, err := rateSpec(p, fmt.Sprintf("channel %v", p.Key)); err != nil {
+				return nil, err
+			}
 			n := src.Queues()
 			if n < 1 {
 				return nil, engine.ConfigErr(ErrNoQueues, "channel %v has %d queues, at least 1 needed", p.Key, n)

@@ -30,6 +30,8 @@ type LevelChannel[K comparable] struct {
 	OnEnd func(t Task, o Outcome)
 	// MaxRunning and MaxInFlight: see ChannelParams; set at most one.
 	MaxRunning, MaxInFlight int
+	// Rate: see ChannelParams.Rate.
+	Rate Rate
 }
 
 // Config returns the levels as a Config, with every pool-wide field at its
@@ -43,7 +45,7 @@ func (ls Levels[K]) params() [][]ChannelParams[K] {
 		levels[l] = make([]ChannelParams[K], len(lv))
 		for i, c := range lv {
 			levels[l][i] = ChannelParams[K]{Key: c.Key, CompleteOnClose: c.CompleteOnClose, OnEnd: c.OnEnd,
-				MaxRunning: c.MaxRunning, MaxInFlight: c.MaxInFlight}
+				MaxRunning: c.MaxRunning, MaxInFlight: c.MaxInFlight, Rate: c.Rate}
 		}
 	}
 	return levels

@@ -89,6 +89,7 @@ func New[K comparable](b PoolBehavior[K]) (*OwnedPool[K], error) {
 		sp.Chans[i] = engine.ChanSpec{Src: c, User: lo.channels[i], Level: lo.level[i], First: lo.first[i], Name: lo.keys[i],
 			Coc: lo.params[i].CompleteOnClose, OnEnd: lo.params[i].OnEnd,
 			MaxRunning: lo.params[i].MaxRunning, MaxInFlight: lo.params[i].MaxInFlight}
+		sp.Chans[i].RatePerSec, sp.Chans[i].RateBurst, _ = rateSpec(lo.params[i], "") // checked by layout
 	}
 	keys := append(lo.keys, make([]K, lo.slots-len(lo.keys))...) // spare slots: set by AddChannel
 	p := &Pool[K]{keys: keys, log: logger(cfg.Logger)}

@@ -57,12 +57,16 @@ func (p *Pool[K]) AddChannel(level int, params ChannelParams[K], c Channel, foll
 	if err := checkCaps(params); err != nil {
 		return err
 	}
+	perSec, burst, err := rateSpec(params, fmt.Sprintf("AddChannel(%v)", key))
+	if err != nil {
+		return err
+	}
 	src := source.SourceOf(c)
 	if nilcheck.Nil(src) {
 		return engine.ConfigErr(engine.ErrNoSource, "AddChannel(%v): a %T not made by its constructor holds no Source (use %s)", key, c, constructorOf(c))
 	}
 	cs := engine.ChanSpec{Src: src, User: c, Level: level, Name: key, Coc: params.CompleteOnClose, OnEnd: params.OnEnd,
-		MaxRunning: params.MaxRunning, MaxInFlight: params.MaxInFlight}
+		MaxRunning: params.MaxRunning, MaxInFlight: params.MaxInFlight, RatePerSec: perSec, RateBurst: burst}
 	return p.e.AddChannel(&cs, engine.Adding{
 		// Under the reshape lock: the key's rules, against the index
 		// published now.

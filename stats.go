@@ -37,6 +37,12 @@ type ChannelStats[K comparable] struct {
 	Wait, Run Timing
 	// Removing says RemoveChannel is removing the channel.
 	Removing bool
+	// Rate is the start rate set (ChannelParams.Rate, Pool.SetRate); the
+	// zero Rate if none. Throttled counts the times a worker found the
+	// channel without a token and left it to the rate timer. (Stats.Rate
+	// is the pool's throughput, not a limit.)
+	Rate      Rate
+	Throttled uint64
 }
 
 // Drops counts a channel's dropped tasks by cause; Dropped is their sum.
@@ -176,7 +182,10 @@ func channelStats[K comparable](key K, c *engine.ChanCensus) ChannelStats[K] {
 		Cap: c.Cap, Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Goexited: c.Goexited, DroppedBy: Drops{OnClose: c.DroppedBy[engine.DropOnClose], Late: c.DroppedBy[engine.DropLate],
 			Displaced: c.DroppedBy[engine.DropDisplaced], Removed: c.DroppedBy[engine.DropRemoved]},
 		Cancelled: c.Cancelled, Yielded: c.Yielded, Running: c.Running, Wait: timingOf(c.Wait), Run: timingOf(c.Run),
-		Removing: c.Removing}
+		Removing: c.Removing, Throttled: c.Throttled}
+	if c.Rated {
+		cs.Rate = Rate{PerSecond: c.RatePerSec, Burst: c.RateBurst}
+	}
 	cs.Dropped = cs.DroppedBy.sum()
 	return cs
 }
@@ -280,6 +289,9 @@ func (s *Stats[K]) String() string {
 		}
 		if c.Cap > 0 {
 			limit = fmt.Sprintf("%d/%d", c.Held, c.Cap)
+		}
+		if c.Rate != (Rate{}) {
+			limit = strings.TrimPrefix(limit+" ", "- ") + fmt.Sprintf("%v/s", c.Rate.PerSecond)
 		}
 		fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
 			c.Level, c.Key, policy, paused, c.Queued, c.Running, limit, c.Ran, c.Panicked, c.Goexited,

@@ -11,6 +11,8 @@
 //	smartpool_queued_tasks, smartpool_running_tasks, smartpool_yielded_tasks  gauges
 //	smartpool_cap_slots, smartpool_held_slots                                 gauges (MaxRunning/MaxInFlight)
 //	smartpool_channel_paused                                                  gauge: 1 while Pool.Pause holds the channel
+//	smartpool_start_rate_per_second, smartpool_start_rate_burst               gauges, only for a channel with a rate (smartpool.Rate)
+//	smartpool_throttled_total                                                 counter: takes that found no token
 //	smartpool_queue_wait_seconds, smartpool_run_seconds                       histograms
 //	smartpool_workers, smartpool_live_workers, smartpool_busy_workers         gauges (pool)
 //	smartpool_wakeups_total                                                   counter (pool)
@@ -57,6 +59,9 @@ var (
 	capDesc      = desc("cap_slots", "A channel's MaxRunning or MaxInFlight cap, 0 if none.", chanLabels...)
 	heldDesc     = desc("held_slots", "Slots of a channel's cap held now.", chanLabels...)
 	pausedDesc   = desc("channel_paused", "1 while a channel is paused (Pool.Pause): it queues tasks and starts none.", chanLabels...)
+	rateDesc     = desc("start_rate_per_second", "A channel's start rate (ChannelParams.Rate, Pool.SetRate); 0: it starts none; absent: no rate.", chanLabels...)
+	burstDesc    = desc("start_rate_burst", "The burst of a channel's start rate; absent: no rate.", chanLabels...)
+	throttleDesc = desc("throttled_total", "Times a worker found a channel without a start token and left it to the rate timer.", chanLabels...)
 	waitDesc     = desc("queue_wait_seconds", "Queue wait of a channel's timed tasks: submit to start, re-entry to restart.", chanLabels...)
 	runDesc      = desc("run_seconds", "Run time of a channel's timed tasks, start to end.", chanLabels...)
 	workersDesc  = desc("workers", "Workers the pool runs.", poolLabels...)
@@ -85,7 +90,7 @@ func NewCollector[K comparable](name string, p *smartpool.Pool[K]) *Collector[K]
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector[K]) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{tasksDesc, queuedDesc, runningDesc, yieldedDesc, capDesc, heldDesc, pausedDesc,
-		waitDesc, runDesc, workersDesc, liveDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc, stallsDesc, stalledDesc} {
+		rateDesc, burstDesc, throttleDesc, waitDesc, runDesc, workersDesc, liveDesc, busyDesc, wakeupsDesc, limitDesc, admittedDesc, stallsDesc, stalledDesc} {
 		ch <- d
 	}
 }
@@ -128,6 +133,11 @@ func (c *Collector[K]) Collect(ch chan<- prometheus.Metric) {
 			paused = 1
 		}
 		gauge(pausedDesc, paused, l...)
+		if cs.Rate != (smartpool.Rate{}) {
+			gauge(rateDesc, cs.Rate.PerSecond, l...)
+			gauge(burstDesc, float64(cs.Rate.Burst), l...)
+		}
+		ch <- prometheus.MustNewConstMetric(throttleDesc, prometheus.CounterValue, float64(cs.Throttled), l...)
 		ch <- histogram(waitDesc, cs.Wait, l)
 		ch <- histogram(runDesc, cs.Run, l)
 	}

@@ -244,3 +244,51 @@ func TestLiveWorkers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// smartpool_start_rate_per_second and _burst show a channel's rate, only
+// while it has one; smartpool_throttled_total counts the takes that found
+// no token.
+func TestStartRate(t *testing.T) {
+	b := &twoLevels{urgent: channels.NewFIFO(), bulk: channels.NewFIFO()}
+	o, err := smartpool.New[string](b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := o.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	p := o.Pool()
+	c := smartprom.NewCollector("jobs", p)
+	if err := p.SetRate("bulk", smartpool.Rate{PerSecond: 0.5, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{}, 2)
+	for range 2 {
+		_ = b.bulk.Submit(func(context.Context) { ran <- struct{}{} })
+	}
+	<-ran // the token's task; the other waits 2 s for the next
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		if s, _ := p.Stats().Channel("bulk"); s.Throttled > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no throttled take")
+		}
+	}
+	want := `
+# HELP smartpool_start_rate_per_second A channel's start rate (ChannelParams.Rate, Pool.SetRate); 0: it starts none; absent: no rate.
+# TYPE smartpool_start_rate_per_second gauge
+smartpool_start_rate_per_second{channel="bulk",level="1",pool="jobs"} 0.5
+# HELP smartpool_start_rate_burst The burst of a channel's start rate; absent: no rate.
+# TYPE smartpool_start_rate_burst gauge
+smartpool_start_rate_burst{channel="bulk",level="1",pool="jobs"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "smartpool_start_rate_per_second", "smartpool_start_rate_burst"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(c, "smartpool_throttled_total"); n != 2 {
+		t.Fatalf("%d throttled_total series, want one per channel", n)
+	}
+}

@@ -293,6 +293,9 @@ type channelView struct {
 	Depth       []float64 `json:"depth"`    // tasks queued at each sample but the first, oldest first
 	DepthPoints string    `json:"depthPoints"`
 	DepthMax    string    `json:"depthMax"`
+
+	Rate      string `json:"rate"`      // its start rate, "rate 10/s burst 5" (smartpool.Rate); "" if none
+	Throttled uint64 `json:"throttled"` // takes that found no start token
 }
 
 // removedView is a channel removed in the last span, with its final counts.
@@ -367,7 +370,10 @@ func (h *handler[K]) view(r *http.Request) view {
 			Held: c.Held, Ran: c.Ran, Panicked: c.Panicked, Dropped: c.Dropped, Cancelled: c.Cancelled, Yielded: c.Yielded,
 			WaitP50: show.Duration(c.Wait.P50, c.Wait.Count), WaitP99: show.Duration(c.Wait.P99, c.Wait.Count),
 			RunP50: show.Duration(c.Run.P50, c.Run.Count), Timed: c.Wait.Count, Paused: c.Paused, Removing: c.Removing,
-			DropCauses: c.DroppedBy.String()}
+			DropCauses: c.DroppedBy.String(), Throttled: c.Throttled}
+		if c.Rate != (smartpool.Rate{}) {
+			cv.Rate = "rate " + c.Rate.String()
+		}
 		if c.CompleteOnClose {
 			cv.Close = "complete"
 		}

@@ -22,6 +22,10 @@ type ChanCensus struct {
 	Queued, Cap, Held, Yielded, Running int
 	Ran, Panicked, Goexited, Cancelled  uint64
 	DroppedBy                           [NumDropCauses]uint64 // by DropCause
+	RatePerSec                          float64               // the start rate (rate.go), if Rated
+	RateBurst                           int
+	Rated                               bool
+	Throttled                           uint64 // takes refused for want of a token
 	Wait, Run                           Timing
 }
 
@@ -60,6 +64,8 @@ func (e *Engine) Count(c *Census, name func()) {
 			ch.Cap, ch.Held = int(e.Chans[i].pause.cap.Load()), int(e.Chans[i].running.Load())
 		}
 		ch.Paused = e.paused(i)
+		ch.RatePerSec, ch.RateBurst, ch.Rated = e.rateOf(i)
+		ch.Throttled = e.Chans[i].throttled.Load()
 		ch.addOutcomes(&e.Chans[i].inWait)
 		ch.addOutcomes(&e.Chans[i].inline)
 		e.EachWorker(func(w *Worker) { ch.addOutcomes(&w.stats[i]) })

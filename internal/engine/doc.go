@@ -32,6 +32,7 @@
 //	by-key calls pinned against removals      keypin.go       reshape
 //	MaxRunning and MaxInFlight caps           limit.go        pause
 //	Pause, Resume, SetCap                     pause.go        pause
+//	start rates: token buckets, the rate timer rate.go         pause (RATE)
 //	AddChannel and RemoveChannel              reshape.go      reshape
 //	a yielded task keeps its key              order.go
 //	tasks a channel runs on its caller        run_here.go

@@ -76,6 +76,8 @@ type Engine struct {
 	timing timing    // wait and run histograms (timing.go)
 	stall  *watchdog // Config.StallAfter (stall.go); nil when off; set by New before start
 
+	rates *rateTimer // the rated channels' one timer (rate.go); set by Build, nil in a standalone engine
+
 	standalone bool // a channel's test harness, not a pool: never started (standalone.go)
 
 	observer func(ctx context.Context, ch int) Observer // Config.Observe (observe.go); nil without. Set by Build, read-only
@@ -167,6 +169,14 @@ type chanInfo struct {
 	removal atomic.Int32
 
 	pause chanPause // Pause and Resume, and the cap SetCap set (pause.go)
+
+	// Start rate (rate.go): the token bucket, nil without a rate (stored
+	// under pause.mu, loaded by the workers' search); when the rate timer
+	// must unblock the channel (ns since the epoch, 0: not armed; lowered
+	// by blockers, cleared by the firing); takes refused.
+	rate      atomic.Pointer[bucket]
+	due       atomic.Int64
+	throttled atomic.Uint64
 }
 
 func newEngine(perLevel []int, workers int, sched scheduler.Scheduler) (*Engine, error) {
@@ -193,6 +203,8 @@ type ChanSpec struct {
 	OnEnd       func(task.Task, task.Outcome)
 	MaxRunning  int
 	MaxInFlight int
+	RatePerSec  float64 // ChannelParams.Rate, checked (CheckRate); 0: none
+	RateBurst   int
 }
 
 // PoolSpec is a validated configuration, without the user's key type.
@@ -228,6 +240,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 	e.timing = newTiming(sp.TimingEvery, sp.Slots)
 	e.timing.link()
 	e.Chans = make([]chanInfo, sp.Slots)
+	e.rates = newRateTimer(e)
 	total := 0
 	for _, n := range sp.PerLevel {
 		total += n
@@ -245,6 +258,7 @@ func Build(sp *PoolSpec) (*Engine, []int, error) {
 			e.Chans[i].maxRunning.Store(int64(limit))
 			e.Chans[i].pause.setCap(int64(limit))
 		}
+		e.initRate(i, cs.RatePerSec, cs.RateBurst)
 		for q := range c.Queues() {
 			op, _ := c.(orderedPoller)
 			bp, _ := c.(batchPoller)
@@ -490,7 +504,8 @@ func (e *Engine) startClose() {
 		e.resize.Lock() // a SetWorkers in progress counts its workers in live first
 		e.stopped.Store(true)
 		e.resize.Unlock()
-		e.resumeAll()       // a paused channel drains or drops as any other (pause.go)
+		e.resumeAll() // a paused channel drains or drops as any other (pause.go), a rated one at once (rate.go)
+		e.rates.close()
 		e.admit.broadcast() // submitters waiting for a unit get ErrClosed
 		dropped := make([][]task.Task, len(e.Chans))
 		present := e.reshape.present(len(e.Chans)) // AddChannel refuses from here on

@@ -109,7 +109,7 @@ func (e *Engine) resumeChannel(i int) {
 	c.pause.mu.Lock()
 	defer c.pause.mu.Unlock()
 	zero := c.Capped && c.pause.cap.Load() == 0
-	if c.pause.paused.Load() || zero {
+	if c.pause.paused.Load() || zero || c.rate.Load() != nil { // a rate no longer holds its tasks back (rate.go)
 		c.pause.paused.Store(false)
 		if zero {
 			c.pause.cap.Store(c.pause.newCap)

@@ -663,6 +663,7 @@ func (e *Engine) fillSlot(i, first int, cs *ChanSpec, followup int) {
 	ci.running.Store(0)
 	ci.credit.Store(0)
 	ci.removal.Store(0)
+	e.initRate(i, cs.RatePerSec, cs.RateBurst)
 	e.followup[i] = followup
 	e.timing.chans[i].wait.p.Store(nil)
 	e.timing.chans[i].run.p.Store(nil)

@@ -316,21 +316,33 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *queueRef, too
 		}
 		q := &e.queues[first+i]
 		c := &e.Chans[q.ch]
+		rb := c.rate.Load() // a start rate's bucket (rate.go); nil: none
+		if rb != nil && !e.token(q.ch, rb) {
+			continue
+		}
 		capped := c.Capped
 		if capped && !e.reserve(q.ch) {
+			if rb != nil {
+				rb.refund()
+			}
 			continue
 		}
 		if c.tracked {
 			c.held.Add(1) // before the poll: a removal never sees the task nowhere (reshape.go)
 		}
 		var t task.Task
-		filled := batch && q.batch != nil
+		filled := batch && q.batch != nil && rb == nil // a rated channel is polled one task a token
 		if filled {
 			t = w.fill(first+i, q)
 		} else {
 			t = w.poll(q)
 		}
 		if t != nil {
+			if rb != nil {
+				if _, ok := t.(*resumption); ok {
+					rb.refund() // a re-entry is no new start
+				}
+			}
 			w.cursor[l] = from
 			if filled && !w.buf.empty() {
 				if k := w.quantum(); k > 1 {
@@ -345,6 +357,9 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *queueRef, too
 		}
 		if capped {
 			e.Release(q.ch)
+		}
+		if rb != nil {
+			rb.refund()
 		}
 	}
 	return nil, nil, false

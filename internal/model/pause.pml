@@ -96,6 +96,44 @@
  *   6  (REENTER) takeIdle does not check the paused flag: the re-entering
  *      task borrows the idle worker and runs while its channel is paused
  *
+ * RATE=1 (default 0): channel 0 also has a start rate (rate.go), burst 1:
+ * tk is its bucket's token (TK0 at the start; ZERO=1: a rate of 0, no
+ * token until the Rater raises it), gen its bucket's generation (SetRate
+ * stores a new bucket), armed its due time (chanInfo.due) for the pool's
+ * rate timer. A worker that chose queue 0 runs engine.token before it
+ * polls: the bucket's load (gen, rate0), then, unless stopped, the take
+ * (tk); without a token it blocks queue 0 (Field.Block, a repair wakes),
+ * then re-reads stopped (Close started: rateOpen, under pause.mu, unless
+ * paused) and the bucket (changed: arm now), else arms the timer unless
+ * the rate is 0, and searches again; a poll that finds the queue empty
+ * gives the token back (refund).
+ *   Timer         (RATE=1) rateTimer.fire: armed -> the token is due (tk,
+ *                 unless the rate is 0), then rateOpen: under pause.mu,
+ *                 unblock unless paused; it ends when Close closed it
+ *   Rater         (SETRATE=1) Pool.SetRate raising the rate of 0: under
+ *                 pause.mu, the stopped check, the new bucket (gen, rate0;
+ *                 the tokens kept: none), then gate (unblock unless paused)
+ * The Closer's resumeAll unblocks the rated channel too (resumeChannel)
+ * and then closes the timer. Checked with RATE: at quiescence, a queue 0
+ * holding tasks is paused or at a rate of 0 (no task waits for a token
+ * that no timer will bring); with CLOSE, Close drains or drops as without
+ * a rate and ends (a hang waiting for a token is an invalid end state);
+ * the pause guard above holds with the timer's unblocks. Mutants:
+ *   7  (RATE) the blocker arms the timer before it blocks: a firing in
+ *      between unblocks nothing, and the queue stays blocked for good
+ *   8  (SETRATE) the blocker does not re-read the bucket after its block:
+ *      a SetRate that unblocked before it is lost, and the raised rate
+ *      never starts the queued tasks
+ *   9  (RATE) rateOpen ignores the paused flag: the timer unblocks a
+ *      paused channel and a worker takes its task
+ *   10 (RATE, CLOSE) the blocker does not re-read stopped after its
+ *      block: Close's unblock came before it, the timer is closed, and
+ *      Close waits for the queued tasks for ever
+ *   11 (RATE, CLOSE) resumeAll unblocks only paused channels: a channel
+ *      blocked for a token before Close is never reopened
+ * The hand-over's search (HANDOFF) takes tokens through the same
+ * pollLevel in the Go code; not modelled with RATE.
+ *
  * Not modelled: capped channels (SetCap, a cap of 0: gate sets maxRunning,
  * reserve is the guard, limit.go), run buffers, Close with a re-entering
  * task (close.pml has the close accounting of yields).
@@ -134,6 +172,24 @@
 #ifndef MUTANT
 #define MUTANT 0
 #endif
+#ifndef RATE
+#define RATE 0         /* 1: channel 0 has a start rate, burst 1 (rate.go) */
+#endif
+#ifndef TK0
+#define TK0 1          /* RATE: tokens at the start (a full bucket: 1) */
+#endif
+#ifndef ZERO
+#define ZERO 0         /* RATE: channel 0 starts at a rate of 0 */
+#endif
+#ifndef SETRATE
+#define SETRATE 0      /* RATE: the Rater raises the rate (from ZERO) */
+#endif
+#if RATE == 1 && (HANDOFF == 1 || REENTER == 1)
+#error "RATE models the workers' search only"
+#endif
+#if SETRATE == 1 && RATE == 0
+#error "SETRATE needs RATE=1"
+#endif
 #if REENTER == 1 && CLOSE == 1
 #error "REENTER needs CLOSE=0: the close accounting of yields is close.pml's"
 #endif
@@ -164,6 +220,16 @@ bool waking, stopped, closing;
 bool paused;                    /* chanPause.paused of channel 0 */
 bool pmu;                       /* chanPause.mu of channel 0 */
 bool pdone;                     /* ghost: a Pause returned and no Resume began since */
+#if RATE == 1
+byte tk = TK0 * (1 - ZERO);     /* the bucket's token */
+bool rate0 = ZERO;              /* the bucket's rate is 0: no refill */
+byte gen;                       /* the bucket's generation: SetRate stores a new one */
+bool armed;                     /* chanInfo.due set: the rate timer will fire for it */
+bool tclosed;                   /* rateTimer.closed */
+#endif
+#if SETRATE == 1
+bool rater = true;              /* the Rater is running */
+#endif
 byte pgen;                      /* ghost: Pauses returned so far */
 #if HANDOFF == 1
 byte next[W];                   /* w.next: 1 + the channel of the task a waker handed
@@ -431,6 +497,10 @@ inline unblock(rep, i, ok) {
 proctype Worker(byte me) {
 	bool wk, cl, ww, got, rep, ok, hd;
 	byte k, w1, b, i;
+#if RATE == 1
+	byte mg;
+	bool r0, tt, s;
+#endif
 loop:
 #if HANDOFF == 1
 	if
@@ -457,6 +527,63 @@ find:                                       /* worker.find */
 			fi;
 			w1 = 0; b = 0
 		}
+#if RATE == 1
+		if
+		:: k == 0 ->                        /* engine.token */
+			atomic { mg = gen; r0 = rate0 };  /* c.rate.Load() */
+			if
+			:: stopped -> ok = true; tt = false  /* Close ignores the rate */
+			:: else ->
+				atomic {                    /* bucket.take */
+					if
+					:: !r0 && tk > 0 -> tk--; ok = true; tt = true
+					:: else -> ok = false
+					fi
+				}
+			fi;
+			if
+			:: !ok ->
+#if MUTANT == 7
+				if
+				:: !r0 -> armed = true      /* armed before the block */
+				:: else -> skip
+				fi;
+#endif
+				block(rep, w1, b, i, ok);   /* blockQueues */
+				s = stopped;
+				if
+#if MUTANT != 10
+				:: s ->                     /* rateOpen */
+					lock(pmu);
+					if
+					:: !paused -> unblock(rep, i, ok)
+					:: else -> skip
+					fi;
+					pmu = false
+#endif
+				:: else ->
+					if
+#if MUTANT != 8
+					:: gen != mg -> armed = true   /* SetRate meanwhile: arm now */
+#endif
+					:: else ->
+#if MUTANT != 7
+						if
+						:: !r0 -> armed = true  /* arm for the next token */
+						:: else -> skip
+						fi
+#else
+						skip
+#endif
+					fi
+				fi;
+				mg = 0; r0 = false; s = false; ok = false;
+				goto find
+			:: else -> r0 = false; mg = 0
+			fi
+		:: else -> skip
+		fi;
+#endif
 		if
 		:: k != NONE ->                     /* poll k */
 			atomic {
@@ -476,6 +603,13 @@ find:                                       /* worker.find */
 			:: else -> skip
 			fi;
 			rep = false;
+#if RATE == 1
+			if
+			:: tt && !got -> tk++           /* refund: no start */
+			:: else -> skip
+			fi;
+			tt = false;
+#endif
 			if
 			:: got -> goto found
 			:: else -> skip
@@ -690,6 +824,55 @@ done:
 }
 #endif
 
+#if RATE == 1
+/* rateTimer.fire for channel 0: the token is due, then rateOpen */
+proctype Timer() {
+	byte i;
+	bool rep, ok;
+end_timer:
+	do
+	:: atomic {
+		armed && !tclosed -> armed = false;
+		if
+		:: !rate0 && tk == 0 -> tk = 1    /* due: burst 1 */
+		:: else -> skip
+		fi
+	   };
+		lock(pmu);                          /* rateOpen */
+#if MUTANT == 9
+		unblock(rep, i, ok);                /* paused ignored */
+#else
+		if
+		:: !paused -> unblock(rep, i, ok)
+		:: else -> skip
+		fi;
+#endif
+		pmu = false
+	:: tclosed -> break
+	od
+}
+#endif
+
+#if SETRATE == 1
+/* Pool.SetRate(0, rate > 0) on a channel at a rate of 0 */
+proctype Rater() {
+	byte i;
+	bool rep, ok;
+	lock(pmu);
+	if
+	:: stopped -> skip                      /* ErrClosed */
+	:: else ->
+		atomic { gen++; rate0 = false };    /* c.rate.Store: the tokens kept (none) */
+		if                                  /* gate */
+		:: !paused -> unblock(rep, i, ok)
+		:: else -> skip
+		fi
+	fi;
+	pmu = false;
+	rater = false
+}
+#endif
+
 #if CLOSE == 1
 inline closeChan(k, rep, w1, b, i, ok) {
 	atomic {
@@ -719,12 +902,19 @@ proctype Closer() {
 	/* resumeAll */
 	atomic { !pmu -> pmu = true; pdone = false };
 	if
+#if RATE == 1 && MUTANT != 11
+	:: paused || RATE ->                    /* a rated channel too (resumeChannel) */
+#else
 	:: paused ->
+#endif
 		paused = false;
 		unblock(rep, i, ok)
 	:: else -> skip
 	fi;
 	pmu = false;
+#endif
+#if RATE == 1
+	tclosed = true;                         /* rates.close */
 #endif
 	/* each channel's Close(drop), under its lock, which waits out a push
 	 * in progress (its Set included): a DROP channel's queue is emptied */
@@ -748,6 +938,12 @@ proctype Observer() {
 	byte k;
 	timeout ->                              /* nothing else can move */
 	assert(subs == 0 && !pauser);
+#if RATE == 1
+	assert(cnt[0] == 0 || paused || rate0); /* no task waits for a token no timer brings */
+#endif
+#if SETRATE == 1
+	assert(!rater);
+#endif
 #if REENTER == 1
 	assert(!yielder);
 #endif
@@ -786,6 +982,12 @@ init {
 		run Submitter(1);
 #endif
 		run Pauser();
+#if RATE == 1
+		run Timer();
+#endif
+#if SETRATE == 1
+		run Rater();
+#endif
 #if REENTER == 1
 		acc[0] = 1;                         /* the Yielder's task */
 		run Yielder();
