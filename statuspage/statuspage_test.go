@@ -336,9 +336,14 @@ func TestHighlights(t *testing.T) {
 	}
 	read() // a view before any drop or long wait
 	started, release := make(chan struct{}), make(chan struct{})
-	block := func(context.Context) { started <- struct{}{}; <-release }
-	_ = d.urgent.Submit(block)
-	_ = d.urgent.Submit(block)
+	// block holds a worker until release. It takes the round's channels as
+	// arguments: the next round makes new ones while this round's tasks may
+	// still be returning.
+	block := func(started, release chan struct{}) func(context.Context) {
+		return func(context.Context) { started <- struct{}{}; <-release }
+	}
+	_ = d.urgent.Submit(block(started, release))
+	_ = d.urgent.Submit(block(started, release))
 	<-started
 	<-started // both workers busy
 	normalStarted, hold := make(chan struct{}), make(chan struct{})
@@ -361,8 +366,8 @@ func TestHighlights(t *testing.T) {
 	}
 
 	started, release = make(chan struct{}), make(chan struct{})
-	_ = d.urgent.Submit(block)
-	_ = d.urgent.Submit(block)
+	_ = d.urgent.Submit(block(started, release))
+	_ = d.urgent.Submit(block(started, release))
 	<-started
 	<-started // both workers busy again
 	for range 3 {
