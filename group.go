@@ -347,7 +347,12 @@ func (g *Group[K]) leaveInline(id uintptr) {
 // goroutine, whatever ctx, the wait yields the worker (see Yield). A
 // failure no Wait reads is logged at Warn once the Group is collected or
 // the pool has closed.
-func (g *Group[K]) Wait(ctx context.Context) error {
+func (g *Group[K]) Wait(ctx context.Context) error { return g.wait(ctx, nil) }
+
+// wait is Wait; if the round ends, it calls end with mu held, before the
+// round's context is cancelled, so that Results takes the round's values
+// in the same step that ends it (see Results).
+func (g *Group[K]) wait(ctx context.Context, end func()) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -373,6 +378,9 @@ func (g *Group[K]) Wait(ctx context.Context) error {
 	}
 	r := g.r
 	r.ended = true
+	if end != nil {
+		end()
+	}
 	g.mu.Unlock()
 	r.stop()
 	r.cancel(nil)
