@@ -2,6 +2,7 @@ package smartpool
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -17,9 +18,10 @@ import (
 // and the rule that a Go starting a round must happen before the Wait that
 // ends it. See Group for each.
 //
-// Order: each Go takes the next slot of the round when it is called, before
-// it waits for room; Wait's slice has one slot per Go of the round, in that
-// order, whether the task ran, failed or was refused. Calls made one after
+// Order: each Go (and TryGo) takes the next slot of the round when it is
+// called, before it waits for room; Wait's slice has one slot per Go of
+// the round, in that order, whether the task ran, failed or was refused,
+// and one per TryGo that reported true. Calls made one after
 // the other (from one goroutine, or a task's Go after the Go that spawned
 // it) keep their order; calls made at the same time from several
 // goroutines are ordered as they took their slot, which is arbitrary
@@ -35,9 +37,10 @@ import (
 type Results[K comparable, T any] struct {
 	g *Group[K]
 
-	mu   sync.Mutex // guards vals and gen; taken inside the group's mu by Wait's end of round
-	vals []T        // the round's slots, one per Go, in the order of the Go calls
-	gen  uint64     // the round of vals: a slot taken in an earlier one is not written
+	mu     sync.Mutex // guards vals, gen and vacant; taken inside the group's mu by Wait's end of round
+	vals   []T        // the round's slots, one per Go, in the order of the Go calls
+	gen    uint64     // the round of vals: a slot taken in an earlier one is not written
+	vacant []int      // slots of vals given back by a TryGo that reported false, in no order
 }
 
 // NewResults returns an empty Results spawning into p, whose tasks' context
@@ -67,16 +70,46 @@ func (r *Results[K, T]) Context() context.Context { return r.g.Context() }
 // slot; an error, a panic or a refusal leaves it zero and becomes the
 // group's error (see Results). opts work as Group's Go.
 func (r *Results[K, T]) Go(key K, fn func(ctx context.Context) (T, error), opts ...Option) {
+	i, gen := r.take()
+	r.g.Go(key, r.task(fn, i, gen), opts...)
+}
+
+// TryGo takes the round's next slot and submits fn only if there is room
+// at once, as Group's TryGo does: it never waits and never runs fn itself.
+// It reports whether fn was queued; if not, it gives the slot back, so the
+// round's values have no slot for it, and a refusal other than for lack
+// of room (see Group's TryGo) is the group's error.
+func (r *Results[K, T]) TryGo(key K, fn func(ctx context.Context) (T, error), opts ...Option) bool {
+	i, gen := r.take()
+	if r.g.TryGo(key, r.task(fn, i, gen), opts...) {
+		return true
+	}
+	r.mu.Lock()
+	if r.gen == gen {
+		r.vacant = append(r.vacant, i)
+	}
+	r.mu.Unlock()
+	return false
+}
+
+// take returns the round's next slot, zero, and the round it belongs to.
+func (r *Results[K, T]) take() (i int, gen uint64) {
 	var zero T
 	r.mu.Lock()
-	i, gen := len(r.vals), r.gen
+	i, gen = len(r.vals), r.gen
 	r.vals = append(r.vals, zero)
 	r.mu.Unlock()
+	return i, gen
+}
+
+// task returns the Group's function for fn: it runs fn and fills slot i
+// of round gen with its value, if fn returned no error. A nil fn stays
+// nil, for the Group to refuse with ErrNilTask.
+func (r *Results[K, T]) task(fn func(ctx context.Context) (T, error), i int, gen uint64) func(ctx context.Context) error {
 	if fn == nil {
-		r.g.Go(key, nil, opts...) // refused with ErrNilTask, as Group's
-		return
+		return nil
 	}
-	r.g.Go(key, func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		v, err := fn(ctx)
 		if err == nil {
 			r.mu.Lock()
@@ -86,12 +119,12 @@ func (r *Results[K, T]) Go(key K, fn func(ctx context.Context) (T, error), opts 
 			r.mu.Unlock()
 		}
 		return err
-	}, opts...)
+	}
 }
 
 // Wait blocks until every task of the round has ended, then ends the round
-// as Group's Wait does and returns its values, one slot per Go in
-// submission order (a nil slice for a round without Go), with the round's
+// as Group's Wait does and returns its values, one slot per Go (and per
+// TryGo that reported true) in submission order (a nil slice for a round without Go), with the round's
 // first error, or with CollectErrors all its errors. If ctx ends first it
 // returns nil and ctx.Err(), and the round goes on: a later Wait returns its
 // values. After a round that failed in the default mode, later rounds keep
@@ -101,6 +134,13 @@ func (r *Results[K, T]) Wait(ctx context.Context) ([]T, error) {
 	err := r.g.wait(ctx, func() {
 		r.mu.Lock()
 		vals = r.vals
+		if len(r.vacant) > 0 { // rare: only a refused TryGo leaves a hole
+			slices.Sort(r.vacant)
+			for _, i := range slices.Backward(r.vacant) {
+				vals = slices.Delete(vals, i, i+1)
+			}
+			r.vacant = r.vacant[:0]
+		}
 		r.vals = nil
 		r.gen++
 		r.mu.Unlock()

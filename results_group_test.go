@@ -149,3 +149,22 @@ func TestResults_FirstErrorSkipsQueued(t *testing.T) {
 	require.Equal(t, []int{0, 0, 0}, res)
 	require.False(t, ran)
 }
+
+// A TryGo that finds no room gives its slot back: the round's values have
+// none for it, and later slots are not shifted onto the wrong task.
+func TestResults_TryGo(t *testing.T) {
+	p := start(t, oneLevel(2, fifo("a"))()).Pool()
+	g := smartpool.NewResults[int](context.Background(), p)
+	g.SetLimit(1)
+	release := make(chan struct{})
+	require.True(t, g.TryGo("a", func(context.Context) (int, error) { <-release; return 1, nil }))
+	require.False(t, g.TryGo("a", func(context.Context) (int, error) { return 2, nil }), "no room at the limit")
+	done := goIn(func() { g.Go("a", func(context.Context) (int, error) { return 3, nil }) }) // waits for room
+	close(release)
+	waitFor(t, done, "Go finding room")
+	g.SetLimit(-1)
+	require.False(t, g.TryGo("nowhere", func(context.Context) (int, error) { return 4, nil }))
+	res, err := g.Wait(context.Background())
+	require.ErrorIs(t, err, smartpool.ErrUnknownKey)
+	require.Equal(t, []int{1, 3}, res)
+}
