@@ -851,6 +851,12 @@ func FuzzPoolOps(f *testing.F) {
 		fzStartX(false, 5, 2).submit(hiF, 0, kYield1|kBlock).side(0, sideGo, 1, false, true).setLimit(2).
 			side(1, sideGroup, 0, false, false).side(2, sideGo, 0, false, false).side(0, sideOwn, 0, true, false).
 			setLimit(6).side(2, sideOwn, 0, false, true).side(2, sideOwn, 2, false, false).close().wake(0),
+		// Results in place of the Group (sideGroup, late): run, panicked,
+		// Goexit, displaced by DropOldest, on the caller by CallerRuns,
+		// dropped while yielded at Close, refused after it.
+		fzStartX(false, 0, 1).side(0, sideGroup, 0, true, false).side(1, sideGroup, 1, true, false).
+			side(1, sideGroup, 0, true, false).side(2, sideGroup, 0, true, false).side(2, sideGroup, 2, true, false).
+			side(2, sideGroup, 1, true, false).side(0, sideGroup, 0, true, true).close().side(1, sideGroup, 0, true, false),
 		// Nested group spawning at the group's and the pool's limit (the
 		// errgroup crawler): deep and narrow, yielding, spread over
 		// channels; a pinned close; a nest started while Close drains.

@@ -22,7 +22,8 @@ import (
 // or Group reports. The op's argument byte: bits 0-1 the channel (0 and 3
 // sL, 1 sO, 2 sR); bits 2-3 the entry (sideOwn, sideFuture, sideGo,
 // sideGroup); bits 4-5 its final (return, panic, runtime.Goexit; 3
-// returns); bit 6 a deadline already past (sL's own submit); bit 7 one
+// returns); bit 6 a deadline already past (sL's own submit), or for
+// sideGroup a Results in place of the Group; bit 7 one
 // Yield first, whose wait lasts until the final wake-ups after Close started
 // (so the task is dropped while yielded), unless CallerRuns runs it on its
 // submitter. The test does not predict its ending: whatever ends it, it
@@ -33,6 +34,7 @@ type fzSideRec struct {
 	id, ch, entry int
 	final         uint8
 	late, yield   bool
+	results       bool // sideGroup through a Results (bit 6): its one value is checked too
 
 	// guarded by r.mu
 	returned  bool  // the submit returned (a CallerRuns Goexit ends the submitting goroutine)
@@ -54,7 +56,7 @@ const (
 	sideOwn    = iota // the channel's own submit of a Task: Deadline.SubmitTask, Bounded.SubmitTask
 	sideFuture        // NewFuture, then the same submit
 	sideGo            // Go, by key
-	sideGroup         // Group.Go, by key, one Group per task
+	sideGroup         // Group.Go, by key, one Group (or Results) per task
 )
 
 type fzSidePanic struct{ id int }
@@ -212,6 +214,7 @@ func (r *fzRun) sideBody(ctx context.Context, rec *fzSideRec) {
 func (r *fzRun) sideOp(arg int) {
 	rec := &fzSideRec{ch: [4]int{fzSL, fzSO, fzSR, fzSL}[arg&3], entry: arg >> 2 & 3, final: uint8(arg>>4&3) % 3,
 		late: arg&(1<<6) != 0, yield: arg&(1<<7) != 0}
+	rec.results = rec.entry == sideGroup && rec.late
 	r.mu.Lock()
 	rec.id = len(r.side)
 	r.side = append(r.side, rec)
@@ -277,6 +280,9 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) (err error) {
 		r.awaitFuture(rec, goF(smartpool.Go(r.pool, key, fn)))
 		return nil
 	}
+	if rec.results {
+		return r.sideResults(rec, key)
+	}
 	// TryGo, not Go: Go waits for room at a full pool, and the harness's ops
 	// are synchronous. A refusal leaves Wait nothing to report at a full pool,
 	// so the result is then ErrFull, as the refusal's error.
@@ -298,6 +304,55 @@ func (r *fzRun) sideSubmit(rec *fzSideRec) (err error) {
 		err = werr
 	}()
 	refused = !g.TryGo(key, func(ctx context.Context) error { r.sideBody(ctx, rec); return nil })
+	return nil
+}
+
+// sideResults is sideGroup's submit through a Results: its TryGo, as the
+// Group's. Its Wait must return one slot holding the task's value if it ran
+// to its end, zero otherwise, and none if TryGo refused it.
+func (r *fzRun) sideResults(rec *fzSideRec, key string) (err error) {
+	g := smartpool.NewResults[int](context.Background(), r.pool)
+	refused := false
+	wait := func(ctx context.Context) (int, error) {
+		vals, err := g.Wait(ctx)
+		if ctx.Err() != nil {
+			return 0, err
+		}
+		want := 1
+		if refused {
+			want = 0
+		}
+		if len(vals) != want {
+			r.problem("side task %d's Results returned %d values, want %d (refused %v, error %v)", rec.id, len(vals), want, refused, err)
+			return 0, err
+		}
+		if want == 0 {
+			return 0, err
+		}
+		if vals[0] != 0 && (vals[0] != rec.id || err != nil) {
+			r.problem("side task %d's Results returned value %d with %v; want %d with nil, or 0", rec.id, vals[0], err, rec.id)
+		}
+		return vals[0], err
+	}
+	defer func() { // also when a CallerRuns Goexit ends this goroutine inside TryGo
+		if !refused {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*fzLong)
+				defer cancel()
+				if v, err := wait(ctx); ctx.Err() == nil {
+					r.resolveSide(rec, v, err)
+				}
+			}()
+			return
+		}
+		_, werr := wait(context.Background()) // at once: nothing is pending
+		if werr == nil {
+			werr = smartpool.ErrFull
+		}
+		r.resolveSide(rec, 0, werr)
+		err = werr
+	}()
+	refused = !g.TryGo(key, func(ctx context.Context) (int, error) { r.sideBody(ctx, rec); return rec.id, nil })
 	return nil
 }
 
@@ -416,9 +471,11 @@ func (r *fzRun) checkSide() {
 				t.Errorf("%s: result %v, submit %v", what, rec.resErr, rec.err)
 			}
 		case o == outRan:
-			if rec.resErr != nil || rec.entry != sideGroup && rec.resVal != rec.id {
+			if rec.resErr != nil || (rec.entry != sideGroup || rec.results) && rec.resVal != rec.id {
 				t.Errorf("%s: result %d, %v; want %d, nil", what, rec.resVal, rec.resErr, rec.id)
 			}
+		case rec.results && o != outRan && rec.resVal != 0:
+			t.Errorf("%s: Results' slot %d, want the zero value", what, rec.resVal)
 		case o == outPanicked:
 			if !errors.As(rec.resErr, &pe) {
 				t.Errorf("%s: result %v, want a *PanicError", what, rec.resErr)
