@@ -251,6 +251,20 @@ func (m *mxCase) body(ctx context.Context) {
 func (m *mxCase) futureFn(ctx context.Context) (int, error) { m.body(ctx); return 42, errMxRan }
 func (m *mxCase) groupFn(ctx context.Context) error         { m.body(ctx); return errMxRan }
 
+// resultsSlot turns what a Results of one Go returned into a Future's
+// answer: its one slot, and errMxRan for a task that ran to its end (it
+// returned 42 and no error, so that the slot keeps the value). Any other
+// number of slots is an error no case expects.
+func resultsSlot(vals []int, err error) (int, error) {
+	switch {
+	case len(vals) != 1:
+		return -1, fmt.Errorf("Results.Wait returned %d values (%v), want 1", len(vals), err)
+	case err == nil:
+		return vals[0], errMxRan
+	}
+	return vals[0], err
+}
+
 func (m *mxCase) filler(context.Context) {}
 
 // deadline is the deadline of a task submitted with one: past for DropLate.
@@ -482,6 +496,12 @@ func (m *mxCase) submit() error {
 		// Deferred: a CallerRuns Goexit ends this goroutine inside Go.
 		defer func() { go func() { m.resolve(0, g.Wait(m.quitCtx())) }() }()
 		g.Go("s", m.groupFn)
+		return nil
+	case eResultsGo:
+		g := smartpool.NewResults[int](context.Background(), m.p)
+		// Deferred: a CallerRuns Goexit ends this goroutine inside Go.
+		defer func() { go func() { m.resolve(resultsSlot(g.Wait(m.quitCtx()))) }() }()
+		g.Go("s", func(ctx context.Context) (int, error) { m.body(ctx); return 42, nil })
 		return nil
 	case eScope:
 		entered := make(chan struct{})

@@ -68,6 +68,7 @@ const (
 	eYield         // submitted by key, yields, re-enters through its followup channel
 	eChanSubmitCtx // the channel's own Submit with WithContext (through Bits.Submit)
 	eKeyOrdered    // Pool.Submit with the channel's ordering option (WithDeadline, WithPriority)
+	eResultsGo     // Results.Go: a Group's task that also returns a value
 	mxEntries
 )
 
@@ -101,11 +102,11 @@ func (e mxEntry) name(k mxKind) string {
 	}
 	return [...]string{ePoolSubmit: "Pool.Submit", ePoolSubmitTask: "Pool.SubmitTask", ePoolSubmitCtx: "Pool.Submit+WithContext",
 		eGo: "Go", eFutureCtx: "NewFuture+Pool.SubmitTask+WithContext", eGroupGo: "Group.Go", eScope: "Scope", eAfter: "After", eAt: "At",
-		eEvery: "Every", eHandoff: "Handoff", eYield: "a re-entry after Yield"}[e]
+		eEvery: "Every", eHandoff: "Handoff", eYield: "a re-entry after Yield", eResultsGo: "Results.Go"}[e]
 }
 
 func (e mxEntry) timer() bool  { return e == eAfter || e == eAt || e == eEvery }
-func (e mxEntry) group() bool  { return e == eGroupGo || e == eScope }
+func (e mxEntry) group() bool  { return e == eGroupGo || e == eScope || e == eResultsGo }
 func (e mxEntry) future() bool { return e == eGo || e == eFutureChan || e == eFutureCtx }
 func (e mxEntry) submitCtx() bool {
 	return e == ePoolSubmitCtx || e == eFutureCtx || e == eChanSubmitCtx
@@ -230,7 +231,7 @@ var mxImpossible = []struct {
 	{"Bounded.Submit and Bounded.SubmitTask wait for room and for a unit instead of refusing or running on the caller", func(e mxEntry, k mxKind, x mxExit) bool {
 		return k.bounded() && (e == eChanSubmit || e == eChanSubmitTask) && (x == xFull || x.caller())
 	}},
-	{"Group.Go and Scope wait for room at a full pool or channel, as errgroup's Go does (TryGo's refusal is in TestGroup_Semantics)", func(e mxEntry, k mxKind, x mxExit) bool {
+	{"Group.Go, Results.Go and Scope wait for room at a full pool or channel, as errgroup's Go does (TryGo's refusal is in TestGroup_Semantics)", func(e mxEntry, k mxKind, x mxExit) bool {
 		return e.group() && x == xFull
 	}},
 	{"WithContext waits for a unit of the limit, and for room in a full Bounded, until its context ends: it is never refused with ErrFull", func(e mxEntry, k mxKind, x mxExit) bool {
@@ -633,6 +634,9 @@ func (m *mxCase) checkResult() {
 		t.Errorf("%s never resolved", what)
 		return
 	}
+	if m.e == eResultsGo && !x.ran() && m.resVal != 0 {
+		t.Errorf("its Results' slot holds %d, want the zero value", m.resVal)
+	}
 	var pe *smartpool.PanicError
 	var wantErr error
 	switch {
@@ -644,8 +648,8 @@ func (m *mxCase) checkResult() {
 	switch x {
 	case xRan, xCallerRan:
 		wantErr = errMxRan
-		if m.e.future() && m.resVal != 42 {
-			t.Errorf("its Future resolved with value %d, want 42", m.resVal)
+		if (m.e.future() || m.e == eResultsGo) && m.resVal != 42 {
+			t.Errorf("its Future or Results resolved with value %d, want 42", m.resVal)
 		}
 	case xPanic, xCallerPanic:
 		if !errors.As(m.resErr, &pe) {
