@@ -8,8 +8,9 @@ import (
 
 // Results is a Group whose tasks return a value: Wait returns every value,
 // in submission order, with the group's error, as pond's result groups and
-// conc's ResultContextPool do. Create one with NewResults. It is safe for
-// concurrent use and must not be copied.
+// conc's ResultContextPool do. Create one with NewResults; the zero
+// Results has no pool and is not usable. It is safe for concurrent use and
+// must not be copied.
 //
 // Everything but the values is its Group's: the context, the two error
 // modes (the first error cancels the rest, the default; or CollectErrors),

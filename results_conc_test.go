@@ -24,8 +24,8 @@ import (
 // event itself.
 
 var (
-	concErr1 = errors.New("err1")
-	concErr2 = errors.New("err2")
+	errConc1 = errors.New("err1")
+	errConc2 = errors.New("err2")
 )
 
 // concPool returns a pool with a channel "a" served by workers workers.
@@ -102,10 +102,10 @@ func TestResultsConc_Error(t *testing.T) {
 			if collect {
 				g.CollectErrors()
 			}
-			g.Go("a", func(context.Context) (int, error) { return 7, concErr1 })
+			g.Go("a", func(context.Context) (int, error) { return 7, errConc1 })
 			res, err := g.Wait(context.Background())
 			require.Equal(t, []int{0}, res)
-			require.ErrorIs(t, err, concErr1)
+			require.ErrorIs(t, err, errConc1)
 		})
 	}
 }
@@ -115,13 +115,13 @@ func TestResultsConc_Error(t *testing.T) {
 func TestResultsConc_AllErrors(t *testing.T) {
 	g := smartpool.NewResults[int](context.Background(), concPool(t, 2))
 	g.CollectErrors()
-	g.Go("a", func(context.Context) (int, error) { return 1, concErr1 })
+	g.Go("a", func(context.Context) (int, error) { return 1, errConc1 })
 	g.Go("a", func(context.Context) (int, error) { return 2, nil })
-	g.Go("a", func(context.Context) (int, error) { return 3, concErr2 })
+	g.Go("a", func(context.Context) (int, error) { return 3, errConc2 })
 	res, err := g.Wait(context.Background())
 	require.Equal(t, []int{0, 2, 0}, res)
-	require.ErrorIs(t, err, concErr1)
-	require.ErrorIs(t, err, concErr2)
+	require.ErrorIs(t, err, errConc1)
+	require.ErrorIs(t, err, errConc2)
 }
 
 // conc: TestResultErrorGroup/WithFirstError and
@@ -136,14 +136,14 @@ func TestResultsConc_FirstError(t *testing.T) {
 		if err := cancelled(ctx); err != nil {
 			return 0, err
 		}
-		return 0, concErr1
+		return 0, errConc1
 	})
 	<-started
-	g.Go("a", func(context.Context) (int, error) { return 0, concErr2 })
+	g.Go("a", func(context.Context) (int, error) { return 0, errConc2 })
 	res, err := g.Wait(context.Background())
 	require.Equal(t, []int{0, 0}, res)
-	require.ErrorIs(t, err, concErr2)
-	require.NotErrorIs(t, err, concErr1)
+	require.ErrorIs(t, err, errConc2)
+	require.NotErrorIs(t, err, errConc1)
 }
 
 // conc: TestResultContextPool/"context cancel propagates".
@@ -176,11 +176,11 @@ func TestResultsConc_CancelOnError(t *testing.T) {
 		sibling.Store(context.Cause(ctx))
 		return 0, ctx.Err()
 	})
-	g.Go("a", func(context.Context) (int, error) { return 0, concErr1 })
+	g.Go("a", func(context.Context) (int, error) { return 0, errConc1 })
 	res, err := g.Wait(context.Background())
 	require.Equal(t, []int{0, 0}, res)
-	require.ErrorIs(t, err, concErr1)
-	require.ErrorIs(t, sibling.Load().(error), concErr1)
+	require.ErrorIs(t, err, errConc1)
+	require.ErrorIs(t, sibling.Load().(error), errConc1)
 }
 
 // conc: TestResultContextPool/"WithCancelOnError and panic": the panic
@@ -215,10 +215,10 @@ func TestResultsConc_ErrorCancelsNothing(t *testing.T) {
 	g := smartpool.NewResults[int](context.Background(), concPool(t, 2))
 	g.CollectErrors()
 	g.SetLimit(1)
-	g.Go("a", func(context.Context) (int, error) { return 0, concErr1 })
+	g.Go("a", func(context.Context) (int, error) { return 0, errConc1 })
 	g.Go("a", func(ctx context.Context) (int, error) { return 5, ctx.Err() })
 	res, err := g.Wait(context.Background())
 	require.Equal(t, []int{0, 5}, res)
 	require.NotErrorIs(t, err, context.Canceled)
-	require.ErrorIs(t, err, concErr1)
+	require.ErrorIs(t, err, errConc1)
 }
