@@ -864,6 +864,11 @@ func FuzzPoolOps(f *testing.F) {
 		fzStartX(true, 1, 1).nest(2, 4, 2, true, false).nest(0, 2, 1, false, true).close(),
 		fzStartX(false, 0, 1).nest(0, 4, 1, false, true).submit(hiF, 0, kYield1|kBlock).nest(1, 2, 3, true, false).
 			close().wake(0).nest(2, 2, 2, false, false),
+		// The same through a Results (channel 3): one value per Go, in the
+		// order of the Go calls, at the limit, yielding, spread; a nest
+		// started while Close drains.
+		fzStartX(false, 2, 1).nest(3, 4, 1, true, true).nest(3, 3, 2, false, false).stats().close(),
+		fzStartX(false, 0, 1).nest(3, 4, 3, false, true).submit(hiF, 0, kYield1|kBlock).close().wake(0).nest(3, 2, 1, true, false),
 		// Reshaping (opReshape; fzRemovable indexes: 0 hiP, 1 midF, 2 midM,
 		// 3 loM, 4 loF). Drain while pinned: the queued tasks run once the
 		// gate opens; submits by key and typed refused meanwhile and after;
