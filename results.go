@@ -128,7 +128,8 @@ func (r *Results[K, T]) task(fn func(ctx context.Context) (T, error), i int, gen
 // TryGo that reported true) in submission order (a nil slice for a round without Go), with the round's
 // first error, or with CollectErrors all its errors. If ctx ends first it
 // returns nil and ctx.Err(), and the round goes on: a later Wait returns its
-// values. After a round that failed in the default mode, later rounds keep
+// values. Called from a pool task, it yields the worker while it waits, as
+// Group's Wait does. After a round that failed in the default mode, later rounds keep
 // its error, as Group's do, and their slots stay zero.
 func (r *Results[K, T]) Wait(ctx context.Context) ([]T, error) {
 	var vals []T
