@@ -134,7 +134,7 @@ func (g *Group[K]) SetLimit(n int) {
 // WithContext is refused with ErrOption, since a group's tasks live by its
 // context; a Handle's Cancel ends fn as if it returned context.Canceled.
 func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option) {
-	g.spawn(key, fn, true, opts)
+	g.spawn(key, fn, fn, true, opts)
 }
 
 // TryGo submits fn to the channel named key only if there is room at once:
@@ -148,13 +148,15 @@ func (g *Group[K]) Go(key K, fn func(ctx context.Context) error, opts ...Option)
 // opts are Go's; WithHandle(&h) fills h exactly when TryGo reports true (it
 // never runs fn itself).
 func (g *Group[K]) TryGo(key K, fn func(ctx context.Context) error, opts ...Option) bool {
-	return g.spawn(key, fn, false, opts)
+	return g.spawn(key, fn, fn, false, opts)
 }
 
 // errNoRoom is enter's refusal when the group is at its limit.
 var errNoRoom = errors.New("no room in the group")
 
-func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, opts []Option) bool {
+// spawn is Go (wait) and TryGo; origin is the function the unread log
+// names (internal/engine/unread.go): fn, or the one a Results wraps in fn.
+func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, origin any, wait bool, opts []Option) bool {
 	var t *groupTask[K]
 	pin := g.p.e.PinKey(func() (int, error) { // see "Reshaping", 6 (internal/engine/reshape.go), and keyPin
 		i, err := g.p.find(key)
@@ -192,10 +194,10 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.failContext(r, err)
 		return false
 	case help:
-		g.help(r, ch, fn, &pin)
+		g.help(r, ch, fn, origin, &pin)
 		return true
 	}
-	t = &groupTask[K]{g: g, r: r, fn: fn, ch: ch}
+	t = &groupTask[K]{g: g, r: r, fn: fn, origin: origin, ch: ch}
 	err = g.p.named(key, g.p.e.SubmitContext(r.ctx, ch, t, engine.SubmitMode{Order: so.Order, Wait: wait, Room: wait, Handle: so.Handle}, &pin))
 	switch {
 	case err == nil:
@@ -206,7 +208,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, wait bool, o
 		g.failContext(r, err)
 		g.leave()
 	default:
-		g.failed(r, ch, fn, err) // refused: ErrFull, ErrClosed, a bad option
+		g.failed(r, ch, origin, err) // refused: ErrFull, ErrClosed, a bad option
 		g.leave()
 	}
 	return false
@@ -284,7 +286,7 @@ func (g *Group[K]) ownTaskLocked(ctx context.Context) bool {
 // takes no place, unit or slot of its own. Like any Go, it queues nothing
 // once the round's context ended or the pool's Close started. The run
 // counts in ch's held, in place of pin, the caller's (see keyPin).
-func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pin *engine.KeyPin) {
+func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, origin any, pin *engine.KeyPin) {
 	e := g.p.e
 	err := r.ctx.Err()
 	if err == nil && (e.Stopping() || !e.HoldUnlessRemoving(ch)) { // a removal of ch started (internal/engine/hold.go)
@@ -304,7 +306,7 @@ func (g *Group[K]) help(r *round, ch int, fn func(ctx context.Context) error, pi
 		}
 		return
 	}
-	t := &groupTask[K]{g: g, r: r, fn: fn, ch: ch, shared: true}
+	t := &groupTask[K]{g: g, r: r, fn: fn, origin: origin, ch: ch, shared: true}
 	if tc := e.Helper(r.ctx); tc != nil {
 		e.RunInline(tc, ch, tc, e.Observed(r.ctx, ch, t)) // gives the slot back
 		return
@@ -413,6 +415,7 @@ type groupTask[K comparable] struct {
 	g      *Group[K]
 	r      *round // the round it belongs to
 	fn     func(ctx context.Context) error
+	origin any          // the function the unread log names: fn, or the user's function a Results wrapped in fn
 	ch     int          // the channel it was spawned into: a later panic is reported as its
 	shared bool         // run inline in its parent's place at the group's limit: it took no place, so it leaves none
 	ctx    groupContext // the context fn receives; written by Run
@@ -465,16 +468,16 @@ func (t *groupTask[K]) run(ctx, started context.Context) {
 		}
 		switch {
 		case finished:
-			g.failed(t.r, t.ch, t.fn, err)
+			g.failed(t.r, t.ch, t.origin, err)
 		case r != nil:
 			pe := &PanicError{Value: r, Stack: debug.Stack()}
 			recoveredPanic(ctx, pe)
-			g.failed(t.r, t.ch, t.fn, pe)
+			g.failed(t.r, t.ch, t.origin, pe)
 		default:
 			if tc := engine.TaskOf(ctx); tc != nil && tc.Dropped {
 				g.fail(t.r, ErrDropped)
 			} else {
-				g.failed(t.r, t.ch, t.fn, ErrGoexit)
+				g.failed(t.r, t.ch, t.origin, ErrGoexit)
 			}
 		}
 		if !t.shared {

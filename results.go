@@ -72,7 +72,7 @@ func (r *Results[K, T]) Context() context.Context { return r.g.Context() }
 // group's error (see Results). opts work as Group's Go.
 func (r *Results[K, T]) Go(key K, fn func(ctx context.Context) (T, error), opts ...Option) {
 	i, gen := r.take()
-	r.g.Go(key, r.task(fn, i, gen), opts...)
+	r.g.spawn(key, r.task(fn, i, gen), fn, true, opts)
 }
 
 // TryGo takes the round's next slot and submits fn only if there is room
@@ -82,7 +82,7 @@ func (r *Results[K, T]) Go(key K, fn func(ctx context.Context) (T, error), opts 
 // of room (see Group's TryGo) is the group's error.
 func (r *Results[K, T]) TryGo(key K, fn func(ctx context.Context) (T, error), opts ...Option) bool {
 	i, gen := r.take()
-	if r.g.TryGo(key, r.task(fn, i, gen), opts...) {
+	if r.g.spawn(key, r.task(fn, i, gen), fn, false, opts) {
 		return true
 	}
 	r.mu.Lock()

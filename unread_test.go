@@ -15,8 +15,8 @@ import (
 const unreadLine = "smartpool: task error never read"
 
 // unreadEntry submits fn to channel "a" of p the way a user would get its
-// result back: Go, NewFuture with SubmitTask, or a Group. wait reads the
-// result (Future.Wait or Group.Wait).
+// result back: Go, NewFuture with SubmitTask, a Group or a Results. wait
+// reads the result (Future.Wait, Group.Wait or Results.Wait).
 type unreadEntry struct {
 	name   string
 	submit func(t *testing.T, p *smartpool.Pool[string], fn func(context.Context) error) (wait func())
@@ -37,6 +37,11 @@ var unreadEntries = []unreadEntry{
 		g := smartpool.NewGroup(context.Background(), p)
 		g.Go("a", fn)
 		return func() { _ = g.Wait(context.Background()) }
+	}},
+	{"Results", func(t *testing.T, p *smartpool.Pool[string], fn func(context.Context) error) func() {
+		g := smartpool.NewResults[int](context.Background(), p)
+		g.Go("a", func(ctx context.Context) (int, error) { return 1, fn(ctx) }) // the line names this function, not Results' own
+		return func() { _, _ = g.Wait(context.Background()) }
 	}},
 }
 
