@@ -34,7 +34,8 @@ import (
 // group's context ended, was dropped, or was refused at submission. The
 // errors are the group's: Wait returns the first, or with CollectErrors all
 // of them joined. For an error per slot, return it inside T (for example a
-// struct with a value and an error) with a nil error.
+// struct with a value and an error) with a nil error. A failure no Wait
+// reads is logged at Warn naming fn, as a Group's is (see Group's Wait).
 type Results[K comparable, T any] struct {
 	g *Group[K]
 
