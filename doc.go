@@ -33,7 +33,8 @@
 // followup (PoolBehavior.Followup, LevelChannel.Followup).
 //
 // Group tasks: NewGroup or Scope, Group.Go, SetLimit, Wait, CollectErrors,
-// as golang.org/x/sync/errgroup's Group (see Group for the differences).
+// as golang.org/x/sync/errgroup's Group (see Group for the differences);
+// NewResults for a group whose Wait returns every task's value, in order.
 //
 // Schedule: Config.Schedule (scheduler.HighestFirst, RoundRobin, Weighted,
 // or a scheduler.Scheduler of your own); the order within a channel is the
