@@ -29,6 +29,7 @@ import (
 	"expvar"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -84,7 +85,7 @@ func (g *gameServer) Config() smartpool.Config[lane] {
 			},
 		},
 		PanicHandler: func(k lane, p *smartpool.PanicError) {
-			fmt.Printf("recovered a panic in a %v task: %v\n", k, p.Value)
+			fmt.Fprintf(out, "recovered a panic in a %v task: %v\n", k, p.Value)
 		},
 	}
 }
@@ -113,8 +114,9 @@ func (g *gameServer) Followup(from lane) lane {
 }
 
 var (
-	httpAddr = flag.String("http", "", "serve the live page at this address (e.g. localhost:8080)")
-	runFor   = flag.Duration("for", 0, "how long ticks and requests arrive (default 2s, or 1m with -http)")
+	out      io.Writer = os.Stdout // where the demo prints (its test reads it)
+	httpAddr           = flag.String("http", "", "serve the live page at this address (e.g. localhost:8080)")
+	runFor             = flag.Duration("for", 0, "how long ticks and requests arrive (default 2s, or 1m with -http)")
 )
 
 const (
@@ -165,7 +167,7 @@ func main() {
 	submitted := map[lane]uint64{}
 	must := func(k lane, err error) {
 		if err != nil {
-			fmt.Println("submit:", err)
+			fmt.Fprintln(out, "submit:", err)
 			os.Exit(1)
 		}
 		submitted[k]++
@@ -175,7 +177,7 @@ func main() {
 	// attached it): three quarters plain backlog, a quarter with deadlines.
 	owned, err := smartpool.New[lane](g)
 	if err != nil {
-		fmt.Println(err)
+		fmt.Fprintln(out, err)
 		os.Exit(1)
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -193,7 +195,7 @@ func main() {
 	}
 	fill(flood)
 	pool := owned.Pool()
-	fmt.Printf("%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
+	fmt.Fprintf(out, "%d workers; %d backlog tasks of %v queued; ticks every %v, requests every %v for %v\n",
 		workers, flood, backlogCost, tickEvery, requestEvery, *runFor)
 	if *httpAddr != "" {
 		stop := serve(pool, *httpAddr)
@@ -224,10 +226,10 @@ func main() {
 	defer cancel()
 	report, err := owned.Close(ctx)
 	if err != nil {
-		fmt.Println("close:", err)
+		fmt.Fprintln(out, "close:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("longest gap between two ticks: %v%s; pool closed %v after the flood began\n",
+	fmt.Fprintf(out, "longest gap between two ticks: %v%s; pool closed %v after the flood began\n",
 		gap.Round(100*time.Microsecond), loadNote(), time.Since(began).Round(time.Millisecond))
 
 	accounted := true
@@ -235,10 +237,10 @@ func main() {
 		accounted = accounted && c.Finished() == submitted[c.Key]
 	}
 	bl, _ := report.Channel(Backlog)
-	fmt.Printf("every task accounted for (submitted = ran + panicked + dropped, per channel): %v; Backlog's OnEnd counted %d drops, the report %d\n\n",
+	fmt.Fprintf(out, "every task accounted for (submitted = ran + panicked + dropped, per channel): %v; Backlog's OnEnd counted %d drops, the report %d\n\n",
 		accounted, g.backlogDrops.Load(), bl.Dropped)
 
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "submit to start\tstarted\tp50\tp99\tmax\t")
 	for l, name := range []string{"Realtime", "Responsive", "both backlogs"} {
 		d := level[l].d // the pool closed: no task writes any more
@@ -246,7 +248,7 @@ func main() {
 		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t\n", name, len(d), round(d[len(d)/2]), round(d[len(d)*99/100]), round(d[len(d)-1]))
 	}
 	tw.Flush()
-	fmt.Printf("\nthe pool's own report (waits and runs of one task in %d):\n%v\n", smartpool.DefaultTimingEvery, report)
+	fmt.Fprintf(out, "\nthe pool's own report (waits and runs of one task in %d):\n%v\n", smartpool.DefaultTimingEvery, report)
 }
 
 // loadNote says how busy the machine was, where Linux tells: the gap
@@ -269,7 +271,7 @@ func loadNote() string {
 // the page's URL, and returns a function that stops the server.
 func serve(pool *smartpool.Pool[lane], addr string) (stop func()) {
 	if err := pool.Publish("smartpool_demo"); err != nil {
-		fmt.Println(err)
+		fmt.Fprintln(out, err)
 		os.Exit(1)
 	}
 	mux := http.NewServeMux()
@@ -277,7 +279,7 @@ func serve(pool *smartpool.Pool[lane], addr string) (stop func()) {
 	mux.Handle("/debug/vars", expvar.Handler())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Println(err)
+		fmt.Fprintln(out, err)
 		os.Exit(1)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -285,10 +287,10 @@ func serve(pool *smartpool.Pool[lane], addr string) (stop func()) {
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			fmt.Println("http:", err)
+			fmt.Fprintln(out, "http:", err)
 		}
 	}()
-	fmt.Printf("live page: http://%s/debug/smartpool (expvar: /debug/vars)\n", ln.Addr())
+	fmt.Fprintf(out, "live page: http://%s/debug/smartpool (expvar: /debug/vars)\n", ln.Addr())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
