@@ -633,15 +633,24 @@ func cancellableOf(t task.Task) *cancellable {
 // wrapper and any channel's (Unwrapper).
 func UserTask(t task.Task) task.Task {
 	for {
-		switch tt := t.(type) {
-		case *cancellable:
-			t = tt.Task
-		case task.Unwrapper:
-			t = tt.Unwrap()
-		default:
+		inner, ok := unwrapOnce(t)
+		if !ok {
 			return t
 		}
+		t = inner
 	}
+}
+
+// unwrapOnce returns the task t wraps (WithContext's wrapper, or any
+// Unwrapper: a channel's, a stamp, an observed task), or false.
+func unwrapOnce(t task.Task) (task.Task, bool) {
+	switch tt := t.(type) {
+	case *cancellable:
+		return tt.Task, true
+	case task.Unwrapper:
+		return tt.Unwrap(), true
+	}
+	return t, false
 }
 
 // Droppable is implemented by the library's own task types (futures,

@@ -129,16 +129,14 @@ func (e *Engine) submitContextObserved(ctx context.Context, ch int, t task.Task,
 // observedOf returns the observed wrapper inside t, or nil.
 func observedOf(t task.Task) *observed {
 	for {
-		switch tt := t.(type) {
-		case *observed:
-			return tt
-		case *cancellable:
-			t = tt.Task
-		case task.Unwrapper:
-			t = tt.Unwrap()
-		default:
+		if o, ok := t.(*observed); ok {
+			return o
+		}
+		inner, ok := unwrapOnce(t)
+		if !ok {
 			return nil
 		}
+		t = inner
 	}
 }
 
