@@ -169,10 +169,10 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, origin any, 
 	ch, err := pin.Find()
 	switch {
 	case fn == nil:
-		g.fail(g.current(), ErrNilTask)
+		g.failed(g.current(), -1, origin, ErrNilTask)
 		return false
 	case err != nil:
-		g.fail(g.current(), err)
+		g.failed(g.current(), -1, origin, err) // the error names the key
 		return false
 	}
 	so, err := engine.Gather(Order{}, opts)
@@ -180,7 +180,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, origin any, 
 		err = &engine.OptionError{What: "WithContext in Group.Go: a group's tasks live by the group's context"}
 	}
 	if err != nil {
-		g.fail(g.current(), g.p.named(key, err))
+		g.failed(g.current(), ch, origin, g.p.named(key, err))
 		return false
 	}
 	r, ch, help, err := g.enter(ch, wait, &pin)
@@ -188,7 +188,7 @@ func (g *Group[K]) spawn(key K, fn func(ctx context.Context) error, origin any, 
 	case err == errNoRoom:
 		return false
 	case errors.Is(err, ErrClosed): // its channel was removed while it waited for room
-		g.fail(r, err)
+		g.failed(r, -1, origin, err)
 		return false
 	case err != nil:
 		g.failContext(r, err)

@@ -110,7 +110,8 @@ func (g *Group[K]) fail(r *round, err error) bool {
 }
 
 // failed records err, the failure (error, panic or Goexit) of task fn of
-// channel ch, or its refused submit, in r, and follows the round's first
+// channel ch, or its refused submit (ch negative if no channel was found),
+// in r, and follows the round's first
 // such failure until a Wait reads it (internal/engine/unread.go), so that
 // a forgotten Wait does not lose it. Drops and cancellations are not
 // followed: the pool counts and logs those itself.

@@ -138,3 +138,28 @@ func TestUnread_LoggedWhenCollected(t *testing.T) {
 		})
 	}
 }
+
+// A Group's refused Go (an unknown key, a nil function) is its error like a
+// task's: with Wait forgotten, it is logged when the pool closes, the
+// error naming the key.
+func TestUnread_RefusedGroupGo(t *testing.T) {
+	for _, c := range []struct {
+		name, key string
+		fn        func(context.Context) error
+		want      string
+	}{
+		{"unknown key", "nope", func(context.Context) error { return nil }, `"nope"`},
+		{"nil function", "a", nil, smartpool.ErrNilTask.Error()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs logRecords
+			o := start(t, &behavior{workers: 1, logger: slog.New(&logs), levels: [][]ch{{fifo("a")}}})
+			g := smartpool.NewGroup(context.Background(), o.Pool())
+			g.Go(c.key, c.fn)
+			closeWithin(t, o, long)
+			lines := logs.lines(unreadLine)
+			require.Len(t, lines, 1)
+			require.Contains(t, lines[0]["error"], c.want)
+		})
+	}
+}

@@ -49,7 +49,8 @@ type unreadBook struct {
 	closed bool                 // the pool has closed and logged the book; guarded by mu
 }
 
-// Unread registers err, which the task fn of channel ch ended with, as
+// Unread registers err, which the task fn of channel ch ended with (ch
+// negative: a submit refused before a channel was found), as
 // held by a Future or Group until a Wait reads it. The caller ties it to
 // the holder's collection with runtime.AddCleanup(holder, (*Unread).Collected, u).
 // After the pool closed it is not listed: only its collection can log it.
@@ -134,8 +135,8 @@ func (e *Engine) FlushUnread() {
 
 func (u *Unread) log(why string) {
 	e := u.e
-	var key any = u.ch
-	if e.keyOf != nil {
+	var key any = "(none: the submit was refused)"
+	if u.ch >= 0 && e.keyOf != nil {
 		key = e.keyOf(u.ch)
 	}
 	e.log.Warn("smartpool: task error never read", "channel", key, "origin", funcOrigin(u.fn), "error", u.err, "why", why)
