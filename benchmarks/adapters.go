@@ -310,6 +310,51 @@ func (p *Smartpool) Close() {
 	}
 }
 
+// SmartpoolTasks is smartpool written as the hand-written pool is: the
+// caller's func() goes in as it is, as a Task (a func type with a Run
+// method: no allocation), and the channel's OnEnd calls the WaitGroup's
+// Done, as the hand-written pool's worker does. One FIFO channel.
+type SmartpoolTasks struct {
+	tracker
+	owned *smartpool.OwnedPool[int]
+	pool  *smartpool.Pool[int]
+}
+
+// plainTask runs a func() as a smartpool.Task.
+type plainTask func()
+
+func (f plainTask) Run(context.Context) { f() }
+
+// NewSmartpoolTasks returns a SmartpoolTasks of the given size. It panics if
+// smartpool.New rejects the configuration.
+func NewSmartpoolTasks(workers int) *SmartpoolTasks {
+	p := &SmartpoolTasks{}
+	b := &spBehavior{workers: workers, fifos: []*channels.FIFO{channels.NewFIFO()},
+		levels: [][]smartpool.ChannelParams[int]{{{Key: 0, CompleteOnClose: true,
+			OnEnd: func(smartpool.Task, smartpool.Outcome) { p.wg.Done() }}}}}
+	owned, err := smartpool.New[int](b)
+	if err != nil {
+		panic(err)
+	}
+	p.owned, p.pool = owned, owned.Pool()
+	return p
+}
+
+// Submit queues fn as it is.
+func (p *SmartpoolTasks) Submit(fn func()) {
+	p.wg.Add(1)
+	if err := p.pool.SubmitTask(0, plainTask(fn)); err != nil {
+		panic(err) // open and unbounded: SubmitTask does not fail
+	}
+}
+
+// Close closes the pool, running whatever is still queued.
+func (p *SmartpoolTasks) Close() {
+	if _, err := p.owned.Close(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
 // SmartpoolTenants is the adapter of a smartpool with a FIFO channel per
 // tenant, all in one level, whose workers serve the tenants' queues in
 // rotation. Each channel is added on the tenant's arrival (Pool.AddChannel)

@@ -25,6 +25,30 @@ func BenchmarkSpawnSpam(b *testing.B) {
 	}
 }
 
+// BenchmarkSpawnSpamTasks is workload 1 for the hand-written pool and for
+// smartpool written both ways: with the caller's closure (the suite's
+// adapter) and with ready-made tasks counted in OnEnd (SmartpoolTasks), the
+// way the hand-written pool counts them in its worker.
+func BenchmarkSpawnSpamTasks(b *testing.B) {
+	pools := []struct {
+		name string
+		new  func(int) benchmarks.Pool
+	}{
+		{"chan-pool", adapter(b, "chan-pool").New},
+		{"smartpool", adapter(b, "smartpool").New},
+		{"smartpool-tasks", func(n int) benchmarks.Pool { return benchmarks.NewSmartpoolTasks(n) }},
+	}
+	for _, c := range pools {
+		b.Run(c.name, func(b *testing.B) {
+			p := c.new(runtime.GOMAXPROCS(0))
+			defer p.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			benchmarks.SpawnSpam(p, b.N, 1)
+		})
+	}
+}
+
 // BenchmarkCPULight: tasks of one calibrated microsecond per pool, one
 // producer; ns per task (compare the pools' overheads with benchstat).
 func BenchmarkCPULight(b *testing.B) {
@@ -97,6 +121,21 @@ func adapter(tb testing.TB, name string) benchmarks.Adapter {
 	}
 	tb.Fatalf("no adapter %q", name)
 	return benchmarks.Adapter{}
+}
+
+// TestSmartpoolTasks checks that the ready-made-task adapter runs each task
+// once and that Wait, counted by OnEnd, returns only after all of them.
+func TestSmartpoolTasks(t *testing.T) {
+	p := benchmarks.NewSmartpoolTasks(2)
+	var ran atomic.Int64
+	for range 1000 {
+		p.Submit(func() { ran.Add(1) })
+	}
+	p.Wait()
+	if got := ran.Load(); got != 1000 {
+		t.Fatalf("after Wait, %d of 1000 tasks ran", got)
+	}
+	p.Close()
 }
 
 // TestSmartpoolTenants checks that the tenant adapter runs each tenant's
