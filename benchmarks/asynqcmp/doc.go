@@ -67,11 +67,11 @@
 // garbage collector (three collections in those 186 ms; 25% of the Ps'
 // time during the waits over 0.5 ms). The server's goroutines (the
 // stream's and the consumers' loops, the connection's writer) waited to
-// run 76 to 230 µs at their 99th percentile and up to 1.0 to 4.5 ms, and
-// a p99 of 300 samples is set by its three slowest. So the server waits
-// mostly behind itself, the client and the collector, not behind the
-// workers (a backlog task spins 20 µs, then waits for its successor's
-// publish to be acknowledged). As a process of its own the server keeps
+// run 76 to 230 µs at their 99th percentile and up to 1.0 to 4.5 ms; the
+// p99 of 300 samples is their fourth slowest, so a few such waits make
+// it. The server waits mostly behind itself, the client and the
+// collector, not behind the workers (a backlog task spins 20 µs, then
+// waits for its successor's publish to be acknowledged). As a process of its own the server keeps
 // the tail of its store under 1.5 ms: its two Ps were busy 19% of a
 // traced second and the benchmark's 31%, and the longest wait to run was
 // 1.3 ms in the server, 2.3 ms in the benchmark's process. But every step
