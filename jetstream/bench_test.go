@@ -190,14 +190,31 @@ func BenchmarkPriorityBehindBacklog(b *testing.B) {
 // each high task, from the publish call to the server's store (the
 // message's stream timestamp), to the fetch's return, to the local queue,
 // to the handler's start. It reports each segment's median and 99th
-// percentile (each taken apart: they do not add up).
+// percentile (each taken apart: they do not add up). It runs against the
+// embedded server and against nats-server as a process of its own (see
+// externalServer; SMARTPOOL_NATS_SERVER names the binary, for instance one
+// built with go build github.com/nats-io/nats-server/v2 in this module, the
+// embedded server's version).
 func BenchmarkUrgentTrace(b *testing.B) {
-	ctx := context.Background()
-	c, err := Embedded(ctx, EmbeddedOptions{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
+	for _, server := range []string{"embedded", "process"} {
+		b.Run(server, func(b *testing.B) {
+			var c *Client
+			if server == "embedded" {
+				var err error
+				if c, err = Embedded(context.Background(), EmbeddedOptions{Dir: b.TempDir()}); err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+			} else {
+				c = externalServer(b)
+			}
+			urgentTrace(b, c)
+		})
 	}
-	defer c.Close()
+}
+
+func urgentTrace(b *testing.B, c *Client) {
+	ctx := context.Background()
 	type trace struct{ publish, stored, fetched, queued, start time.Time }
 	var cur trace
 	var mu sync.Mutex

@@ -23,7 +23,7 @@ const bound = 30 * time.Second
 // fastAck is the AckWait of the tests that wait for a redelivery.
 const fastAck = 400 * time.Millisecond
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	t.Cleanup(cancel)
 	return ctx
@@ -184,7 +184,7 @@ func publishN(t *testing.T, c *Client, channel, handler, prefix string, n int) [
 
 // until polls cond, a condition on counters that has no event to wait on,
 // every few milliseconds for at most bound.
-func until(t *testing.T, what string, cond func() bool) {
+func until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(bound)
 	tick := time.NewTicker(5 * time.Millisecond)

@@ -16,7 +16,7 @@ import (
 // SMARTPOOL_NATS_SERVER names, or nats-server on PATH, such as Debian's
 // package) with JetStream on a loopback port, and returns a client of it.
 // It skips the test, saying why, where none is installed.
-func externalServer(t *testing.T) *Client {
+func externalServer(t testing.TB) *Client {
 	t.Helper()
 	bin := os.Getenv("SMARTPOOL_NATS_SERVER")
 	if bin == "" {

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -28,28 +30,107 @@ type system interface {
 
 type handlers struct{ high, low func(payload []byte) }
 
-// startSmartpool runs an embedded JetStream server and a pool over two
-// JetStream channels, "high" above "low".
+// startSmartpool runs nats-server with JetStream as a process of its own
+// on a loopback port (as redis-server is for asynq) and a pool over two
+// JetStream channels, "high" above "low". The server is the version this
+// module requires, built from the module cache (natsServer); the benchmark
+// skips where it cannot be built.
 func startSmartpool(b *testing.B, h handlers) system {
-	ctx := context.Background()
-	c, err := jetstream.Embedded(ctx, jetstream.EmbeddedOptions{Dir: b.TempDir()})
+	bin, err := natsServer()
+	if err != nil {
+		b.Skipf("no nats-server to run as a process (%v): smartpool not compared", err)
+	}
+	port := freePort(b)
+	cmd := exec.Command(bin, "-js", "-sd", b.TempDir(), "-a", "127.0.0.1", "-p", fmt.Sprint(port))
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var c *jetstream.Client
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err = jetstream.Connect(context.Background(), fmt.Sprintf("nats://127.0.0.1:%d", port), jetstream.Options{Logger: quiet}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("nats-server did not answer within 10 s: %v", err)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	return newSpSystem(b, c, h)
+}
+
+// startEmbedded is startSmartpool with the server embedded in the
+// benchmark's process (jetstream.Embedded): its goroutines share the Go
+// scheduler, and its GOMAXPROCS Ps, with the pool's workers and the
+// client's goroutines.
+func startEmbedded(b *testing.B, h handlers) system {
+	c, err := jetstream.Embedded(context.Background(), jetstream.EmbeddedOptions{Dir: b.TempDir(), Client: jetstream.Options{Logger: quiet}})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return newSpSystem(b, c, h)
+}
+
+func newSpSystem(b *testing.B, c *jetstream.Client, h handlers) system {
+	ctx := context.Background()
 	s := &spSystem{c: c, chans: map[string]*jetstream.Channel{}}
 	for q, f := range map[string]func([]byte){"high": h.high, "low": h.low} {
 		reg := jetstream.NewRegistry()
 		if err := reg.Handle("h", func(_ context.Context, p []byte) error { f(p); return nil }); err != nil {
 			b.Fatal(err)
 		}
+		var err error
 		if s.chans[q], err = c.Channel(ctx, q, reg, jetstream.ChannelOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	var err error
 	if s.pool, err = smartpool.New[string](s); err != nil {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// natsServer returns the path of a nats-server binary: the one
+// SMARTPOOL_NATS_SERVER names, or else one built once per test binary
+// from the nats-server module this module requires (go build, from the
+// module cache), into a directory TestMain removes.
+var natsServer = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("SMARTPOOL_NATS_SERVER"); bin != "" {
+		return bin, nil
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	if binDir, err = os.MkdirTemp("", "asynqcmp-nats-server"); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(binDir, "nats-server")
+	if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build github.com/nats-io/nats-server/v2: %v: %s", err, out)
+	}
+	return bin, nil
+})
+
+var binDir string // natsServer's build directory, if it made one
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 type spSystem struct {
@@ -85,13 +166,8 @@ func startAsynq(b *testing.B, h handlers) system {
 	if err != nil {
 		b.Skip("no redis-server installed (apt-get install redis-server): asynq not compared")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := freePort(b)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -137,7 +213,7 @@ func (s *asynqSystem) close() {
 var systems = []struct {
 	name  string
 	start func(*testing.B, handlers) system
-}{{"smartpool-jetstream", startSmartpool}, {"asynq-redis", startAsynq}}
+}{{"smartpool-jetstream", startSmartpool}, {"smartpool-jetstream-embedded", startEmbedded}, {"asynq-redis", startAsynq}}
 
 // BenchmarkPriorityStart measures how long a high-priority task waits to
 // start (from its publish to its handler) behind a low-priority backlog of
