@@ -9,7 +9,8 @@
 # A "wake" is a goroutine's Waiting->Runnable after it blocked with reason
 # "sleep" (its timer fired); its delay runs to its next Runnable->Running.
 # Printed per trace:
-#   - wakes and goroutine starts (Runnable->Running) per wake;
+#   - wakes and goroutine starts (Runnable->Running) per wake, and the starts
+#     by what the goroutine last did (blocked on what, or Gosched);
 #   - the timer's lateness: block to wake, less 1 ms (the sleep);
 #   - the delay, wake to start: p50/p90/p99/mean;
 #   - per P: wakes made runnable there, and where they ran;
@@ -20,6 +21,9 @@
 #     the delay spent idle, running a woken goroutine (one that has not
 #     blocked since its wake), running another goroutine, running with no
 #     goroutine (the scheduler, firing timers), and the share of the delays inside a GC mark phase;
+#   - P time not Idle per wake; the active phases between stretches of at
+#     least 200 us with every P Idle, and those stretches; P time per wake by
+#     what ran;
 #   - each woken goroutine's run until its next block: segments (starts),
 #     CPU time, and the reason of the block that ends it.
 import re, sys, bisect, collections
@@ -55,6 +59,7 @@ def analyse(fn):
     gc = []; gcopen = {}
     wakes = []
     starts = 0
+    startwhy = collections.Counter()   # goroutine starts by what the goroutine last did
     run = {}               # G -> [segments, cpu ns, t0 of current segment]
     runs = []              # (segments, cpu, end reason) per woken run
 
@@ -120,6 +125,7 @@ def analyse(fn):
                             fresh=fresh, lead=lead, idlefor=idlefor, gc=any(a <= t <= b for a, b in gc) or bool(gcopen))
         if fr == 'Runnable' and to == 'Running':
             starts += 1
+            startwhy['woken by its timer' if g in woken else (lastwhy.get(g) or 'no block seen')] += 1
             if g in woken:
                 w = woken.pop(g)
                 w['start'] = t; w['Prun'] = P
@@ -148,7 +154,7 @@ def analyse(fn):
         pset(p, t_end, 'end')
     for a in gcopen.values():
         gc.append((a, t_end))
-    return dict(wakes=wakes, starts=starts, seg=seg, gc=gc, runs=runs, span=t_end - ev[0][0])
+    return dict(wakes=wakes, starts=starts, startwhy=startwhy, seg=seg, gc=gc, runs=runs, span=t_end - ev[0][0])
 
 
 def report(fn):
@@ -156,6 +162,8 @@ def report(fn):
     W = r['wakes']; n = len(W)
     print('== %s: %d wakes, %d goroutine starts (%.2f per wake), trace span %.1f ms' %
           (fn.split('/')[-1], n, r['starts'], r['starts'] / max(n, 1), r['span'] / 1e6))
+    print('  goroutine starts per wake, by what the goroutine last did: %s' %
+          ', '.join('%s %.2f' % (k, v / n) for k, v in r['startwhy'].most_common(6)))
     d = sorted(w['start'] - w['t'] for w in W)
     late = sorted(w['late'] for w in W)
     print('  timer late (block to wake, less 1 ms): p50 %.1f p90 %.1f p99 %.1f mean %.1f us' %
@@ -217,6 +225,42 @@ def report(fn):
     for c, v in sorted(cats.items(), key=lambda x: -x[1]):
         print('    %-32s %5.1f%%  (%.1f us per wake)' % (c, 100 * v / (tot * np_), v / n / 1e3))
     print('    (%.1f%% of the delays fell in a GC mark phase)' % (100 * gcin / tot))
+    # busy periods (some P not Idle) and all-idle periods (every P Idle)
+    edges = []
+    for p, sg in r['seg'].items():
+        for x, y, c in sg:
+            if c != 'idle':
+                edges.append((x, 1)); edges.append((y, -1))
+    edges.sort(key=lambda e: (e[0], -e[1]))  # a P busy again at once: no gap
+    cpu = sum(y - x for sg in r['seg'].values() for x, y, c in sg if c != 'idle')
+    # active phases: from the end of one stretch of >= 200 us with every P
+    # Idle (an M asleep in netpoll or a futex) to the start of the next
+    act, lg = [], []
+    on, last_off, start = 0, None, None
+    for t, dlt in edges:
+        if on == 0 and dlt > 0:
+            if last_off is None or t - last_off >= 200_000:
+                if start is not None and last_off is not None:
+                    act.append(last_off - start)
+                if last_off is not None:
+                    lg.append(t - last_off)
+                start = t
+        on += dlt
+        if on == 0 and dlt < 0:
+            last_off = t
+    act.sort(); lg.sort()
+    print('  P time not Idle: %.1f us per wake; %d active phases between stretches of >= 200 us with every P Idle: '
+          'active p50 %.1f p90 %.1f mean %.1f us, every P Idle p50 %.1f p90 %.1f mean %.1f us' %
+          (cpu / n / 1e3, len(act), pct(act, .5) / 1e3, pct(act, .9) / 1e3, sum(act) / max(len(act), 1) / 1e3,
+           pct(lg, .5) / 1e3, pct(lg, .9) / 1e3, sum(lg) / max(len(lg), 1) / 1e3))
+    allc = collections.Counter()
+    for sg in r['seg'].values():
+        for x, y, c in sg:
+            if c not in ('idle', 'end'):
+                allc[c] += y - x
+    print('  P time not Idle over the whole trace, per wake:')
+    for c, v in allc.most_common(7):
+        print('    %-48s %5.2f us' % (c, v / n / 1e3))
     R = r['runs']
     if R:
         segs = collections.Counter(x[0] for x in R)
