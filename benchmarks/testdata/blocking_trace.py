@@ -20,7 +20,8 @@
 #   - where the delay went: summed over all wakes, the time of each P inside
 #     the delay spent idle, running a woken goroutine (one that has not
 #     blocked since its wake), running another goroutine, running with no
-#     goroutine (the scheduler, firing timers), and the share of the delays inside a GC mark phase;
+#     goroutine (the scheduler, firing timers); and the share of the delays
+#     inside a GC mark phase;
 #   - P time not Idle per wake; the active phases between stretches of at
 #     least 200 us with every P Idle, and those stretches; P time per wake by
 #     what ran;
