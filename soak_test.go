@@ -73,7 +73,14 @@ package smartpool_test
 // burst and a level-0 p99 of 30-90 ms, where HighestFirst mostly stays at
 // 2-4 ms with level 0 empty. The windows after a burst, when levels 1-3 work off
 // seconds of backlog while level 0 is back to its own rate, are asserted:
-// they are the test of priority isolation. Burst windows are logged.
+// they are the test of priority isolation. Burst windows are logged. With
+// RoundRobin a window is not asserted either when it starts with the pool
+// still past its capacity (more than soakBehind of arrivals in it, as after
+// a burst that the machine could not keep up with): level 0 then has its
+// share of a pool that is still working off the burst, the burst's case
+// (in CI on a loaded 2-core machine: 71,000 tasks in the pool and 11,500
+// suspended in Yield at the end of the burst window, and a level-0 p99 of
+// 63 ms in the next). HighestFirst's windows after a burst stay asserted.
 //
 // No sleeps synchronise anything: the ticker and the Sleep calls in tasks are
 // load, and every wait for an event is bounded and fails loudly.
@@ -119,6 +126,7 @@ const (
 	soakPastPct     = 1                     // % of deadlines in the past
 	soakLatency     = 10 * time.Millisecond // level-0 p99 bound...
 	soakHalf        = 0.5                   // ...asserted while level 0 holds the workers less than this share of the time
+	soakBehind      = time.Second           // ...and, with RoundRobin, unless the last check found more than this much arrival in the pool
 	soakHeapSlack   = 0.10                  // F6
 	// soakGoroutineSlack covers goroutines that finished their task but
 	// have not returned yet: a resumed task between its last statement and
@@ -878,6 +886,7 @@ func TestSoak_Mixed(t *testing.T) {
 	warm, hwWarm := -1, 0
 	maxG := 0
 	lastCheck, lastAccepted := s.since(), uint64(0)
+	lastBehind := false // the last check found a round-robin pool past capacity (see "Level-0 latency")
 	var lastCPU [4]float64
 	lastCPU[0], lastCPU[1], lastCPU[2], lastCPU[3] = soakCPU()
 run:
@@ -945,7 +954,7 @@ run:
 			}
 			// See "Level-0 latency" at the top of the file.
 			burst := s.burstIn(lastCheck, now)
-			asserted := util0 < soakHalf && !burst
+			asserted := util0 < soakHalf && !burst && !lastBehind
 			if asserted && p99[0] >= soakLatency {
 				errs = append(errs, fmt.Sprintf("level-0 p99 start latency %v over %d tasks (level 0 held the workers %.0f%% of the time), want < %v", p99[0], n0, 100*util0, soakLatency))
 			}
@@ -953,6 +962,8 @@ run:
 			switch {
 			case burst:
 				why = ", burst: not asserted"
+			case lastBehind:
+				why = ", round-robin past capacity at the start: not asserted"
 			case !asserted:
 				why = ", not asserted"
 			}
@@ -964,6 +975,7 @@ run:
 				p99[0], n0, 100*util0, why, p99[1], p99[2], p99[3], ng, limit, susp,
 				share(0), share(1), share(2))
 			lastCheck, lastAccepted, lastCPU = now, acc, cpu
+			lastBehind = g.sched == "round-robin" && inPool > uint64(s.rate*soakBehind.Seconds())
 			if f := s.failed(); len(f) > 0 {
 				errs = append(errs, f...)
 			}
