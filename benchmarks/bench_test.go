@@ -15,14 +15,18 @@ import (
 //	go test -run '^$' -bench . -count 6 | tee new.txt; benchstat old.txt new.txt
 func BenchmarkSpawnSpam(b *testing.B) {
 	for _, a := range benchmarks.Adapters() {
-		b.Run(a.Name, func(b *testing.B) {
-			p := a.New(runtime.GOMAXPROCS(0))
-			defer p.Close()
-			b.ReportAllocs()
-			b.ResetTimer()
-			benchmarks.SpawnSpam(p, b.N, 1)
-		})
+		b.Run(a.Name, func(b *testing.B) { spawnSpam(b, a.New) })
 	}
+}
+
+// spawnSpam runs workload 1 with one producer on a pool of GOMAXPROCS
+// workers that newPool builds.
+func spawnSpam(b *testing.B, newPool func(int) benchmarks.Pool) {
+	p := newPool(runtime.GOMAXPROCS(0))
+	defer p.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchmarks.SpawnSpam(p, b.N, 1)
 }
 
 // BenchmarkSpawnSpamTasks is workload 1 for the hand-written pool and for
@@ -39,13 +43,7 @@ func BenchmarkSpawnSpamTasks(b *testing.B) {
 		{"smartpool-tasks", func(n int) benchmarks.Pool { return benchmarks.NewSmartpoolTasks(n) }},
 	}
 	for _, c := range pools {
-		b.Run(c.name, func(b *testing.B) {
-			p := c.new(runtime.GOMAXPROCS(0))
-			defer p.Close()
-			b.ReportAllocs()
-			b.ResetTimer()
-			benchmarks.SpawnSpam(p, b.N, 1)
-		})
+		b.Run(c.name, func(b *testing.B) { spawnSpam(b, c.new) })
 	}
 }
 

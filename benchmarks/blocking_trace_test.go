@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"os"
 	"runtime/trace"
-	"strconv"
 	"testing"
 )
 
@@ -22,14 +21,7 @@ func TestBlockingTrace(t *testing.T) {
 	if prefix == "" {
 		t.Skip("diagnostic: set BLOCKING_TRACE to a file name prefix")
 	}
-	tasks := 2000
-	if s := os.Getenv("BLOCKING_TASKS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tasks = n
-	}
+	tasks := envInt(t, "BLOCKING_TASKS", 2000)
 	pools := map[string]func() Pool{
 		"smartpool": func() Pool { p, _ := smartpoolIO(); return p },
 		"pond":      func() Pool { return newPond(IOInFlight) },

@@ -33,14 +33,7 @@ func TestPriorityTrace(t *testing.T) {
 	if out == "" {
 		t.Skip("diagnostic: set PRIORITY_TRACE to a file name")
 	}
-	backlog := 200_000
-	if s := os.Getenv("PRIORITY_BACKLOG"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		backlog = n
-	}
+	backlog := envInt(t, "PRIORITY_BACKLOG", 200_000)
 	f, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +47,21 @@ func TestPriorityTrace(t *testing.T) {
 	t.Logf("p50 %.0f ns, p99 %.0f ns, max %.0f ns, backlog queued at start %.2f", r[0], r[1], r[2], r[3])
 	t.Logf("during the urgent phase the process's %d threads took %d involuntary context switches and waited %.1f ms for a CPU (schedstat), over %.1f ms",
 		p.threads, p.cpu[1], float64(p.cpu[0])/1e6, float64(p.elapsed.Microseconds())/1e3)
+}
+
+// envInt returns the integer the environment variable name holds, or def
+// where it is unset; it fails the test on anything else.
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: want an integer", name, v)
+	}
+	return n
 }
 
 // tracedPool traces the urgent phase of priorityRun: from its first
