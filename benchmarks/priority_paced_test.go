@@ -35,7 +35,7 @@ func BenchmarkPriorityLatencyPaced(b *testing.B) {
 func priorityRunPaced(p Pool, s spinner, backlog, urgent int) []float64 {
 	defer p.Close()
 	queued, _ := queueBacklog(p.Submit, s, backlog)
-	high := highSubmit(p)
+	prepare := highPrepare(p)
 	lat := make([]float64, urgent)
 	late := 0
 	prev := time.Now()
@@ -43,12 +43,14 @@ func priorityRunPaced(p Pool, s spinner, backlog, urgent int) []float64 {
 		if d := time.Until(prev.Add(UrgentGap)); d > 0 && i > 0 {
 			time.Sleep(d) // from the previous submit, not from a grid
 		}
-		t := time.Now()
+		var t time.Time
+		submit := prepare(func() { lat[i] = since(t) })
+		t = time.Now()
 		if i > 0 && t.Sub(prev) > 2*UrgentGap {
 			late++ // woke more than a gap late: priorityRun would have burst
 		}
 		prev = t
-		high(func() { lat[i] = since(t) })
+		submit()
 	}
 	<-queued
 	p.Wait()

@@ -65,7 +65,7 @@ func envInt(t *testing.T, name string, def int) int {
 }
 
 // tracedPool traces the urgent phase of priorityRun: from its first
-// SubmitHigh to Close.
+// urgent submit to Close.
 type tracedPool struct {
 	*Smartpool
 	out     *os.File
@@ -99,13 +99,16 @@ func (p *tracedPool) Submit(fn func()) {
 	})
 }
 
-func (p *tracedPool) SubmitHigh(fn func()) {
+func (p *tracedPool) PrepareHigh(fn func()) func() {
 	i := strconv.Itoa(p.n)
 	p.n++
 	ctx := context.Background()
-	trace.Log(ctx, "left", strconv.FormatInt(int64(p.backlog)-p.ran.Load(), 10))
-	trace.Log(ctx, "submit", i)
-	p.Smartpool.SubmitHigh(func() { trace.Log(ctx, "start", i); fn() })
+	submit := p.Smartpool.PrepareHigh(func() { trace.Log(ctx, "start", i); fn() })
+	return func() {
+		trace.Log(ctx, "left", strconv.FormatInt(int64(p.backlog)-p.ran.Load(), 10))
+		trace.Log(ctx, "submit", i)
+		submit()
+	}
 }
 
 func (p *tracedPool) startTrace() {

@@ -252,7 +252,7 @@ func (s *suite) priorityLatency() Table {
 		return priorityRun(s.as[i].New(s.Workers), s.spin, backlog, urgent), nil
 	})
 	t := Table{Title: "6. priority-latency",
-		About: fmt.Sprintf("%d backlog tasks of %d µs submitted from one goroutine; once they are all queued, or after %v (the submit of pools without a queue blocks), %d urgent empty tasks, one every %v, submitted at high priority where the pool has one (two-chan: its high chan; smartpool: its high level) and as ordinary tasks elsewhere. Submit-to-start latency of the urgent tasks, time blocked in Submit included; each cell is the median (min–max) over runs of that run's percentile.",
+		About: fmt.Sprintf("%d backlog tasks of %d µs submitted from one goroutine; once they are all queued, or after %v (the submit of pools without a queue blocks), %d urgent empty tasks, one every %v, submitted at high priority where the pool has one (two-chan: its high chan; smartpool: its high level) and as ordinary tasks elsewhere. Submit-to-start latency of the urgent tasks, from the submit call to the start, time blocked in it included; each task is made (its closures allocated, as its caller would) before the clock starts; each cell is the median (min–max) over runs of that run's percentile.",
 			backlog, BacklogTaskUs, backlogPatience, urgent, UrgentGap),
 		Header: []string{"pool", "p50", "p99", "max", "p99 × two-chan", "backlog submitted at start"}}
 	two := res[s.byName("two-chan")][1]

@@ -18,10 +18,11 @@ import (
 // (Config.TimingEvery):
 //
 //   - wait: a task submitted through the pool (Submit, SubmitTask,
-//     WithContext, Go, futures, groups, timers) is picked at random with
-//     probability 1/n and wrapped in a stamped task that carries its submit
-//     time (32 bytes, allocated only for the picked ones). Tasks a channel's
-//     own submit methods queue carry no stamp and count in run times only.
+//     WithContext, Go, futures, groups, timers) or a channel's own submit
+//     method (source.Bits.Stamp) is picked at random with probability 1/n
+//     and wrapped in a stamped task that carries its submit time (32
+//     bytes, allocated only for the picked ones). Tasks a channel queues
+//     otherwise (a move, a requeue) carry no stamp.
 //   - run: every n-th task a worker runs is timed, from one clock read
 //     before it starts to one after it ends. A stamped task the worker times
 //     ends its wait with the worker's start read, so the two share one read.
