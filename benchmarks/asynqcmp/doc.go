@@ -96,6 +96,17 @@
 // TCP the embedded median rose to 320 to 370 µs, the p99 stayed 2.7 to
 // 8 ms.
 //
+// A lever tried and not kept: a publish from inside a task gives its
+// worker up while the server answers (smartpool.Yield around the
+// acknowledgement's wait), so that a low task's publish of its successor
+// would not hold a worker the high task needs. Three alternating rounds of
+// PriorityStart/smartpool-jetstream (300 each, nats-server v2.15.2 as a
+// process, load average 0.5–0.7): p50 695 / 666 / 563 µs without it,
+// 1193 / 611 / 722 µs with it; p99 1.97 / 2.17 / 1.87 ms against 5.96 /
+// 1.82 / 3.00 ms (asynq in the same minutes: p50 251 µs). The freed workers
+// run more low tasks at once, whose publishes load the server that stores
+// the high task's: the steps that set the median are the server's.
+//
 // River (Postgres) is not compared: it needs a PostgreSQL server set up
 // in the benchmark (initdb and a running cluster, as a non-root user, and
 // River's migrations), more than starting redis-server is.
