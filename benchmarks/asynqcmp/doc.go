@@ -105,7 +105,14 @@
 // 1193 / 611 / 722 µs with it; p99 1.97 / 2.17 / 1.87 ms against 5.96 /
 // 1.82 / 3.00 ms (asynq in the same minutes: p50 251 µs). The freed workers
 // run more low tasks at once, whose publishes load the server that stores
-// the high task's: the steps that set the median are the server's.
+// the high task's. With the low channel also capped at two tasks in flight
+// (MaxInFlight, its re-entries through a FIFO of their own between the
+// levels), so that a yield adds no low task, three more alternating
+// rounds (load average 0.3–0.6) gave p50 524 / 420 / 448 µs against
+// 523 / 833 / 555 µs without either change, p99 1.49 / 1.32 / 1.38 ms
+// against 1.50 / 2.61 / 1.60 ms; asynq 237 / 288 / 276 µs, p99 0.60 /
+// 0.74 / 0.84 ms. Still about 1.6 to 1.9 times asynq's median: the steps
+// that set it are the server's (the table above), not the workers'.
 //
 // River (Postgres) is not compared: it needs a PostgreSQL server set up
 // in the benchmark (initdb and a running cluster, as a non-root user, and
