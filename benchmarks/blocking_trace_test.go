@@ -17,10 +17,7 @@ import (
 //
 //	BLOCKING_TRACE=/tmp/io go test -run=TestBlockingTrace -v .
 func TestBlockingTrace(t *testing.T) {
-	prefix := os.Getenv("BLOCKING_TRACE")
-	if prefix == "" {
-		t.Skip("diagnostic: set BLOCKING_TRACE to a file name prefix")
-	}
+	prefix := diagnostic(t, "BLOCKING_TRACE", "a file name prefix")
 	tasks := envInt(t, "BLOCKING_TASKS", 2000)
 	pools := map[string]func() Pool{
 		"smartpool": func() Pool { p, _ := smartpoolIO(); return p },

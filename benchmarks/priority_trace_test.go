@@ -29,10 +29,7 @@ import (
 //
 //	PRIORITY_TRACE=/tmp/p.trace PRIORITY_BACKLOG=200000 go test -run=TestPriorityTrace -v .
 func TestPriorityTrace(t *testing.T) {
-	out := os.Getenv("PRIORITY_TRACE")
-	if out == "" {
-		t.Skip("diagnostic: set PRIORITY_TRACE to a file name")
-	}
+	out := diagnostic(t, "PRIORITY_TRACE", "a file name")
 	backlog := envInt(t, "PRIORITY_BACKLOG", 200_000)
 	f, err := os.Create(out)
 	if err != nil {
@@ -47,6 +44,18 @@ func TestPriorityTrace(t *testing.T) {
 	t.Logf("p50 %.0f ns, p99 %.0f ns, max %.0f ns, backlog queued at start %.2f", r[0], r[1], r[2], r[3])
 	t.Logf("during the urgent phase the process's %d threads took %d involuntary context switches and waited %.1f ms for a CPU (schedstat), over %.1f ms",
 		p.threads, p.cpu[1], float64(p.cpu[0])/1e6, float64(p.elapsed.Microseconds())/1e3)
+}
+
+// diagnostic returns the value of the environment variable name, which
+// turns a diagnostic test on, or skips the test where it is unset; what
+// says what the variable holds.
+func diagnostic(t *testing.T, name, what string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Skip("diagnostic: set " + name + " to " + what)
+	}
+	return v
 }
 
 // envInt returns the integer the environment variable name holds, or def
