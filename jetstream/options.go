@@ -14,6 +14,14 @@ type ChannelOptions struct {
 	// for no more while that many wait. Default twice
 	// runtime.GOMAXPROCS(0), about twice a default pool's workers; set it
 	// to twice Config.Workers.
+	//
+	// It also bounds throughput: a process starts about Prefetch messages
+	// per round trip to the server, so tasks much shorter than that round
+	// trip leave workers waiting for the next fetch. Over loopback with 2
+	// workers and no-op tasks, Prefetch 16 drained a backlog about 1.6
+	// times as fast as 4. A larger Prefetch holds more messages that
+	// another process could run meanwhile: a process whose workers hang
+	// keeps them until QueueTimeout.
 	Prefetch int
 	// AckWait is how long the server waits for a sign of life before it
 	// delivers a message again. A message this process holds (queued here,

@@ -36,19 +36,11 @@ type handlers struct{ high, low func(payload []byte) }
 // module requires, built from the module cache (natsServer); the benchmark
 // skips where it cannot be built.
 func startSmartpool(b *testing.B, h handlers) system {
-	bin, err := natsServer()
-	if err != nil {
-		b.Skipf("no nats-server to run as a process (%v): smartpool not compared", err)
-	}
-	port := freePort(b)
-	cmd := exec.Command(bin, "-js", "-sd", b.TempDir(), "-a", "127.0.0.1", "-p", fmt.Sprint(port))
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := runNatsServer(b)
 	var c *jetstream.Client
+	var err error
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err = jetstream.Connect(context.Background(), fmt.Sprintf("nats://127.0.0.1:%d", port), jetstream.Options{Logger: quiet}); err == nil {
+		if c, err = jetstream.Connect(context.Background(), url, jetstream.Options{Logger: quiet}); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -57,6 +49,23 @@ func startSmartpool(b *testing.B, h handlers) system {
 		<-time.After(10 * time.Millisecond)
 	}
 	return newSpSystem(b, c, h)
+}
+
+// runNatsServer starts nats-server with JetStream as a process of its own
+// on a loopback port, to be killed when b ends, and returns its URL. It
+// skips b where no server can be built.
+func runNatsServer(b *testing.B) string {
+	bin, err := natsServer()
+	if err != nil {
+		b.Skipf("no nats-server to run as a process (%v): not compared", err)
+	}
+	port := freePort(b)
+	cmd := exec.Command(bin, "-js", "-sd", b.TempDir(), "-a", "127.0.0.1", "-p", fmt.Sprint(port))
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return fmt.Sprintf("nats://127.0.0.1:%d", port)
 }
 
 // startEmbedded is startSmartpool with the server embedded in the
@@ -213,7 +222,8 @@ func (s *asynqSystem) close() {
 var systems = []struct {
 	name  string
 	start func(*testing.B, handlers) system
-}{{"smartpool-jetstream", startSmartpool}, {"smartpool-jetstream-embedded", startEmbedded}, {"asynq-redis", startAsynq}}
+}{{"smartpool-jetstream", startSmartpool}, {"smartpool-jetstream-embedded", startEmbedded}, {"asynq-redis", startAsynq},
+	{"jetstream-bare", startBare}}
 
 // BenchmarkPriorityStart measures how long a high-priority task waits to
 // start (from its publish to its handler) behind a low-priority backlog of

@@ -16,35 +16,56 @@
 //	cd benchmarks/asynqcmp && go test -run x -bench PriorityStart -benchtime 300x
 //	cd benchmarks/asynqcmp && go test -run x -bench Drain -benchtime 3x
 //
+// jetstream-bare is the floor under the JetStream side: the same server
+// process and streams read with nats.go's own Consume and no pool, the
+// high handler run in its subscription's callback the moment the message
+// arrives (it never waits for a worker).
+//
 // # Results
 //
-// Three rounds on a 2-core VM shared with other jobs, one test binary
+// Six rounds on a 2-core VM shared with other jobs, one test binary
 // (go test -c), each benchmark run on its own (-test.bench
-// 'PriorityStart/<system>$' -test.benchtime 300x, then
-// 'Drain/<system>$' -test.benchtime 3x), smartpool first in rounds 1 and
-// 3 and asynq first in round 2, with SMARTPOOL_NATS_SERVER set to
-// nats-server v2.15.2 built as above; load average (uptime) at each
-// round's start:
+// 'PriorityStart/<system>$' -test.benchtime 300x), the order rotated
+// from round to round, with SMARTPOOL_NATS_SERVER set to nats-server
+// v2.15.2 built as above; load average (uptime) at each round's start.
+// High-priority start, p50 / p90 / p99 in µs:
 //
-//	round  load  system                 high p50   high p90   high p99   drain
-//	1      0.46  smartpool, process     468 µs     853 µs     1.40 ms    10,777 tasks/s
-//	1            smartpool, embedded    389 µs     595 µs     1.98 ms    13,245 tasks/s
-//	1            asynq                  242 µs     402 µs     0.60 ms     5,112 tasks/s
-//	2      0.59  asynq                  290 µs     499 µs     0.97 ms     3,995 tasks/s
-//	2            smartpool, embedded    375 µs     690 µs     4.17 ms    12,251 tasks/s
-//	2            smartpool, process     482 µs     839 µs     1.23 ms     8,491 tasks/s
-//	3      0.83  smartpool, process     411 µs     695 µs     1.55 ms     8,411 tasks/s
-//	3            smartpool, embedded    313 µs     589 µs     2.66 ms    12,474 tasks/s
-//	3            asynq                  281 µs     467 µs     0.62 ms     4,849 tasks/s
+//	round  load  smartpool, process  smartpool, embedded  jetstream-bare     asynq
+//	1      0.17  599 / 1082 / 2045   415 / 753 / 2621     326 / 727 / 1157   339 / 581 / 887
+//	2      0.14  754 / 1232 / 2040   406 / 658 / 3032     395 / 741 / 1551   313 / 561 / 1283
+//	3      0.12  583 / 1032 / 1951   325 / 548 / 5069     472 / 785 / 1472   294 / 496 / 908
+//	4      0.08  637 / 1140 / 2092   449 / 697 / 3165     345 / 744 / 1547   335 / 645 / 4244
+//	5      0.06  540 / 924 / 1625    349 / 607 / 4607     377 / 780 / 1202   292 / 498 / 877
+//	6      0.05  615 / 1052 / 2012   330 / 671 / 4527     304 / 597 / 1469   263 / 408 / 589
 //
-// Against a server of its own, as asynq has Redis, smartpool drains 1.7
-// to 2.1 times as fast as asynq round by round, but starts a
-// high-priority task later: median 411 to 482 µs against 242 to 290 µs,
-// p99 1.2 to 1.6 ms against 0.6 to 1.0 ms. The embedded server has the
-// better median (313 to 389 µs) and throughput (2.6 to 3.1 times
-// asynq's) and the worse tail (p99 2.0 to 4.2 ms; 7 to 11.5 ms in earlier
-// rounds at load average 3). Two figures a run apart differ by up to a
-// factor two on this machine.
+// Drain, three rounds the same way (-test.benchtime 3x; the load includes
+// the previous benchmark's), tasks/s:
+//
+//	round  load  smartpool, process  smartpool, embedded  jetstream-bare  asynq
+//	1      0.79  7,483               9,850                14,724          3,592
+//	2      1.04  7,311               9,658                15,123          2,379
+//	3      1.56  7,124               9,331                16,077          3,855
+//
+// asynq starts a high-priority task sooner than JetStream alone delivers
+// one: its median is below the floor's in five rounds of six (0.96 to
+// 1.61 times), so no pool reading JetStream, this one included, can match
+// it on this machine; what sets the floor is the server's path (below).
+// Over its own server smartpool adds 111 to 359 µs to the floor's median,
+// round by round. BenchmarkUrgentTrace in the jetstream module splits
+// that (three runs in the same hour, medians): the publish until the
+// store 277 to 290 µs against the floor's 174 to 207 µs, and the store
+// until the fetch returns 213 to 253 µs against 149 to 153 µs until the
+// floor's callback (the floor's split taken with a probe in its callback
+// for three runs, then removed), then 75 to 96 µs from the local queue to
+// a worker, which is most often busy with a low task: one that here
+// includes its successor's publish and acknowledgement. The pool drains
+// 1.9 to 3.1 times as fast as asynq and about half as fast as the floor.
+// The drain's limit is Prefetch: a process holds at most Prefetch
+// messages it has not started, so it runs about Prefetch of them per
+// round trip to the server. With Prefetch 16 instead of the default
+// (twice GOMAXPROCS: 4 here) the process drain went from 6,188 to 10,967
+// (median 7,460) to 9,247 to 14,019 tasks/s (median 11,864), eight
+// alternating runs each; ChannelOptions.Prefetch says when to raise it.
 //
 // Where the time goes, from the jetstream module's BenchmarkUrgentTrace
 // (the same workload; SMARTPOOL_NATS_SERVER as above; four runs of 300

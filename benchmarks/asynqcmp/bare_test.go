@@ -1,0 +1,83 @@
+package asynqcmp
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+)
+
+// startBare is the floor under startSmartpool: the same server process and
+// the same streams (file storage, work-queue retention, one durable pull
+// consumer each, explicit acks), read with nats.go's own Consume and no
+// pool. The high handler runs in its subscription's callback as soon as the
+// message arrives, never waiting for a worker; the low queue has
+// GOMAXPROCS callbacks of its own, so that the server carries the same
+// traffic as under the pool. What the high task waits for here is the
+// server's path and the client library's, which any pool on JetStream
+// adds to.
+func startBare(b *testing.B, h handlers) system {
+	url := runNatsServer(b)
+	var nc *nats.Conn
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if nc, err = nats.Connect(url); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("nats-server did not answer within 10 s: %v", err)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	js, err := njs.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &bareSystem{nc: nc, js: js}
+	ctx := context.Background()
+	for q, n := range map[string]int{"high": 1, "low": runtime.GOMAXPROCS(0)} {
+		f := h.high
+		if q == "low" {
+			f = h.low
+		}
+		st, err := js.CreateStream(ctx, njs.StreamConfig{Name: q, Subjects: []string{q},
+			Retention: njs.WorkQueuePolicy, Storage: njs.FileStorage})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cons, err := st.CreateOrUpdateConsumer(ctx, njs.ConsumerConfig{Durable: "w",
+			AckPolicy: njs.AckExplicitPolicy, MaxAckPending: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range n {
+			cc, err := cons.Consume(func(m njs.Msg) { f(m.Data()); _ = m.Ack() }, njs.PullMaxMessages(4))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.consuming = append(s.consuming, cc)
+		}
+	}
+	return s
+}
+
+type bareSystem struct {
+	nc        *nats.Conn
+	js        njs.JetStream
+	consuming []njs.ConsumeContext
+}
+
+func (s *bareSystem) publish(q string, p []byte) error {
+	_, err := s.js.Publish(context.Background(), q, p)
+	return err
+}
+
+func (s *bareSystem) close() {
+	for _, cc := range s.consuming {
+		cc.Stop()
+	}
+	s.nc.Close()
+}
