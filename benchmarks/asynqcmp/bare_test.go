@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
 )
@@ -32,6 +33,30 @@ func startBare(b *testing.B, h handlers) system {
 		}
 		<-time.After(10 * time.Millisecond)
 	}
+	return newBareSystem(b, nc, h)
+}
+
+// startBareEmbedded is startBare with the server inside the benchmark's
+// process and the client connected in-process, as jetstream.Embedded
+// does: the floor under startEmbedded.
+func startBareEmbedded(b *testing.B, h handlers) system {
+	srv, err := server.NewServer(&server.Options{JetStream: true, StoreDir: b.TempDir(), DontListen: true, NoLog: true, NoSigs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Start()
+	b.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(10 * time.Second) {
+		b.Fatal("the embedded server was not ready within 10 s")
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(srv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return newBareSystem(b, nc, h)
+}
+
+func newBareSystem(b *testing.B, nc *nats.Conn, h handlers) system {
 	js, err := njs.New(nc)
 	if err != nil {
 		b.Fatal(err)

@@ -223,7 +223,7 @@ var systems = []struct {
 	name  string
 	start func(*testing.B, handlers) system
 }{{"smartpool-jetstream", startSmartpool}, {"smartpool-jetstream-embedded", startEmbedded}, {"asynq-redis", startAsynq},
-	{"jetstream-bare", startBare}}
+	{"jetstream-bare", startBare}, {"jetstream-bare-embedded", startBareEmbedded}}
 
 // BenchmarkPriorityStart measures how long a high-priority task waits to
 // start (from its publish to its handler) behind a low-priority backlog of

@@ -16,10 +16,12 @@
 //	cd benchmarks/asynqcmp && go test -run x -bench PriorityStart -benchtime 300x
 //	cd benchmarks/asynqcmp && go test -run x -bench Drain -benchtime 3x
 //
-// jetstream-bare is the floor under the JetStream side: the same server
-// process and streams read with nats.go's own Consume and no pool, the
-// high handler run in its subscription's callback the moment the message
-// arrives (it never waits for a worker).
+// jetstream-bare and jetstream-bare-embedded are the floors under the
+// JetStream side: the same server (a process of its own, or inside the
+// benchmark's process with an in-process connection, as
+// jetstream.Embedded makes) and the same streams, read with nats.go's own
+// Consume and no pool. The high handler runs in its subscription's
+// callback the moment the message arrives: it never waits for a worker.
 //
 // # Results
 //
@@ -27,39 +29,48 @@
 // (go test -c), each benchmark run on its own (-test.bench
 // 'PriorityStart/<system>$' -test.benchtime 300x), the order rotated
 // from round to round, with SMARTPOOL_NATS_SERVER set to nats-server
-// v2.15.2 built as above; load average (uptime) at each round's start.
-// High-priority start, p50 / p90 / p99 in µs:
+// v2.15.2 built as above; load average (uptime) at each round's start,
+// which includes the previous benchmark's. High-priority start, p50 /
+// p90 / p99 in µs:
 //
-//	round  load  smartpool, process  smartpool, embedded  jetstream-bare     asynq
-//	1      0.17  599 / 1082 / 2045   415 / 753 / 2621     326 / 727 / 1157   339 / 581 / 887
-//	2      0.14  754 / 1232 / 2040   406 / 658 / 3032     395 / 741 / 1551   313 / 561 / 1283
-//	3      0.12  583 / 1032 / 1951   325 / 548 / 5069     472 / 785 / 1472   294 / 496 / 908
-//	4      0.08  637 / 1140 / 2092   449 / 697 / 3165     345 / 744 / 1547   335 / 645 / 4244
-//	5      0.06  540 / 924 / 1625    349 / 607 / 4607     377 / 780 / 1202   292 / 498 / 877
-//	6      0.05  615 / 1052 / 2012   330 / 671 / 4527     304 / 597 / 1469   263 / 408 / 589
+//	     server a process of its own              server embedded
+//	load smartpool         bare               smartpool          bare               asynq
+//	0.66 581 / 988 / 1741  365 / 741 / 1357   387 / 673 / 4215   247 / 402 / 1098   305 / 569 / 961
+//	0.56 686 / 1374 / 2625 304 / 627 / 1001   296 / 571 / 4080   210 / 406 / 2304   323 / 584 / 716
+//	1.01 577 / 1039 / 1922 324 / 605 / 1000   381 / 672 / 4239   182 / 355 / 1122   232 / 402 / 840
+//	1.07 570 / 1074 / 2393 369 / 733 / 1334   420 / 683 / 3157   260 / 540 / 3976   262 / 486 / 701
+//	0.90 541 / 1072 / 1794 370 / 759 / 1423   478 / 784 / 2451   161 / 309 / 970    282 / 513 / 768
+//	0.76 758 / 1200 / 2321 419 / 798 / 1491   405 / 639 / 2550   214 / 529 / 4076   313 / 536 / 1012
 //
-// Drain, three rounds the same way (-test.benchtime 3x; the load includes
-// the previous benchmark's), tasks/s:
+// Drain, three rounds the same way (-test.benchtime 3x), tasks/s:
 //
-//	round  load  smartpool, process  smartpool, embedded  jetstream-bare  asynq
-//	1      0.79  7,483               9,850                14,724          3,592
-//	2      1.04  7,311               9,658                15,123          2,379
-//	3      1.56  7,124               9,331                16,077          3,855
+//	load smartpool  bare    smartpool, embedded  bare, embedded  asynq
+//	0.65 6,647      16,441  10,884               17,076          2,467
+//	0.79 7,312      13,051   8,769               16,412          4,642
+//	0.76 7,264      15,212   9,500               17,350          2,930
 //
-// asynq starts a high-priority task sooner than JetStream alone delivers
-// one: its median is below the floor's in five rounds of six (0.96 to
-// 1.61 times), so no pool reading JetStream, this one included, can match
-// it on this machine; what sets the floor is the server's path (below).
-// Over its own server smartpool adds 111 to 359 µs to the floor's median,
-// round by round. BenchmarkUrgentTrace in the jetstream module splits
-// that (three runs in the same hour, medians): the publish until the
-// store 277 to 290 µs against the floor's 174 to 207 µs, and the store
-// until the fetch returns 213 to 253 µs against 149 to 153 µs until the
-// floor's callback (the floor's split taken with a probe in its callback
-// for three runs, then removed), then 75 to 96 µs from the local queue to
-// a worker, which is most often busy with a low task: one that here
+// Against a server of its own, JetStream alone delivers a high-priority
+// message later than asynq starts its task: the bare floor's median is
+// 0.94 to 1.41 times asynq's, above it in five rounds of six (and in
+// five of six in an earlier set of rounds), so no pool reading
+// JetStream that way can match asynq's median on this machine. Embedded,
+// the floor is 0.57 to 0.99 times asynq's median in every round, and
+// smartpool 0.92 to 1.70 times: the pool adds 86 to 317 µs to the
+// floor's median (171 to 382 µs over a server process). Split by
+// BenchmarkUrgentTrace in the jetstream module and, for the floors, by a
+// probe in the callback (three runs each in the same hour, then
+// removed), medians:
+//
+//	                       embedded                  process
+//	                       smartpool   floor         smartpool   floor
+//	publish call → stored  146–256     130–245       277–290     174–207
+//	stored → fetched       64–97       60–78         213–253     149–153
+//	local queue → start    35–56       —             75–96       —
+//
+// So the pool's share is mostly the wait for a worker (the floor has
+// none), which is most often busy with a low task: one that here
 // includes its successor's publish and acknowledgement. The pool drains
-// 1.9 to 3.1 times as fast as asynq and about half as fast as the floor.
+// 1.6 to 2.7 times as fast as asynq and about half as fast as the floor.
 // The drain's limit is Prefetch: a process holds at most Prefetch
 // messages it has not started, so it runs about Prefetch of them per
 // round trip to the server. With Prefetch 16 instead of the default
@@ -68,8 +79,9 @@
 // alternating runs each; ChannelOptions.Prefetch says when to raise it.
 //
 // Where the time goes, from the jetstream module's BenchmarkUrgentTrace
-// (the same workload; SMARTPOOL_NATS_SERVER as above; four runs of 300
-// each, ranges of the medians, then of the 99th percentiles):
+// in earlier runs (the same workload; SMARTPOOL_NATS_SERVER as above;
+// four runs of 300 each, ranges of the medians, then of the 99th
+// percentiles):
 //
 //	                                embedded                      process
 //	publish call → stored           74–180 µs, p99 2.0–4.0 ms     185–364 µs, p99 0.72–1.5 ms
@@ -108,10 +120,11 @@
 // is an enqueue and a dequeue, each one round trip to single-threaded
 // Redis. Then the task waits for a worker to finish the backlog task it
 // is running, which here includes a publish and its acknowledgement (the
-// fourth row). The lever left on smartpool's side is the client's share
-// of that path: handing a fetched message from the subscription's
-// callback straight to the local queue would remove a hand-off (not
-// tried); the server's hand-offs are nats-server's. Publishing over a
+// fourth row). Handing a fetched message from the subscription's
+// callback straight to the local queue would remove the fetcher's
+// hand-off, but the split in the Results puts the whole fetch at most
+// about 20 µs of median above the floor's callback, embedded; the
+// server's hand-offs are nats-server's. Publishing over a
 // NATS connection of its own (as asynq's Client has Redis connections
 // apart from its Server's) did not help in earlier runs: over loopback
 // TCP the embedded median rose to 320 to 370 µs, the p99 stayed 2.7 to
@@ -132,8 +145,13 @@
 // rounds (load average 0.3–0.6) gave p50 524 / 420 / 448 µs against
 // 523 / 833 / 555 µs without either change, p99 1.49 / 1.32 / 1.38 ms
 // against 1.50 / 2.61 / 1.60 ms; asynq 237 / 288 / 276 µs, p99 0.60 /
-// 0.74 / 0.84 ms. Still about 1.6 to 1.9 times asynq's median: the steps
-// that set it are the server's (the table above), not the workers'.
+// 0.74 / 0.84 ms. Still about 1.6 to 1.9 times asynq's median: over a
+// server process, the steps that set it are the server's (the floor in
+// the Results is at or above asynq's median). Embedded, the lever left
+// is the wait for a worker: a task waiting for its publish's
+// acknowledgement could lend its worker to higher levels only, so that a
+// high task need not wait for it while no more low tasks start (not
+// built: the engine's Yield lends a worker to any level).
 //
 // River (Postgres) is not compared: it needs a PostgreSQL server set up
 // in the benchmark (initdb and a running cluster, as a non-root user, and

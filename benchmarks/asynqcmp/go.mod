@@ -8,6 +8,7 @@ replace github.com/smartpool-go/smartpool/jetstream => ../../jetstream
 
 require (
 	github.com/hibiken/asynq v0.26.0
+	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/smartpool-go/smartpool v0.0.0-00010101000000-000000000000
 	github.com/smartpool-go/smartpool/jetstream v0.0.0-00010101000000-000000000000
@@ -24,7 +25,6 @@ require (
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
-	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
