@@ -14,9 +14,11 @@ import (
 // startBare is the floor under startSmartpool: the same server process and
 // the same streams (file storage, work-queue retention, one durable pull
 // consumer each, explicit acks), read with nats.go's own Consume and no
-// pool. The high handler runs in its subscription's callback as soon as the
-// message arrives, never waiting for a worker; the low queue has
-// GOMAXPROCS callbacks of its own, so that the server carries the same
+// pool, and published without a message ID (the channel's Publish sets
+// one, so that a retry is stored once). The high handler runs in its
+// subscription's callback as soon as the message arrives, never waiting
+// for a worker; the low queue has GOMAXPROCS callbacks of its own, each
+// pulling up to 4 messages ahead, so that the server carries the same
 // traffic as under the pool. What the high task waits for here is the
 // server's path and the client library's, which any pool on JetStream
 // adds to.
