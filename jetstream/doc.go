@@ -109,8 +109,8 @@
 // credentials, nkeys); the rest of the code is the same. An embedded
 // server's goroutines share the process's Go scheduler (its GOMAXPROCS
 // Ps) with the pool and the client: behind a busy backlog on 2 cores
-// (benchmarks/asynqcmp) a high-priority task's start had a p99 of 2.6 to
-// 5.1 ms embedded against 1.6 to 2.1 ms with nats-server as a process of
-// its own, for a lower median (325 to 449 µs against 540 to 754 µs).
+// (benchmarks/asynqcmp) a high-priority task's start had a p99 of 2.5 to
+// 4.2 ms embedded against 1.7 to 2.6 ms with nats-server as a process of
+// its own, for a lower median (296 to 478 µs against 541 to 758 µs).
 // Where that tail matters, run nats-server as its own process and Connect.
 package jetstream
