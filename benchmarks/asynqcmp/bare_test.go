@@ -25,16 +25,10 @@ import (
 func startBare(b *testing.B, h handlers) system {
 	url := runNatsServer(b)
 	var nc *nats.Conn
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if nc, err = nats.Connect(url); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("nats-server did not answer within 10 s: %v", err)
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	untilUp(b, "nats-server", func() (err error) {
+		nc, err = nats.Connect(url)
+		return err
+	})
 	return newBareSystem(b, nc, h)
 }
 
@@ -65,12 +59,12 @@ func newBareSystem(b *testing.B, nc *nats.Conn, h handlers) system {
 	}
 	s := &bareSystem{nc: nc, js: js}
 	ctx := context.Background()
-	for q, n := range map[string]int{"high": 1, "low": runtime.GOMAXPROCS(0)} {
-		f := h.high
-		if q == "low" {
-			f = h.low
-		}
-		st, err := js.CreateStream(ctx, njs.StreamConfig{Name: q, Subjects: []string{q},
+	for _, q := range []struct {
+		name      string
+		callbacks int
+		handle    func([]byte)
+	}{{"high", 1, h.high}, {"low", runtime.GOMAXPROCS(0), h.low}} {
+		st, err := js.CreateStream(ctx, njs.StreamConfig{Name: q.name, Subjects: []string{q.name},
 			Retention: njs.WorkQueuePolicy, Storage: njs.FileStorage})
 		if err != nil {
 			b.Fatal(err)
@@ -80,8 +74,8 @@ func newBareSystem(b *testing.B, nc *nats.Conn, h handlers) system {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for range n {
-			cc, err := cons.Consume(func(m njs.Msg) { f(m.Data()); _ = m.Ack() }, njs.PullMaxMessages(4))
+		for range q.callbacks {
+			cc, err := cons.Consume(func(m njs.Msg) { q.handle(m.Data()); _ = m.Ack() }, njs.PullMaxMessages(4))
 			if err != nil {
 				b.Fatal(err)
 			}

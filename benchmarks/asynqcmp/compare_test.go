@@ -38,16 +38,10 @@ type handlers struct{ high, low func(payload []byte) }
 func startSmartpool(b *testing.B, h handlers) system {
 	url := runNatsServer(b)
 	var c *jetstream.Client
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err = jetstream.Connect(context.Background(), url, jetstream.Options{Logger: quiet}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("nats-server did not answer within 10 s: %v", err)
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	untilUp(b, "nats-server", func() (err error) {
+		c, err = jetstream.Connect(context.Background(), url, jetstream.Options{Logger: quiet})
+		return err
+	})
 	return newSpSystem(b, c, h)
 }
 
@@ -132,6 +126,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// untilUp calls connect until it succeeds, every 10 ms, and fails b if
+// the server it reaches (what) has not answered within 10 s.
+func untilUp(b *testing.B, what string, connect func() error) {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := connect()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s did not answer within 10 s: %v", what, err)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(b *testing.B) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -182,16 +191,13 @@ func startAsynq(b *testing.B, h handlers) system {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
+	untilUp(b, "redis-server", func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			b.Fatal("redis-server did not listen within 10 s")
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+		return err
+	})
 	opt := asynq.RedisClientOpt{Addr: addr}
 	srv := asynq.NewServer(opt, asynq.Config{Concurrency: runtime.GOMAXPROCS(0),
 		Queues: map[string]int{"high": 10, "low": 1}, StrictPriority: true, LogLevel: asynq.ErrorLevel})
