@@ -24,7 +24,7 @@ import (
 // reserves a cap slot and polls (a hand-over's search, handOver, is the same
 // code). A rated channel is never polled in batches, so no task leaves it
 // without a token. A poll that gets nothing, or a yielded task's resumption
-// (a re-entry is no new start), gives the token back (refund). The
+// (a re-entry is no new start), gives the token back (Engine.refund). The
 // exceptions are those of a pause (pause.go): tasks already in a worker's
 // run buffer when SetRate gave the channel its first rate, a Group's child
 // its parent runs inline (help.go), a task a channel runs on its submitter
@@ -43,7 +43,12 @@ import (
 // caps, the block is a hint and the take the guard: an unblock too early
 // (a released cap slot, Resume, a stale firing) costs one failed take,
 // which blocks again. The hint never sticks wrongly: the blocker blocks,
-// then arms the timer (a firing before the block would be lost); SetRate
+// then arms the timer (a firing before the block would be lost); a refund
+// gives the token back and then, if the channel is blocked, reopens it
+// (rateOpen), and the blocker, after it blocked, re-reads the bucket and,
+// if it holds a token again, reopens it (a worker that took the last token
+// and polled nothing would otherwise leave its channel shut with a token
+// until the next one is due); SetRate
 // stores the new bucket and then unblocks under the pause lock, and the
 // blocker, after it blocked, re-reads the bucket and, if it changed, arms
 // the timer for now; Close and a removal stop the rate (the take succeeds
@@ -51,7 +56,7 @@ import (
 // and the blocker, after it blocked, re-reads both and unblocks it
 // (rateOpen: a paused one is left to resumeChannel). Of
 // each pair, sequential consistency makes one see the other's write
-// (internal/model/pause.pml with RATE=1, mutants 7 to 11).
+// (internal/model/pause.pml with RATE=1, mutants 7 to 13).
 //
 // A rate of 0 leaves the bucket without refill: the channel starts nothing
 // until SetRate raises it, as a pause; Close and RemoveChannel ignore every
@@ -137,10 +142,30 @@ func (b *bucket) take(now int64) (ok bool, next int64) {
 	}
 }
 
+// has reports whether b holds a token at now.
+func (b *bucket) has(now int64) bool {
+	return b.interval != 0 && b.tat.Load()-now <= (b.burst-1)*b.interval
+}
+
 // refund gives back a token take took for a start that did not happen.
 func (b *bucket) refund() {
 	if b.interval != 0 {
 		b.tat.Add(-b.interval)
+	}
+}
+
+// refund gives back the token of channel ch, whose bucket b the caller
+// loaded, that a take took for a start that did not happen. A worker that
+// found no token meanwhile blocked the channel until the next one is due;
+// the token given back reopens it now (rateOpen), or the channel's queued
+// tasks would wait for the rate timer with a token in the bucket.
+func (e *Engine) refund(ch int, b *bucket) {
+	if b.interval == 0 {
+		return
+	}
+	b.refund()
+	if e.Field.Blocked(e.Chans[ch].first) {
+		e.rateOpen(ch)
 	}
 }
 
@@ -164,6 +189,8 @@ func (e *Engine) token(ch int, b *bucket) bool {
 		e.rateOpen(ch) // under the pause lock: a paused channel is unblocked by its resume (resumeChannel)
 	case c.rate.Load() != b: // SetRate unblocked it before our block
 		e.rates.arm(e, ch, now)
+	case b.has(now): // a refund after our take gave a token back before our block
+		e.rateOpen(ch)
 	case next > 0:
 		e.rates.arm(e, ch, next)
 	}

@@ -137,3 +137,39 @@ func TestCheckRate(t *testing.T) {
 		}
 	}
 }
+
+// A worker that took the last token and polled nothing gives it back; if
+// another worker found no token meanwhile and blocked the channel, the
+// token given back reopens it at once, not when the next one is due.
+func TestRefundReopensBlockedChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, err := newEngine([]int{1}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.timing = newTiming(0, 1)
+		e.Chans = []chanInfo{{queues: 1}}
+		e.rates = newRateTimer(e)
+		defer e.rates.close()
+		e.stopped.Store(false)
+		b := newBucket(10, 1, nil, e.timing.now()) // 100 ms a token
+		e.Chans[0].rate.Store(b)
+		e.Field.Set(0) // a task queued
+		if !e.token(0, b) {
+			t.Fatal("a full bucket refused its token")
+		}
+		if e.token(0, b) {
+			t.Fatal("a second token from a bucket of burst 1")
+		}
+		if !e.Field.Blocked(0) {
+			t.Fatal("a take without a token left the channel open")
+		}
+		e.refund(0, b) // the first taker's poll got nothing
+		if e.Field.Blocked(0) {
+			t.Fatal("the token given back sits behind the block until the rate timer fires")
+		}
+		if !e.token(0, b) {
+			t.Fatal("the token given back was not there")
+		}
+	})
+}

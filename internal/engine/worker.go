@@ -326,7 +326,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *queueRef, too
 		capped := c.Capped
 		if capped && !e.reserve(q.ch) {
 			if rb != nil {
-				rb.refund()
+				e.refund(q.ch, rb)
 			}
 			continue
 		}
@@ -343,7 +343,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *queueRef, too
 		if t != nil {
 			if rb != nil {
 				if _, ok := t.(*resumption); ok {
-					rb.refund() // a re-entry is no new start
+					e.refund(q.ch, rb) // a re-entry is no new start
 				}
 			}
 			w.cursor[l] = from
@@ -362,7 +362,7 @@ func (w *Worker) pollLevel(l, bq int, batch bool) (t task.Task, q *queueRef, too
 			e.Release(q.ch)
 		}
 		if rb != nil {
-			rb.refund()
+			e.refund(q.ch, rb)
 		}
 	}
 	return nil, nil, false

@@ -96,20 +96,25 @@
  *   6  (REENTER) takeIdle does not check the paused flag: the re-entering
  *      task borrows the idle worker and runs while its channel is paused
  *
- * RATE=1 (default 0): channel 0 also has a start rate (rate.go), burst 1:
- * tk is its bucket's token (TK0 at the start; ZERO=1: a rate of 0, no
+ * RATE=1 (default 0): channel 0 also has a start rate (rate.go), burst
+ * BURST (default 1): tk is its bucket's tokens (TK0 at the start, a full
+ * bucket by default; ZERO=1: a rate of 0, no
  * token until the Rater raises it), gen its bucket's generation (SetRate
  * stores a new bucket), armed its due time (chanInfo.due) for the pool's
  * rate timer. A worker that chose queue 0 runs engine.token before it
  * polls: the bucket's load (gen, rate0), then, unless stopped, the take
  * (tk); without a token it blocks queue 0 (Field.Block, a repair wakes),
  * then re-reads stopped (Close started: rateOpen, under pause.mu, unless
- * paused) and the bucket (changed: arm now), else arms the timer unless
- * the rate is 0, and searches again; a poll that finds the queue empty
- * gives the token back (refund).
- *   Timer         (RATE=1) rateTimer.fire: armed -> the token is due (tk,
+ * paused), the bucket (changed: arm now) and, at its take's time, the
+ * tokens (bucket.has: a refund since the take, rfs, and a token: rateOpen),
+ * else arms the timer unless the rate is 0, and searches again; a poll
+ * that finds the queue empty gives the token back (Engine.refund) and, if
+ * queue 0 is blocked, runs rateOpen.
+ *   Timer         (RATE=1) rateTimer.fire: armed -> a token is due (tk,
  *                 unless the rate is 0), then rateOpen: under pause.mu,
- *                 unblock unless paused; it ends when Close closed it
+ *                 unblock unless paused; it ends when Close closed it.
+ *                 SLOW=1: it fires only when nothing else can move (the
+ *                 next token is due after everything else settled)
  *   Rater         (SETRATE=1) Pool.SetRate raising the rate of 0: under
  *                 pause.mu, the stopped check, the new bucket (gen, rate0;
  *                 the tokens kept: none), then gate (unblock unless paused)
@@ -131,6 +136,14 @@
  *      Close waits for the queued tasks for ever
  *   11 (RATE, CLOSE) resumeAll unblocks only paused channels: a channel
  *      blocked for a token before Close is never reopened
+ * With SLOW, at each quiescence before the timer fires: no token sits in
+ * the bucket while queue 0 holds tasks, blocked and not paused (a token
+ * given back must not wait behind a block for the next one's timer).
+ *   12 (SLOW) a refund does not reopen the channel: a worker that blocked
+ *      it while another held the token it gives back leaves the token
+ *      unused until the timer fires
+ *   13 (SLOW) the blocker does not re-read the tokens after its block: a
+ *      refund that looked before the block saw the channel open
  * The hand-over's search (HANDOFF) takes tokens through the same
  * pollLevel in the Go code; not modelled with RATE.
  *
@@ -175,8 +188,11 @@
 #ifndef RATE
 #define RATE 0         /* 1: channel 0 has a start rate, burst 1 (rate.go) */
 #endif
+#ifndef BURST
+#define BURST 1        /* RATE: the bucket's burst */
+#endif
 #ifndef TK0
-#define TK0 1          /* RATE: tokens at the start (a full bucket: 1) */
+#define TK0 BURST      /* RATE: tokens at the start (a full bucket) */
 #endif
 #ifndef ZERO
 #define ZERO 0         /* RATE: channel 0 starts at a rate of 0 */
@@ -184,11 +200,17 @@
 #ifndef SETRATE
 #define SETRATE 0      /* RATE: the Rater raises the rate (from ZERO) */
 #endif
+#ifndef SLOW
+#define SLOW 0         /* RATE: the timer fires only once all else settled */
+#endif
 #if RATE == 1 && (HANDOFF == 1 || REENTER == 1)
 #error "RATE models the workers' search only"
 #endif
 #if SETRATE == 1 && RATE == 0
 #error "SETRATE needs RATE=1"
+#endif
+#if SLOW == 1 && (RATE == 0 || CLOSE == 1)
+#error "SLOW needs RATE=1 and CLOSE=0"
 #endif
 #if REENTER == 1 && CLOSE == 1
 #error "REENTER needs CLOSE=0: the close accounting of yields is close.pml's"
@@ -221,7 +243,8 @@ bool paused;                    /* chanPause.paused of channel 0 */
 bool pmu;                       /* chanPause.mu of channel 0 */
 bool pdone;                     /* ghost: a Pause returned and no Resume began since */
 #if RATE == 1
-byte tk = TK0 * (1 - ZERO);     /* the bucket's token */
+byte tk = TK0 * (1 - ZERO);     /* the bucket's tokens */
+byte rfs;                       /* refunds so far: what a blocker's re-read at its take's time sees */
 bool rate0 = ZERO;              /* the bucket's rate is 0: no refill */
 byte gen;                       /* the bucket's generation: SetRate stores a new one */
 bool armed;                     /* chanInfo.due set: the rate timer will fire for it */
@@ -498,7 +521,7 @@ proctype Worker(byte me) {
 	bool wk, cl, ww, got, rep, ok, hd;
 	byte k, w1, b, i;
 #if RATE == 1
-	byte mg;
+	byte mg, mr;
 	bool r0, tt, s;
 #endif
 loop:
@@ -537,7 +560,7 @@ find:                                       /* worker.find */
 				atomic {                    /* bucket.take */
 					if
 					:: !r0 && tk > 0 -> tk--; ok = true; tt = true
-					:: else -> ok = false
+					:: else -> ok = false; mr = rfs
 					fi
 				}
 			fi;
@@ -566,6 +589,15 @@ find:                                       /* worker.find */
 #if MUTANT != 8
 					:: gen != mg -> armed = true   /* SetRate meanwhile: arm now */
 #endif
+#if MUTANT != 13
+					:: gen == mg && rfs != mr && tk > 0 ->  /* bucket.has: a refund meanwhile; rateOpen */
+						lock(pmu);
+						if
+						:: !paused -> unblock(rep, i, ok)
+						:: else -> skip
+						fi;
+						pmu = false
+#endif
 					:: else ->
 #if MUTANT != 7
 						if
@@ -577,7 +609,7 @@ find:                                       /* worker.find */
 #endif
 					fi
 				fi;
-				mg = 0; r0 = false; s = false; ok = false;
+				mg = 0; mr = 0; r0 = false; s = false; ok = false;
 				goto find
 			:: else -> r0 = false; mg = 0
 			fi
@@ -605,7 +637,28 @@ find:                                       /* worker.find */
 			rep = false;
 #if RATE == 1
 			if
-			:: tt && !got -> tk++           /* refund: no start */
+			:: tt && !got ->                /* Engine.refund: no start */
+				atomic {                    /* bucket.refund: up to the burst */
+					if
+					:: tk < BURST -> tk++
+					:: else -> skip
+					fi;
+					rfs++
+				};
+#if MUTANT != 12
+				if
+				:: (blk & BIT(0)) != 0 ->   /* blocked meanwhile: rateOpen */
+					lock(pmu);
+					if
+					:: !paused -> unblock(rep, i, ok)
+					:: else -> skip
+					fi;
+					pmu = false
+				:: else -> skip
+				fi
+#else
+				skip
+#endif
 			:: else -> skip
 			fi;
 			tt = false;
@@ -832,9 +885,9 @@ proctype Timer() {
 end_timer:
 	do
 	:: atomic {
-		armed && !tclosed -> armed = false;
+		armed && !tclosed && (SLOW == 0 || timeout) -> armed = false;
 		if
-		:: !rate0 && tk == 0 -> tk = 1    /* due: burst 1 */
+		:: !rate0 && tk < BURST -> tk++   /* a token is due */
 		:: else -> skip
 		fi
 	   };
@@ -936,7 +989,18 @@ proctype Closer() {
 #if CLOSE == 0
 proctype Observer() {
 	byte k;
+#if SLOW == 1
+	do
+	:: timeout ->                           /* all but the slow timer settled */
+		assert(!(tk > 0 && cnt[0] > 0 && (blk & BIT(0)) != 0 && !paused));  /* no token waits behind a block for the timer */
+		if
+		:: armed && !tclosed -> skip        /* the next token is due: time passes */
+		:: else -> break
+		fi
+	od;
+#else
 	timeout ->                              /* nothing else can move */
+#endif
 	assert(subs == 0 && !pauser);
 #if RATE == 1
 	assert(cnt[0] == 0 || paused || rate0); /* no task waits for a token no timer brings */
