@@ -74,9 +74,24 @@
 // goroutine of its own instead (a variant run for this measurement, four
 // rounds, then removed), smartpool embedded still took 401 to 488 µs at
 // the median against the floor's 271 to 347 µs (asynq 289 to 574 µs,
-// the server now loaded with more publishes at once). Where the rest of
-// those 100 µs goes is not located: the splits above put no more than
-// about 20 µs in any one step. The pool drains
+// the server now loaded with more publishes at once).
+//
+// Timing the high task's publish call apart (a variant of the harness,
+// twelve runs of each embedded system, then removed) splits the pool's
+// share in two. The publish returns later in the pool's process than in
+// the floor's: median 183 to 432 µs (median of the runs 300) against 80
+// to 304 µs (236). The handler then starts 45 to 91 µs after the
+// publish returned (median 71) against 2 to 30 µs. Ruled out for the
+// first part: the message ID and the handler's header (the floor
+// publishing with both, four runs: 175 to 242 µs), and the channel's
+// pull requests: it fetches the room left, so it sends one request per
+// 1.1 to 1.3 messages, and fetching only once half the window is free
+// (1.7 to 1.8 messages a request, four alternating runs) moved neither
+// figure beyond the noise. For the second part, a worker kept for the
+// high channel (GOMAXPROCS+1 workers, the low channel at MaxRunning
+// GOMAXPROCS) brought the start after the publish to 26 to 40 µs, but
+// the median of sixteen rotated rounds only from 317 to 302 µs (asynq
+// 240, the floor 209): not kept. The pool drains
 // 1.6 to 2.7 times as fast as asynq and about half as fast as the floor.
 // The drain's limit is Prefetch: a process holds at most Prefetch
 // messages it has not started, so it runs about Prefetch of them per
