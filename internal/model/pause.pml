@@ -186,7 +186,7 @@
 #define MUTANT 0
 #endif
 #ifndef RATE
-#define RATE 0         /* 1: channel 0 has a start rate, burst 1 (rate.go) */
+#define RATE 0         /* 1: channel 0 has a start rate, burst BURST (rate.go) */
 #endif
 #ifndef BURST
 #define BURST 1        /* RATE: the bucket's burst */
