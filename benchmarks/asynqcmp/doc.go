@@ -91,8 +91,10 @@
 // high channel (GOMAXPROCS+1 workers, the low channel at MaxRunning
 // GOMAXPROCS) brought the start after the publish to 26 to 40 µs, but
 // the median of sixteen rotated rounds only from 317 to 302 µs (asynq
-// 240, the floor 209): not kept. The pool drains
-// 1.6 to 2.7 times as fast as asynq and about half as fast as the floor.
+// 240, the floor 209): not kept.
+//
+// The pool drains 1.6 to 2.7 times as fast as asynq and about half as
+// fast as the floor.
 // The drain's limit is Prefetch: a process holds at most Prefetch
 // messages it has not started, so it runs about Prefetch of them per
 // round trip to the server. With Prefetch 16 instead of the default
