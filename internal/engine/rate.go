@@ -148,11 +148,7 @@ func (b *bucket) has(now int64) bool {
 }
 
 // refund gives back a token take took for a start that did not happen.
-func (b *bucket) refund() {
-	if b.interval != 0 {
-		b.tat.Add(-b.interval)
-	}
-}
+func (b *bucket) refund() { b.tat.Add(-b.interval) }
 
 // refund gives back the token of channel ch, whose bucket b the caller
 // loaded, that a take took for a start that did not happen. A worker that
