@@ -93,19 +93,19 @@
 // the median of sixteen rotated rounds only from 317 to 302 µs (asynq
 // 240, the floor 209): not kept.
 //
-// The next lever is the workers' own yielding. A runtime trace of 1,000
-// samples (go test -trace, then go tool trace -pprof=sched) puts 19% of
-// the embedded pool's scheduling delay on runtime.Gosched in the
-// worker's loop: a worker that found nothing gives its processor away
-// once and looks again before it parks, and meanwhile it queues with the
-// server's goroutines. Without that one Gosched (a variant built for
-// this measurement, then removed), twelve alternating runs gave a median
-// p50 of 310 against 351 µs (-11.7%, p=0.025) and p99 3.1 against
-// 4.2 ms (-27%, p=0.039); the main suite's spawn-spam, cpu-light,
-// blocking-io and urgent start did not move beyond their noise (eight
-// and six alternating runs). The look-again is part of the wake-up
-// protocol that internal/model/park.pml checks, so taking it out means
-// changing that model and measuring the suite again.
+// The workers' own yielding was one part of the share. A runtime trace of
+// 1,000 samples (go test -trace, then go tool trace -pprof=sched) put 19%
+// of the embedded pool's scheduling delay on runtime.Gosched in the
+// worker's loop: a worker that found nothing gave its processor away
+// once and looked again before it parked, and meanwhile it queued with
+// the server's goroutines. The loop now parks at once. Twelve alternating
+// runs without that Gosched against with it gave a median p50 of 310
+// against 351 µs (-11.7%, p=0.025) and p99 3.1 against 4.2 ms (-27%,
+// p=0.039); twelve more, of the change as committed, 303 against 343 µs
+// and 2.4 against 4.0 ms, within that set's noise (p=0.29 and 0.41). The
+// main suite's spawn-spam (twelve alternating runs: 283 against 297 ns,
+// p=1.0), cpu-light, blocking-io and urgent start (ten) did not move
+// beyond their noise.
 //
 // The pool drains 1.6 to 2.7 times as fast as asynq and about half as
 // fast as the floor.

@@ -19,8 +19,15 @@ import (
 // the closing flag; find a task (read the availability summary, let the
 // scheduler pick a level, poll the level's queues in rotation from this
 // worker's own cursor); run it; or, when there is none, exit if the pool is
-// closing and otherwise give the processor away once, look again, and park
-// (park.go).
+// closing and otherwise park (park.go).
+//
+// A worker that found nothing parks at once. It used to give the processor
+// away and look once more first, to spare a wake-up when a submitter was
+// about to push; with other goroutines in the process (an embedded
+// JetStream server's) that look-again queued behind them and delayed both,
+// and without it an urgent message started sooner while spawn-spam did not
+// move (benchmarks/asynqcmp's doc; internal/model/park.pml keeps it as
+// GOSCHED=1).
 //
 // The closing flag is read before the search: Close marks every channel
 // closed before it sets the flag, so a worker that saw the flag and then found
@@ -112,7 +119,6 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 			e.exit()
 		}
 	}()
-	yielded := false
 	streak, lastYield := 0, time.Now()
 	every, lastCheck := checkEvery, lastYield // tasks between clock reads, and the last read
 	for {
@@ -142,17 +148,6 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 		case !handed:
 			t, q = w.search()
 		}
-		if t == nil && !closing && !yielded {
-			// Before parking, give the processor away once and look again
-			// (keeping the waking token, if held, and its duty to pass a
-			// wake-up on): when the program's goroutines outnumber the
-			// processors, the one that submits the work may be waiting for
-			// ours, and a worker that parks and is woken at once costs more
-			// than one that waits its turn.
-			yielded = true
-			runtime.Gosched()
-			continue
-		}
 		if t == nil {
 			wasWaking := waking
 			if waking {
@@ -176,7 +171,6 @@ func (e *Engine) loop(tc *taskContext, waking bool) (free bool) {
 			}
 			continue
 		}
-		yielded = false
 		if e.reshape != nil {
 			w.quiet() // the search is over (reshape.go, 5): a removal need not wait for t to end
 		}

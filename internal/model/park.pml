@@ -4,8 +4,7 @@
  * two-lock FIFO (channels/fifo.go, internal/queue/twolock.go) keeps it,
  * checked with spin. No Close here: close.pml covers it.
  *
- *   Worker(me)    worker.loop (with the one Gosched-and-search-again before
- *                 parking), worker.find/pollLevel, FIFO.Poll, worker.park;
+ *   Worker(me)    worker.loop, worker.find/pollLevel, FIFO.Poll, worker.park;
  *                 with LAZY or IDLE also the worker's time without a
  *                 goroutine (gone: unborn, or an orphan after a time-out),
  *                 until bear or a pop starts one (start[me])
@@ -122,9 +121,13 @@
  * and NOBITSET=1, an alternative to STALEBIT/LOSTBIT that also verifies: no
  * bitSet at all; a push always Sets the bit, a Poll with left == 0 always
  * clears, looks again (Len), and sets back and wakes if it is non-zero.
- * Model switches (1 = the Go code now): SETSUM (avail.Set's second summary
- * clause, since e6f01af), GOSCHED (worker.loop's search-again, since
- * acafbe9); the asis-parkwake/asis-tidywake regressions use 0 for both.
+ * Model switches: SETSUM (1, the Go code now: avail.Set's second summary
+ * clause, since e6f01af; 0 before), GOSCHED (0, the Go code now: a worker
+ * that found nothing parks; 1: it gave the processor away and searched
+ * again once first, keeping the waking token, as worker.loop did from
+ * acafbe9 until that search-again was taken out because it delayed the
+ * goroutines it yielded to); the asis-parkwake/asis-tidywake regressions
+ * use 0 for both.
  * LAZY (workers created on first need; START of them at start) and IDLE
  * (parked goroutines time out) are the Go code now too; 0 checks the special
  * cases of a pool whose workers all exist and of IdleTimeout <= 0, and is
@@ -192,7 +195,7 @@
                         * before e6f01af (and as this model had it before the two-lock FIFO) */
 #endif
 #ifndef GOSCHED
-#define GOSCHED 1      /* 0: worker.loop parks after the first empty search, as before acafbe9 */
+#define GOSCHED 0      /* 1: worker.loop searches once more before parking, as from acafbe9 */
 #endif
 #ifndef NOBITSET
 #define NOBITSET 0     /* 1: the alternative without bitSet (STALEBIT, LOSTBIT unused) */
@@ -1048,8 +1051,8 @@ found:
 	if
 #if GOSCHED == 1
 	:: t == NONE && !yd ->
-		/* worker.loop: runtime.Gosched() and search again once since the
-		 * last task, keeping the waking token */
+		/* worker.loop as it was: runtime.Gosched() and search again once
+		 * since the last task, keeping the waking token */
 		yd = true;
 		goto loop
 #else
