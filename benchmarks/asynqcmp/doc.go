@@ -107,6 +107,21 @@
 // p=1.0), cpu-light, blocking-io and urgent start (ten) did not move
 // beyond their noise.
 //
+// With the workers parking at once, three sets of rotated rounds in one
+// evening (load average 0.1 to 0.5), the median of the rounds' p50 in µs:
+//
+//	rounds  smartpool embedded  asynq  floor embedded  the variant in the set
+//	6       265                 250    159             floor, low read by Fetch(1): 135
+//	8       320                 212    179             no CPU sharing in the workers: 327
+//	8       351                 277    299             a worker kept for the high channel: 369
+//
+// The pool came within 6% of asynq's median in the first set and 27% and
+// 51% above it in the others. Neither variant helped: a worker that never
+// gives its processor away after long tasks, nor, now that idle workers
+// park at once, a worker kept for the high channel. Reading the floor's
+// low queue with one-shot Fetch(1) calls, as the pool's channel reads
+// (a new subscription per pull), did not slow the floor's high start.
+//
 // The pool drains 1.6 to 2.7 times as fast as asynq and about half as
 // fast as the floor.
 // The drain's limit is Prefetch: a process holds at most Prefetch
