@@ -120,7 +120,9 @@
 // gives its processor away after long tasks, nor, now that idle workers
 // park at once, a worker kept for the high channel. Reading the floor's
 // low queue with one-shot Fetch(1) calls, as the pool's channel reads
-// (a new subscription per pull), did not slow the floor's high start.
+// (a new subscription per pull), did not slow the floor's high start;
+// but that floor also read no low message ahead, so it ran fewer of
+// them, and the next measurement points the other way.
 //
 // The next lever is how the channel reads. It pulls with one-shot Fetch
 // calls, each a new subscription, a pull request and an unsubscribe, so
