@@ -26,8 +26,7 @@ import (
 // about to push; with other goroutines in the process (an embedded
 // JetStream server's) that look-again queued behind them and delayed both,
 // and without it an urgent message started sooner while spawn-spam did not
-// move (benchmarks/asynqcmp's doc; internal/model/park.pml keeps it as
-// GOSCHED=1).
+// move (benchmarks/asynqcmp's doc).
 //
 // The closing flag is read before the search: Close marks every channel
 // closed before it sets the flag, so a worker that saw the flag and then found

@@ -121,13 +121,11 @@
  * and NOBITSET=1, an alternative to STALEBIT/LOSTBIT that also verifies: no
  * bitSet at all; a push always Sets the bit, a Poll with left == 0 always
  * clears, looks again (Len), and sets back and wakes if it is non-zero.
- * Model switches: SETSUM (1, the Go code now: avail.Set's second summary
- * clause, since e6f01af; 0 before), GOSCHED (0, the Go code now: a worker
- * that found nothing parks; 1: it gave the processor away and searched
- * again once first, keeping the waking token, as worker.loop did from
- * acafbe9 until that search-again was taken out because it delayed the
- * goroutines it yielded to); the asis-parkwake/asis-tidywake regressions
- * use 0 for both.
+ * Model switch SETSUM (1, the Go code now: avail.Set's second summary
+ * clause, since e6f01af; 0 before); the asis-parkwake/asis-tidywake
+ * regressions use 0. A worker that found nothing parks, as worker.loop
+ * does (from acafbe9 it searched once more first; that search-again was
+ * taken out, and this model with it).
  * LAZY (workers created on first need; START of them at start) and IDLE
  * (parked goroutines time out) are the Go code now too; 0 checks the special
  * cases of a pool whose workers all exist and of IdleTimeout <= 0, and is
@@ -193,9 +191,6 @@
 #ifndef SETSUM
 #define SETSUM 1       /* 0: avail.Set ORs the summary only for the word's first bit, as
                         * before e6f01af (and as this model had it before the two-lock FIFO) */
-#endif
-#ifndef GOSCHED
-#define GOSCHED 0      /* 1: worker.loop searches once more before parking, as from acafbe9 */
 #endif
 #ifndef NOBITSET
 #define NOBITSET 0     /* 1: the alternative without bitSet (STALEBIT, LOSTBIT unused) */
@@ -979,7 +974,7 @@ progress_push:
 }
 
 proctype Worker(byte me) {
-	bool wk, yd, s, rep, ok, bs;
+	bool wk, s, rep, ok, bs;
 	byte w, q, t, n, i, left, old;
 #if MUTANT == 10
 	byte rs;
@@ -997,7 +992,6 @@ loop:
 	if
 	:: next[me] != NONE ->
 		t = next[me]; next[me] = NONE;
-		yd = false;
 #if MUTANT == 14
 		if
 		:: wk -> wk = false; waking = false  /* no re-read of the summary */
@@ -1049,16 +1043,7 @@ loop:
 found:
 	s = false; n = 0;
 	if
-#if GOSCHED == 1
-	:: t == NONE && !yd ->
-		/* worker.loop as it was: runtime.Gosched() and search again once
-		 * since the last task, keeping the waking token */
-		yd = true;
-		goto loop
-#else
-	:: t == NONE && !yd -> yd = true; goto found
-#endif
-	:: t == NONE && yd ->
+	:: t == NONE ->
 #if MUTANT != 2
 		if
 		:: wk -> wk = false; waking = false
@@ -1101,7 +1086,7 @@ end_park:
 		tok[me]?wk;
 #endif
 		goto loop
-	:: else -> yd = false
+	:: else -> skip
 	fi;
 #if HANDOFF == 1
 handed:
@@ -1148,7 +1133,7 @@ progress_run:
 gone:
 	/* no goroutine: unborn, or an orphan on the idle stack; whoever pops it
 	 * (or bear) starts a new one, which starts its loop afresh */
-	yd = false; t = 0;
+	t = 0;
 end_gone:
 	start[me]?wk;
 	goto loop
